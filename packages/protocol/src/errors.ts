@@ -1,0 +1,199 @@
+/**
+ * The one catalogue of JSON error codes (PROTOCOL.md §E.2, §B.2). Each entry is the wire triple a client
+ * sees: HTTP status, JSON `code`, `message`. Several HTTP-level errors share code 0.
+ */
+export const JSONErrors = {
+  GeneralBadRequest: { code: 0, status: 400, message: '400: Bad Request' },
+  GeneralUnauthorized: { code: 0, status: 401, message: '401: Unauthorized' },
+  GeneralForbidden: { code: 0, status: 403, message: '403: Forbidden' },
+  GeneralNotFound: { code: 0, status: 404, message: '404: Not Found' },
+  GeneralMethodNotAllowed: { code: 0, status: 405, message: '405: Method Not Allowed' },
+  GeneralInternalServerError: { code: 0, status: 500, message: '500: Internal Server Error' },
+  UnknownChannel: { code: 10003, status: 404, message: 'Unknown Channel' },
+  UnknownGuild: { code: 10004, status: 404, message: 'Unknown Guild' },
+  UnknownMessage: { code: 10008, status: 404, message: 'Unknown Message' },
+  UnknownUser: { code: 10013, status: 404, message: 'Unknown User' },
+  UnknownSKU: { code: 10027, status: 404, message: 'Unknown SKU' },
+  UnknownEntitlement: { code: 10029, status: 404, message: 'Unknown Entitlement' },
+  UnknownLobby: { code: 10031, status: 404, message: 'Unknown Lobby' },
+  BotsCannotUseEndpoint: { code: 20001, status: 403, message: 'Bots cannot use this endpoint' },
+  OnlyBotsCanUseEndpoint: { code: 20002, status: 403, message: 'Only bots can use this endpoint' },
+  MaximumFriends: { code: 30002, status: 400, message: 'Maximum number of friends reached (1000)' },
+  Unauthorized: { code: 40001, status: 401, message: 'Unauthorized. Provide a valid token and try again' },
+  RequestEntityTooLarge: { code: 40005, status: 413, message: 'Request entity too large' },
+  OnlyConsumableSKUsCanBeConsumed: {
+    code: 40018,
+    status: 400,
+    message: 'Only consumable SKUs can be consumed',
+  },
+  OnlyTestEntitlementsCanBeDeleted: {
+    code: 40019,
+    status: 400,
+    message: 'You can only delete sandbox entitlements.',
+  },
+  InteractionAlreadyAcknowledged: {
+    code: 40060,
+    status: 400,
+    message: 'Interaction has already been acknowledged',
+  },
+  EntitlementAlreadyGranted: {
+    code: 40074,
+    status: 400,
+    message: 'The entitlement for this SKU has already been granted',
+  },
+  MissingAccess: { code: 50001, status: 403, message: 'Missing Access' },
+  CannotSendEmptyMessage: { code: 50006, status: 400, message: 'Cannot send an empty message' },
+  CannotSendMessagesToThisUser: { code: 50007, status: 400, message: 'Cannot send messages to this user' },
+  MissingPermissions: { code: 50013, status: 403, message: 'Missing Permissions' },
+  InvalidAuthenticationToken: { code: 50014, status: 401, message: 'Invalid authentication token provided' },
+  InvalidOAuth2AccessToken: { code: 50025, status: 403, message: 'Invalid OAuth2 access token provided' },
+  MissingOAuth2Scope: { code: 50026, status: 403, message: 'Missing required OAuth2 scope' },
+  InvalidFormBody: { code: 50035, status: 400, message: 'Invalid Form Body' },
+  InvalidAPIVersion: { code: 50041, status: 400, message: 'Invalid API version provided' },
+  InvalidJSON: { code: 50109, status: 400, message: 'The request body contains invalid JSON.' },
+  InvalidUserType: { code: 50229, status: 400, message: 'Invalid user type' },
+  IndexNotYetAvailable: { code: 110000, status: 202, message: 'Index not yet available. Try again later' },
+  CannotForwardUnreadableMessage: {
+    code: 160014,
+    status: 403,
+    message: 'You cannot forward a message whose content you cannot read',
+  },
+  ProvisionalAccountsNotEnabled: {
+    code: 530000,
+    status: 400,
+    message: 'Application is not enabled for provisional accounts',
+  },
+  ProvisionalIdTokenExpired: { code: 530001, status: 400, message: 'ID token expired' },
+  ProvisionalIssuerMismatch: { code: 530002, status: 400, message: 'ID token issuer mismatch' },
+  ProvisionalAudienceMismatch: { code: 530003, status: 400, message: 'ID token audience mismatch' },
+  ProvisionalIdTokenTooOld: { code: 530004, status: 400, message: 'ID token issued too long ago' },
+  ProvisionalUsernameGenerationFailed: {
+    code: 530006,
+    status: 400,
+    message: 'Failed to generate a unique username, please retry',
+  },
+  ProvisionalInvalidClientSecret: { code: 530007, status: 400, message: 'Invalid client secret' },
+  ProvisionalOIDCConfigurationNotFound: {
+    code: 530008,
+    status: 400,
+    message: 'OIDC configuration not found',
+  },
+  ProvisionalOIDCJWKSNotFound: { code: 530009, status: 400, message: 'OIDC JWKS not found' },
+  ProvisionalAccountNonProvisional: {
+    code: 530010,
+    status: 400,
+    message: 'User account is non-provisional and should be authed through OAuth2',
+  },
+  MergeSourceNotProvisional: { code: 530014, status: 400, message: 'Merge source user is not provisional' },
+  MergeDestinationProvisional: {
+    code: 530016,
+    status: 400,
+    message: 'Merge destination user is provisional',
+  },
+  MergeSourceBanned: { code: 530017, status: 400, message: 'Merge source user is banned' },
+  ProvisionalInvalidOIDCJWT: { code: 530020, status: 400, message: 'Invalid OIDC JWT' },
+  MergeExternalIdentityExists: {
+    code: 530023,
+    status: 400,
+    message: 'User already has an external identity for this application',
+  },
+  ProvisionalOIDCJWTMissingKid: { code: 530027, status: 400, message: 'OIDC JWT is missing the kid header' },
+} as const satisfies Record<string, JSONError>;
+
+export interface JSONError {
+  readonly code: number;
+  readonly status: number;
+  readonly message: string;
+}
+
+export type JSONErrorName = keyof typeof JSONErrors;
+
+/** Error body of the HTTP API (PROTOCOL.md §E.2). */
+export interface ErrorBody {
+  code: number;
+  message: string;
+  errors?: FormErrorTree;
+}
+
+/** The nested `errors` tree of an Invalid Form Body error: keys are field names or array indexes. */
+export interface FormErrorTree {
+  _errors?: FormErrorLeaf[];
+  [field: string]: FormErrorTree | FormErrorLeaf[] | undefined;
+}
+
+export interface FormErrorLeaf {
+  code: string;
+  message: string;
+}
+
+/** Field-level error codes inside an Invalid Form Body tree, with the platform's message wording. */
+export const FormErrors = {
+  required: () => ({ code: 'BASE_TYPE_REQUIRED', message: 'This field is required' }),
+  string: (value: unknown) => ({
+    code: 'BASE_TYPE_STRING',
+    message: `Could not interpret "${describe(value)}" as string.`,
+  }),
+  integer: (value: unknown) => ({
+    code: 'NUMBER_TYPE_COERCE',
+    message: `Value "${describe(value)}" is not int.`,
+  }),
+  number: (value: unknown) => ({
+    code: 'NUMBER_TYPE_COERCE',
+    message: `Value "${describe(value)}" is not a number.`,
+  }),
+  boolean: () => ({ code: 'BASE_TYPE_BOOLEAN', message: 'Must be either true or false.' }),
+  snowflake: (value: unknown) => ({
+    code: 'NUMBER_TYPE_COERCE',
+    message: `Value "${describe(value)}" is not snowflake.`,
+  }),
+  object: () => ({ code: 'DICT_TYPE_CONVERT', message: 'Only dictionaries may be used in a DictType' }),
+  array: () => ({ code: 'LIST_TYPE_CONVERT', message: 'Only iterables may be used in a ListType' }),
+  maxLength: (max: number) => ({
+    code: 'BASE_TYPE_MAX_LENGTH',
+    message: `Must be ${max} or fewer in length.`,
+  }),
+  minLength: (min: number) => ({
+    code: 'BASE_TYPE_MIN_LENGTH',
+    message: `Must be ${min} or more in length.`,
+  }),
+  badLength: (min: number, max: number) => ({
+    code: 'BASE_TYPE_BAD_LENGTH',
+    message: `Must be between ${min} and ${max} in length.`,
+  }),
+  maxItems: (max: number) => ({
+    code: 'BASE_TYPE_MAX_LENGTH',
+    message: `Must be ${max} or fewer in length.`,
+  }),
+  minItems: (min: number) => ({ code: 'BASE_TYPE_MIN_LENGTH', message: `Must be ${min} or more in length.` }),
+  minimum: (min: number | bigint) => ({
+    code: 'NUMBER_TYPE_MIN',
+    message: `int value should be greater than or equal to ${min}.`,
+  }),
+  maximum: (max: number | bigint) => ({
+    code: 'NUMBER_TYPE_MAX',
+    message: `int value should be less than or equal to ${max}.`,
+  }),
+  choices: (choices: readonly unknown[]) => ({
+    code: 'BASE_TYPE_CHOICES',
+    message: `Value must be one of (${choices.map((c) => `'${String(c)}'`).join(', ')}).`,
+  }),
+  email: () => ({ code: 'EMAIL_TYPE_INVALID_EMAIL', message: 'Not a well formed email address.' }),
+  url: () => ({ code: 'URL_TYPE_INVALID_URL', message: 'Not a well formed URL.' }),
+  usernameTaken: () => ({
+    code: 'USERNAME_ALREADY_TAKEN',
+    message: 'Username is unavailable. Try adding numbers, letters, underscores _ , or periods.',
+  }),
+  emailTaken: () => ({ code: 'EMAIL_ALREADY_REGISTERED', message: 'Email is already registered.' }),
+  invalidLogin: () => ({ code: 'INVALID_LOGIN', message: 'Login or password is invalid.' }),
+  unknownField: () => ({ code: 'UNKNOWN_FIELD', message: 'This field is not allowed' }),
+  invalid: () => ({ code: 'BASE_TYPE_INVALID', message: 'Invalid value.' }),
+  contentType: () => ({
+    code: 'CONTENT_TYPE_INVALID',
+    message: `Expected "Content-Type" header to be one of {'application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'}.`,
+  }),
+} as const;
+
+function describe(value: unknown): string {
+  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  return text.length > 64 ? `${text.slice(0, 61)}...` : text;
+}

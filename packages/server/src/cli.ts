@@ -1,0 +1,170 @@
+import { Command, Option } from 'commander';
+import { createHearth } from './app.js';
+import { type Config, ConfigError, type Flags, loadConfig, SETTINGS } from './config.js';
+import { HearthError } from './kernel/errors.js';
+
+/** `hearth serve | migrate | apps create | users create` (README: Commands). */
+export function buildProgram(): Command {
+  const program = new Command('hearth')
+    .description('Hearth: an open social platform for games')
+    .showHelpAfterError();
+
+  withSettings(program.command('serve').description('run the HTTP API and gateway'), () => true).action(
+    async (options: Record<string, string | undefined>) => {
+      const config = loadConfig(toFlags(options));
+      const hearth = await createHearth({ config });
+      await hearth.listen();
+      const address = hearth.http.server.address();
+      const port = typeof address === 'object' && address ? address.port : config.port;
+      process.stdout.write(`hearth listening on http://${config.host}:${port}\n`);
+      let closing = false;
+      const stop = (signal: NodeJS.Signals) => {
+        if (closing) process.exit(1);
+        closing = true;
+        hearth.logger.info({ signal }, 'shutting down');
+        hearth.close().then(
+          () => process.exit(0),
+          (error: unknown) => {
+            hearth.logger.error({ err: error }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    },
+  );
+
+  withSettings(
+    program.command('migrate').description('bring the database schema up to date'),
+    isStorage,
+  ).action(async (options: Record<string, string | undefined>) => {
+    const hearth = await createHearth({ config: loadConfig({ ...toFlags(options), logLevel: 'warn' }) });
+    await hearth.close();
+    process.stdout.write('database is up to date\n');
+  });
+
+  const apps = program.command('apps').description('manage applications');
+  withSettings(apps.command('create').description('create an application with its bot user'), isStorage)
+    .requiredOption('--name <name>', 'application name')
+    .option('--redirect-uri <uri>', 'a registered OAuth2 redirect URI (repeatable)', collect, [])
+    .option('--public', 'a public client (no secret needed with PKCE)', false)
+    .option('--json', 'print JSON', false)
+    .action(async (options: Record<string, string | string[] | boolean | undefined>) => {
+      await withHearth(options, async (hearth) => {
+        const created = await hearth.services.applications.createApplication({
+          name: options['name'],
+          redirect_uris: options['redirectUri'],
+          public_client: options['public'] === true,
+        });
+        print(options['json'] === true, {
+          id: created.application.id,
+          client_secret: created.clientSecret,
+          bot_token: created.botToken,
+          bot_user_id: created.botUser.id,
+          public_key: created.application.verifyKey,
+        });
+      });
+    });
+
+  const users = program.command('users').description('manage users');
+  withSettings(users.command('create').description('create a user and a session token'), isStorage)
+    .requiredOption('--username <username>', 'unique username (2–32 of a-z 0-9 _ .)')
+    .requiredOption('--email <email>', 'email address')
+    .requiredOption('--password <password>', 'password (8–128 characters)')
+    .option('--json', 'print JSON', false)
+    .action(async (options: Record<string, string | boolean | undefined>) => {
+      await withHearth(options, async (hearth) => {
+        const { user, token } = await hearth.services.accounts.createUser({
+          username: options['username'],
+          email: options['email'],
+          password: options['password'],
+        });
+        print(options['json'] === true, { id: user.id, username: user.username, token });
+      });
+    });
+
+  return program;
+}
+
+function isStorage(key: keyof Config): boolean {
+  return key === 'databaseUrl' || key === 'logLevel' || key === 'redisUrl' || key === 'redisPrefix';
+}
+
+/** Adds the flags of the settings table (README: Settings) that a command reads. */
+function withSettings(command: Command, include: (key: keyof Config) => boolean): Command {
+  for (const setting of SETTINGS) {
+    if (!include(setting.key)) continue;
+    const option = new Option(`${setting.flag} <value>`, setting.description).env(setting.env);
+    command.addOption(option);
+  }
+  return command;
+}
+
+/** Commander names `--database` `database` and so on; map each back to its setting. */
+function toFlags(options: Record<string, unknown>): Flags {
+  const flags: Flags = {};
+  for (const setting of SETTINGS) {
+    const name = setting.flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
+    const value = options[name];
+    if (typeof value === 'string') flags[setting.key] = value;
+  }
+  return flags;
+}
+
+async function withHearth(
+  options: Record<string, unknown>,
+  work: (hearth: Awaited<ReturnType<typeof createHearth>>) => Promise<void>,
+): Promise<void> {
+  const flags = toFlags(options);
+  const hearth = await createHearth({ config: loadConfig({ logLevel: 'warn', ...flags }) });
+  try {
+    await work(hearth);
+  } finally {
+    await hearth.close();
+  }
+}
+
+function print(json: boolean, value: Record<string, string>): void {
+  process.stdout.write(
+    json
+      ? `${JSON.stringify(value)}\n`
+      : `${Object.entries(value)
+          .map(([k, v]) => `${k}: ${v}`)
+          .join('\n')}\n`,
+  );
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** Explains a refusal in one line: the setting or field at fault, never a stack trace. */
+export function describeFailure(error: unknown): string {
+  if (error instanceof ConfigError) return error.message;
+  if (error instanceof HearthError) {
+    const fields = error.errors ? ` (${flattenErrors(error.errors).join('; ')})` : '';
+    return `${error.message}${fields}`;
+  }
+  return error instanceof Error ? (error.stack ?? error.message) : String(error);
+}
+
+function flattenErrors(tree: object, path: string[] = []): string[] {
+  const out: string[] = [];
+  for (const [key, value] of Object.entries(tree)) {
+    if (key === '_errors' && Array.isArray(value)) {
+      for (const leaf of value as { message: string }[])
+        out.push(`${path.join('.') || 'request'}: ${leaf.message}`);
+    } else if (value && typeof value === 'object') {
+      out.push(...flattenErrors(value, [...path, key]));
+    }
+  }
+  return out;
+}
+
+buildProgram()
+  .parseAsync(process.argv)
+  .catch((error: unknown) => {
+    process.stderr.write(`hearth: ${describeFailure(error)}\n`);
+    process.exit(1);
+  });

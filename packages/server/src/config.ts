@@ -1,0 +1,200 @@
+/**
+ * One typed configuration: command-line flags win over HEARTH_* environment variables, which win over
+ * defaults. The README's settings table is checked against `SETTINGS` by a test.
+ */
+
+export interface Config {
+  host: string;
+  port: number;
+  databaseUrl: string;
+  redisUrl: string | undefined;
+  redisPrefix: string;
+  publicUrl: string | undefined;
+  now: number | undefined;
+  logLevel: LogLevel;
+  workerId: number;
+  processId: number;
+  rateLimitGlobal: number;
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+type LogLevel = (typeof LOG_LEVELS)[number];
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+interface Setting<K extends keyof Config> {
+  key: K;
+  flag: string;
+  env: string;
+  /** As shown in the README; `undefined` means unset. */
+  default: string | undefined;
+  description: string;
+  parse: (raw: string, name: string) => Config[K];
+}
+
+const text = (raw: string) => raw;
+
+function integer(min: number, max: number) {
+  return (raw: string, name: string): number => {
+    const value = Number(raw);
+    if (!/^-?\d+$/.test(raw.trim()) || value < min || value > max) {
+      throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+    }
+    return value;
+  };
+}
+
+function url(protocols: readonly string[]) {
+  return (raw: string, name: string): string => {
+    let parsed: URL;
+    try {
+      parsed = new URL(raw);
+    } catch {
+      throw new ConfigError(`${name} must be a URL, got "${raw}"`);
+    }
+    if (!protocols.includes(parsed.protocol)) {
+      throw new ConfigError(`${name} must use ${protocols.join(' or ')}, got "${raw}"`);
+    }
+    return raw.replace(/\/+$/, '');
+  };
+}
+
+function databaseUrl(raw: string, name: string): string {
+  if (/^sqlite:/.test(raw) || /^postgres(ql)?:\/\//.test(raw)) return raw;
+  throw new ConfigError(`${name} must be sqlite:PATH, sqlite::memory: or postgres://…, got "${raw}"`);
+}
+
+function instant(raw: string, name: string): number {
+  const ms = Date.parse(raw);
+  if (Number.isNaN(ms)) throw new ConfigError(`${name} must be an ISO-8601 date-time, got "${raw}"`);
+  return ms;
+}
+
+function logLevel(raw: string, name: string): LogLevel {
+  const level = LOG_LEVELS.find((l) => l === raw);
+  if (!level) throw new ConfigError(`${name} must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
+  return level;
+}
+
+function define<K extends keyof Config>(setting: Setting<K>): Setting<K> {
+  return setting;
+}
+
+export const SETTINGS = [
+  define({
+    key: 'host',
+    flag: '--host',
+    env: 'HEARTH_HOST',
+    default: '127.0.0.1',
+    description: 'Address the HTTP server and gateway listen on.',
+    parse: text,
+  }),
+  define({
+    key: 'port',
+    flag: '--port',
+    env: 'HEARTH_PORT',
+    default: '8080',
+    description: 'TCP port; 0 picks a free one.',
+    parse: integer(0, 65535),
+  }),
+  define({
+    key: 'databaseUrl',
+    flag: '--database',
+    env: 'HEARTH_DATABASE_URL',
+    default: 'sqlite:./data/hearth.sqlite',
+    description:
+      'Storage: `sqlite:PATH` (WAL), `sqlite::memory:`, or `postgres://…` (`?schema=NAME` optional).',
+    parse: databaseUrl,
+  }),
+  define({
+    key: 'redisUrl',
+    flag: '--redis',
+    env: 'HEARTH_REDIS_URL',
+    default: undefined,
+    description: 'Redis for rate-limit counters shared by many nodes; unset keeps them in-process.',
+    parse: url(['redis:', 'rediss:']),
+  }),
+  define({
+    key: 'redisPrefix',
+    flag: '--redis-prefix',
+    env: 'HEARTH_REDIS_PREFIX',
+    default: 'hearth:',
+    description: 'Prefix of every Redis key, so that several deployments can share one Redis.',
+    parse: text,
+  }),
+  define({
+    key: 'publicUrl',
+    flag: '--public-url',
+    env: 'HEARTH_PUBLIC_URL',
+    default: undefined,
+    description: 'Address clients use to reach this server; unset: `http://HOST:PORT`.',
+    parse: url(['http:', 'https:']),
+  }),
+  define({
+    key: 'now',
+    flag: '--now',
+    env: 'HEARTH_NOW',
+    default: undefined,
+    description: 'Start the clock at this ISO-8601 instant (dated rules follow it); unset: real time.',
+    parse: instant,
+  }),
+  define({
+    key: 'logLevel',
+    flag: '--log-level',
+    env: 'HEARTH_LOG_LEVEL',
+    default: 'info',
+    description: `Log level: ${LOG_LEVELS.join(', ')}. Logs go to stderr.`,
+    parse: logLevel,
+  }),
+  define({
+    key: 'workerId',
+    flag: '--worker-id',
+    env: 'HEARTH_WORKER_ID',
+    default: '0',
+    description: 'Snowflake worker id (0–31); give each node its own pair.',
+    parse: integer(0, 31),
+  }),
+  define({
+    key: 'processId',
+    flag: '--process-id',
+    env: 'HEARTH_PROCESS_ID',
+    default: '0',
+    description: 'Snowflake process id (0–31).',
+    parse: integer(0, 31),
+  }),
+  define({
+    key: 'rateLimitGlobal',
+    flag: '--rate-limit-global',
+    env: 'HEARTH_RATE_LIMIT_GLOBAL',
+    default: '50',
+    description: 'Requests per second per identity (and for the whole legacy `/api` alias).',
+    parse: integer(1, 1_000_000_000),
+  }),
+] as const;
+
+export type Flags = Partial<Record<keyof Config, string | undefined>>;
+
+/** Resolves every setting: flags > environment > defaults. Throws ConfigError naming the bad setting. */
+export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.env): Config {
+  const config: Partial<Record<keyof Config, unknown>> = {};
+  for (const setting of SETTINGS) {
+    const fromFlag = flags[setting.key];
+    const fromEnv = env[setting.env];
+    const [raw, name] =
+      fromFlag !== undefined
+        ? [fromFlag, setting.flag]
+        : fromEnv !== undefined && fromEnv !== ''
+          ? [fromEnv, setting.env]
+          : [setting.default, setting.flag];
+    config[setting.key] =
+      raw === undefined ? undefined : (setting.parse as (r: string, n: string) => unknown)(raw, name);
+  }
+  return config as Config;
+}
+
+/** A configuration for tests and embedding: defaults with overrides, no environment. */
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return { ...loadConfig({}, {}), databaseUrl: 'sqlite::memory:', port: 0, logLevel: 'silent', ...overrides };
+}

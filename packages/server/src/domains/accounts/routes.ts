@@ -1,0 +1,58 @@
+import { Scopes } from '@hearth/protocol';
+import type { FastifyPluginAsync } from 'fastify';
+import { HearthError } from '../../kernel/errors.js';
+import { Login, ModifyCurrentUser, NewUser, SessionObject, UserObject } from './schemas.js';
+import { type AccountsService, toUserObject } from './service.js';
+
+/** Sign-up and sign-in are tight buckets per caller: they cost a password hash each. */
+const PASSWORD_ROUTES = { limit: 10, windowMs: 60_000 };
+
+export function accountsRoutes(accounts: AccountsService): FastifyPluginAsync {
+  return async (app) => {
+    app.post(
+      '/auth/register',
+      { config: { rateLimit: PASSWORD_ROUTES }, schema: { body: NewUser, response: { 201: SessionObject } } },
+      async (request, reply) => {
+        const { user, token } = await accounts.createUser(request.body);
+        return reply.code(201).send({ token, user_id: user.id });
+      },
+    );
+
+    app.post(
+      '/auth/login',
+      { config: { rateLimit: PASSWORD_ROUTES }, schema: { body: Login, response: { 200: SessionObject } } },
+      async (request) => {
+        const { user, token } = await accounts.login(request.body);
+        return { token, user_id: user.id };
+      },
+    );
+
+    app.get(
+      '/users/@me',
+      {
+        config: { auth: { bot: true, user: true, bearer: [Scopes.Identify] } },
+        schema: { response: { 200: UserObject } },
+      },
+      async (request) => {
+        const principal = request.principal!;
+        const user = await accounts.getUser(principal.userId);
+        if (!user) throw new HearthError('GeneralUnauthorized');
+        const email =
+          principal.kind === 'user' || (principal.kind === 'bearer' && principal.scopes.has(Scopes.Email));
+        return toUserObject(user, { email });
+      },
+    );
+
+    app.patch(
+      '/users/@me',
+      {
+        config: { auth: { bot: true, user: true } },
+        schema: { body: ModifyCurrentUser, response: { 200: UserObject } },
+      },
+      async (request) => {
+        const user = await accounts.modifyUser(request.principal!.userId, request.body ?? {});
+        return toUserObject(user, { email: request.principal!.kind === 'user' });
+      },
+    );
+  };
+}

@@ -1,0 +1,193 @@
+import { randomInt } from 'node:crypto';
+import { FormErrors } from '@hearth/protocol';
+import type { Static } from 'typebox';
+import type { Clock } from '../../kernel/clock.js';
+import { formErrorTree, HearthError } from '../../kernel/errors.js';
+import { generateToken, hashPassword, hashToken, verifyPassword } from '../../kernel/secrets.js';
+import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
+import { parse } from '../../kernel/validation.js';
+import { type Executor, isUniqueViolation, type Storage } from '../../storage/database.js';
+import { Login, ModifyCurrentUser, NewUser, type UserObject } from './schemas.js';
+import * as store from './store.js';
+
+export interface User {
+  id: string;
+  username: string;
+  discriminator: string;
+  globalName: string | null;
+  email: string | null;
+  avatar: string | null;
+  bot: boolean;
+  flags: number;
+  createdAt: number;
+}
+
+export interface AccountsDeps {
+  storage: Storage;
+  clock: Clock;
+  snowflakes: SnowflakeGenerator;
+}
+
+/** Users and their session tokens. */
+export class AccountsService {
+  readonly #deps: AccountsDeps;
+
+  constructor(deps: AccountsDeps) {
+    this.#deps = deps;
+  }
+
+  /** Registers a person; answers the user and a first session token. */
+  async createUser(input: unknown): Promise<{ user: User; token: string }> {
+    const { username, email, password, global_name } = parse(NewUser, input);
+    const { storage, clock, snowflakes } = this.#deps;
+    const normalizedEmail = email.toLowerCase();
+    const passwordHash = await hashPassword(password);
+    const row = {
+      id: snowflakes.next(),
+      username,
+      discriminator: '0',
+      global_name: global_name ?? null,
+      email: normalizedEmail,
+      password_hash: passwordHash,
+      avatar: null,
+      bot: 0,
+      flags: 0,
+      created_at: clock.now(),
+    };
+    try {
+      await storage.transaction(async (tx) => {
+        const taken = [
+          ...((await store.usernameTaken(tx, username))
+            ? [[['username'], FormErrors.usernameTaken()] as const]
+            : []),
+          ...((await store.findUserByEmail(tx, normalizedEmail))
+            ? [[['email'], FormErrors.emailTaken()] as const]
+            : []),
+        ];
+        if (taken.length > 0) throw new HearthError('InvalidFormBody', { errors: formErrorTree(taken) });
+        await store.insertUser(tx, row);
+      });
+    } catch (error) {
+      // Two registrations racing for one name: the unique index decides.
+      if (isUniqueViolation(error)) {
+        throw new HearthError('InvalidFormBody', {
+          errors: formErrorTree([[['username'], FormErrors.usernameTaken()]]),
+        });
+      }
+      throw error;
+    }
+    const token = await this.createSession(row.id);
+    return { user: toUser(row), token };
+  }
+
+  /** Email and password to a new session token; one answer for every wrong pair, as the platform gives. */
+  async login(input: unknown): Promise<{ user: User; token: string }> {
+    const { login, password } = parse(Login, input);
+    const row = await store.findUserByEmail(this.#deps.storage.db, login.toLowerCase());
+    let valid = false;
+    if (row?.password_hash) valid = await verifyPassword(password, row.password_hash);
+    else await hashPassword(password); // as slow as a wrong password: timing does not reveal which emails exist
+    if (!row || !valid) {
+      throw new HearthError('InvalidFormBody', {
+        errors: formErrorTree([
+          [['login'], FormErrors.invalidLogin()],
+          [['password'], FormErrors.invalidLogin()],
+        ]),
+      });
+    }
+    return { user: toUser(row), token: await this.createSession(row.id) };
+  }
+
+  async modifyUser(id: string, input: unknown): Promise<User> {
+    const changes = parse(ModifyCurrentUser, input);
+    if (changes.global_name !== undefined) {
+      await store.updateUser(this.#deps.storage.db, id, { global_name: changes.global_name });
+    }
+    const user = await this.getUser(id);
+    if (!user) throw new HearthError('UnknownUser');
+    return user;
+  }
+
+  /** The bot user of a new application, inside the caller's transaction. */
+  async createBotUser(tx: Executor, name: string): Promise<User> {
+    const { clock, snowflakes } = this.#deps;
+    const row = {
+      id: snowflakes.next(),
+      // Bots keep four-digit discriminators; usernames are not unique among them.
+      username: name,
+      discriminator: String(randomInt(1, 10000)).padStart(4, '0'),
+      global_name: null,
+      email: null,
+      password_hash: null,
+      avatar: null,
+      bot: 1,
+      flags: 0,
+      created_at: clock.now(),
+    };
+    await store.insertUser(tx, row);
+    return toUser(row);
+  }
+
+  async createSession(userId: string): Promise<string> {
+    const now = this.#deps.clock.now();
+    const token = generateToken(userId, now);
+    await store.insertSession(this.#deps.storage.db, {
+      token_hash: hashToken(token),
+      user_id: userId,
+      created_at: now,
+      expires_at: null,
+    });
+    return token;
+  }
+
+  async authenticateSession(token: string): Promise<User | undefined> {
+    const row = await store.findSessionUser(this.#deps.storage.db, hashToken(token), this.#deps.clock.now());
+    return row && toUser(row);
+  }
+
+  async getUser(id: string): Promise<User | undefined> {
+    const row = await store.findUserById(this.#deps.storage.db, id);
+    return row && toUser(row);
+  }
+}
+
+function toUser(row: store.UserRow): User {
+  return {
+    id: row.id,
+    username: row.username,
+    discriminator: row.discriminator,
+    globalName: row.global_name,
+    email: row.email,
+    avatar: row.avatar,
+    bot: row.bot === 1,
+    flags: Number(row.flags),
+    createdAt: Number(row.created_at),
+  };
+}
+
+/** The wire user object; `self` adds the fields only the user themself sees. */
+export function toUserObject(user: User, self: { email: boolean } | null = null): Static<typeof UserObject> {
+  return {
+    id: user.id,
+    username: user.username,
+    discriminator: user.discriminator,
+    global_name: user.globalName,
+    avatar: user.avatar,
+    ...(user.bot ? { bot: true } : {}),
+    public_flags: user.flags,
+    banner: null,
+    accent_color: null,
+    avatar_decoration_data: null,
+    collectibles: null,
+    primary_guild: null,
+    ...(self
+      ? {
+          flags: user.flags,
+          mfa_enabled: false,
+          locale: 'en-US',
+          premium_type: 0,
+          ...(self.email ? { email: user.email, verified: user.email !== null } : {}),
+        }
+      : {}),
+  };
+}

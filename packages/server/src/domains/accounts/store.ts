@@ -1,0 +1,50 @@
+import type { Insertable, Selectable, Updateable } from 'kysely';
+import type { Executor } from '../../storage/database.js';
+import type { SessionsTable, UsersTable } from '../../storage/schema.js';
+
+export type UserRow = Selectable<UsersTable>;
+
+export async function insertUser(db: Executor, row: Insertable<UsersTable>): Promise<void> {
+  await db.insertInto('users').values(row).execute();
+}
+
+export function findUserById(db: Executor, id: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export function findUserByEmail(db: Executor, email: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+}
+
+export async function usernameTaken(db: Executor, username: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where('username', '=', username)
+    .where('discriminator', '=', '0')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function insertSession(db: Executor, row: Insertable<SessionsTable>): Promise<void> {
+  await db.insertInto('sessions').values(row).execute();
+}
+
+/** The user behind a live session token hash, in one indexed lookup. */
+export function findSessionUser(db: Executor, tokenHash: string, now: number): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('sessions')
+    .innerJoin('users', 'users.id', 'sessions.user_id')
+    .selectAll('users')
+    .where('sessions.token_hash', '=', tokenHash)
+    .where((eb) => eb.or([eb('sessions.expires_at', 'is', null), eb('sessions.expires_at', '>', now)]))
+    .executeTakeFirst();
+}
+
+export async function deleteSession(db: Executor, tokenHash: string): Promise<void> {
+  await db.deleteFrom('sessions').where('token_hash', '=', tokenHash).execute();
+}
+
+export async function updateUser(db: Executor, id: string, changes: Updateable<UsersTable>): Promise<void> {
+  await db.updateTable('users').set(changes).where('id', '=', id).execute();
+}

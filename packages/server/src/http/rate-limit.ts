@@ -1,0 +1,82 @@
+import { createHash } from 'node:crypto';
+import {
+  MAJOR_PARAMETERS,
+  RATE_LIMITED_MESSAGE,
+  RateLimitHeaders,
+  type RateLimitScope,
+} from '@hearth/protocol';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../kernel/clock.js';
+import type { RateLimitStore } from '../ratelimit/store.js';
+
+export interface RouteRateLimit {
+  limit: number;
+  windowMs: number;
+}
+
+/** What the limiter knows of a route, computed once when the route is registered. */
+export interface RouteBucket {
+  /** Opaque hash of method and route template, the same under every API version prefix. */
+  hash: string;
+  majorParameter: string | undefined;
+  limit: RouteRateLimit;
+}
+
+export function routeBucket(method: string, template: string, limit: RouteRateLimit): RouteBucket {
+  const hash = createHash('sha256').update(`${method} ${template}`).digest('hex').slice(0, 32);
+  const majorParameter = MAJOR_PARAMETERS.find((p) => template.includes(`:${p}`));
+  return { hash, majorParameter, limit };
+}
+
+export interface LimiterOptions {
+  store: RateLimitStore;
+  clock: Clock;
+  /** Requests per second per identity; also the shared budget of the legacy `/api` alias. */
+  globalPerSecond: number;
+}
+
+/**
+ * Checks the global limit (per identity, or shared for the legacy alias), then the route's bucket, and
+ * writes the X-RateLimit headers clients plan by (PROTOCOL.md §E.3). Answers true when it replied 429.
+ */
+export async function applyRateLimits(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  bucket: RouteBucket,
+  legacyAlias: boolean,
+  options: LimiterOptions,
+): Promise<boolean> {
+  const { store, clock, globalPerSecond } = options;
+  const now = clock.now();
+  const identity = request.principal ? `u${request.principal.userId}` : `ip${request.ip}`;
+
+  const globalKey = legacyAlias ? 'global:legacy-alias' : `global:${identity}`;
+  const global = await store.hit(globalKey, 1000, now);
+  if (global.count > globalPerSecond) {
+    return tooMany(reply, (global.resetAt - now) / 1000, true, legacyAlias ? 'shared' : 'global');
+  }
+
+  const major = bucket.majorParameter
+    ? (request.params as Record<string, string>)[bucket.majorParameter]
+    : '';
+  const { limit, windowMs } = bucket.limit;
+  const route = await store.hit(`route:${identity}:${bucket.hash}:${major ?? ''}`, windowMs, now);
+  const resetAfter = (route.resetAt - now) / 1000;
+  reply.header(RateLimitHeaders.Limit, limit);
+  reply.header(RateLimitHeaders.Remaining, Math.max(0, limit - route.count));
+  reply.header(RateLimitHeaders.Reset, (route.resetAt / 1000).toFixed(3));
+  reply.header(RateLimitHeaders.ResetAfter, resetAfter.toFixed(3));
+  reply.header(RateLimitHeaders.Bucket, bucket.hash);
+  if (route.count > limit) return tooMany(reply, resetAfter, false, 'user');
+  return false;
+}
+
+function tooMany(reply: FastifyReply, retryAfter: number, global: boolean, scope: RateLimitScope): true {
+  const seconds = Math.max(0.001, Number(retryAfter.toFixed(3)));
+  reply.header(RateLimitHeaders.RetryAfter, Math.ceil(seconds));
+  reply.header(RateLimitHeaders.Scope, scope);
+  if (global) reply.header(RateLimitHeaders.Global, 'true');
+  const message = scope === 'shared' ? 'The resource is being rate limited.' : RATE_LIMITED_MESSAGE;
+  void reply.code(429).send({ message, retry_after: seconds, global, code: 0 });
+  return true;
+}

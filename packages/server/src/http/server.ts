@@ -1,0 +1,175 @@
+import { randomUUID } from 'node:crypto';
+import { API_VERSIONS, FormErrors, MAX_JSON_BODY_BYTES } from '@hearth/protocol';
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyPluginAsync,
+  LogController,
+} from 'fastify';
+import type { TSchema } from 'typebox';
+import type { Clock } from '../kernel/clock.js';
+import { formErrorTree, HearthError } from '../kernel/errors.js';
+import type { Logger } from '../kernel/logger.js';
+import { compileValidator, type Part, toFormError } from '../kernel/validation.js';
+import type { RateLimitStore } from '../ratelimit/store.js';
+import {
+  type Authenticators,
+  assertAdmitted,
+  type Principal,
+  type RouteAuth,
+  resolvePrincipal,
+} from './auth.js';
+import { applyRateLimits, type RouteBucket, type RouteRateLimit, routeBucket } from './rate-limit.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal: Principal | null;
+  }
+  interface FastifyContextConfig {
+    /** Who may call the route; absent: anyone. */
+    auth?: RouteAuth;
+    /** The route's own bucket; absent: the default bucket. */
+    rateLimit?: RouteRateLimit;
+    bucket?: RouteBucket;
+    legacyAlias?: boolean;
+  }
+}
+
+export interface HttpDeps {
+  logger: Logger;
+  clock: Clock;
+  rateLimits: RateLimitStore;
+  authenticators: Authenticators;
+  /** Requests per second per identity. */
+  globalPerSecond: number;
+}
+
+const API_PREFIX = /^\/api(\/v\d+)?(?=\/)/;
+
+/**
+ * The Fastify instance with the platform's conventions: error bodies, body parsing, validation wording,
+ * authentication, rate limits. `api` plugins are served under `/api/v10`, `/api/v9` and the legacy `/api`.
+ */
+export function createHttpServer(
+  deps: HttpDeps,
+  api: FastifyPluginAsync[],
+  pages: FastifyPluginAsync[] = [],
+): FastifyInstance {
+  const app: FastifyInstance = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    // One line per request, written by the onResponse hook below, with credentials never in it.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => randomUUID(),
+    bodyLimit: MAX_JSON_BODY_BYTES,
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+  });
+  app.decorateRequest('principal', null);
+  app.setValidatorCompiler(({ schema, httpPart }) => {
+    const validate = compileValidator(schema as TSchema, (httpPart ?? 'body') as Part);
+    return (data: unknown) =>
+      validate(data) ? { value: data } : { error: toFormError(validate.errors ?? []) };
+  });
+  registerBodyParsers(app);
+  app.setErrorHandler((error: FastifyError | HearthError, request, reply) => {
+    const known = toHearthError(error);
+    if (known) return reply.code(known.status).send(known.body());
+    request.log.error({ err: error }, 'unhandled error');
+    const internal = new HearthError('GeneralInternalServerError');
+    return reply.code(internal.status).send(internal.body());
+  });
+  app.setNotFoundHandler((request, reply) => {
+    const version = /^\/api\/v(\d+)\//.exec(request.url)?.[1];
+    const known = API_VERSIONS.some((v) => String(v) === version);
+    const error = new HearthError(version !== undefined && !known ? 'InvalidAPIVersion' : 'GeneralNotFound');
+    return reply.code(error.status).send(error.body());
+  });
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.info(
+      { method: request.method, url: request.url.split('?')[0], status: reply.statusCode },
+      'request',
+    );
+  });
+
+  const defaultLimit = { limit: deps.globalPerSecond * 5, windowMs: 5000 };
+  const limiter = { store: deps.rateLimits, clock: deps.clock, globalPerSecond: deps.globalPerSecond };
+  for (const prefix of [...API_VERSIONS.map((v) => `/api/v${v}`), '/api']) {
+    void app.register(
+      async (scope) => {
+        scope.addHook('onRoute', (route) => {
+          const template = route.url.replace(API_PREFIX, '');
+          const limit = route.config?.rateLimit ?? defaultLimit;
+          const methods = Array.isArray(route.method) ? route.method.join(',') : route.method;
+          route.config = {
+            ...route.config,
+            legacyAlias: prefix === '/api',
+            bucket: routeBucket(methods, template, limit),
+          };
+        });
+        scope.addHook('onRequest', async (request, reply) => {
+          const config = request.routeOptions.config;
+          const header = request.headers.authorization;
+          if (header) request.principal = (await resolvePrincipal(header, deps.authenticators)) ?? null;
+          if (config.auth) assertAdmitted(request, config.auth);
+          if (
+            config.bucket &&
+            (await applyRateLimits(request, reply, config.bucket, config.legacyAlias === true, limiter))
+          ) {
+            return reply;
+          }
+          return undefined;
+        });
+        for (const plugin of api) await scope.register(plugin);
+      },
+      { prefix },
+    );
+  }
+  for (const plugin of pages) void app.register(plugin);
+  return app;
+}
+
+function registerBodyParsers(app: FastifyInstance): void {
+  const json = app.getDefaultJsonParser('error', 'error');
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, raw, done) => {
+    const body = raw as string;
+    if (body.length === 0) return done(null, undefined);
+    json(request, body, (error: Error | null, value?: unknown) =>
+      error ? done(new HearthError('InvalidJSON'), undefined) : done(null, value),
+    );
+  });
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string' },
+    (_request, body, done) => {
+      // A repeated key becomes an array, which every schema refuses where it expects one value.
+      const form: Record<string, string | string[]> = Object.create(null);
+      for (const [key, value] of new URLSearchParams(body as string)) {
+        const previous = form[key];
+        form[key] =
+          previous === undefined ? value : [...(Array.isArray(previous) ? previous : [previous]), value];
+      }
+      done(null, { ...form });
+    },
+  );
+}
+
+/** Maps what Fastify and our code throw to the platform's error; undefined for a bug. */
+function toHearthError(error: FastifyError | HearthError): HearthError | undefined {
+  if (error instanceof HearthError) return error;
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new HearthError('InvalidFormBody', { errors: formErrorTree([[[], FormErrors.contentType()]]) });
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new HearthError('RequestEntityTooLarge');
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new HearthError('InvalidJSON');
+  }
+  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+    return new HearthError('GeneralBadRequest');
+  }
+  return undefined;
+}

@@ -1,0 +1,4 @@
+export { createHearth, type Hearth, type HearthOptions, type Services } from './app.js';
+export { type Config, ConfigError, loadConfig, SETTINGS, testConfig } from './config.js';
+export { type Clock, ManualClock, startingAt, systemClock } from './kernel/clock.js';
+export { HearthError } from './kernel/errors.js';

@@ -1,0 +1,33 @@
+/** Where time comes from. Services never call Date.now(): the dated rules of the spec are tested on both sides. */
+export interface Clock {
+  now(): number;
+}
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+/** A clock that starts at `startAt` and then runs at real speed: `hearth serve --now …`. */
+export function startingAt(startAt: number, base: Clock = systemClock): Clock {
+  const offset = startAt - base.now();
+  return { now: () => base.now() + offset };
+}
+
+/** A clock that moves only when told to; for tests. */
+export class ManualClock implements Clock {
+  #now: number;
+
+  constructor(start: number | string | Date = Date.now()) {
+    this.#now = new Date(start).getTime();
+  }
+
+  now(): number {
+    return this.#now;
+  }
+
+  set(to: number | string | Date): void {
+    this.#now = new Date(to).getTime();
+  }
+
+  advance(ms: number): void {
+    this.#now += ms;
+  }
+}

@@ -1,0 +1,69 @@
+import {
+  type ErrorBody,
+  type FormErrorLeaf,
+  type FormErrorTree,
+  type JSONErrorName,
+  JSONErrors,
+} from '@hearth/protocol';
+
+/**
+ * The one error class a client can cause. Its name picks the wire triple from the catalogue in
+ * `@hearth/protocol`; `extra` adds the documented extra fields some errors carry (530010).
+ */
+export class HearthError extends Error {
+  readonly error: JSONErrorName;
+  readonly status: number;
+  readonly code: number;
+  readonly errors: FormErrorTree | undefined;
+  readonly extra: Readonly<Record<string, unknown>> | undefined;
+
+  constructor(
+    error: JSONErrorName,
+    options: { errors?: FormErrorTree; extra?: Record<string, unknown> } = {},
+  ) {
+    const entry = JSONErrors[error];
+    super(entry.message);
+    this.name = 'HearthError';
+    this.error = error;
+    this.status = entry.status;
+    this.code = entry.code;
+    this.errors = options.errors;
+    this.extra = options.extra;
+  }
+
+  body(): ErrorBody & Record<string, unknown> {
+    return {
+      ...this.extra,
+      code: this.code,
+      message: this.message,
+      ...(this.errors ? { errors: this.errors } : {}),
+    };
+  }
+}
+
+/** Invalid Form Body (50035) with one error at a dotted field path, e.g. `invalidForm('members.3.id', leaf)`. */
+export function invalidForm(path: string, leaf: FormErrorLeaf): HearthError {
+  return new HearthError('InvalidFormBody', {
+    errors: formErrorTree([[path.split('.').filter(Boolean), leaf]]),
+  });
+}
+
+/** Builds the nested `errors` tree from (field path, leaf) pairs; the empty path is the request itself. */
+export function formErrorTree(entries: Iterable<readonly [readonly string[], FormErrorLeaf]>): FormErrorTree {
+  const root: FormErrorTree = {};
+  for (const [path, leaf] of entries) {
+    let node = root;
+    for (const key of path) {
+      const child = node[key];
+      if (child === undefined || Array.isArray(child)) {
+        const created: FormErrorTree = {};
+        node[key] = created;
+        node = created;
+      } else {
+        node = child;
+      }
+    }
+    node._errors = [...(node._errors ?? []), leaf];
+  }
+  return root;
+}

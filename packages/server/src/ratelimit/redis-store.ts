@@ -1,0 +1,33 @@
+import type { Redis } from 'ioredis';
+import { type RateLimitStore, type WindowCount, windowOf } from './store.js';
+
+// INCR and the expiry in one round trip; the expiry only cleans up, the window lives in the key.
+const HIT = `local n = redis.call('INCR', KEYS[1])
+if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+return n`;
+
+type WithHit = Redis & { hearthRateLimitHit(key: string, ttlMs: string): Promise<number> };
+
+/** Counters shared by every node through Redis. The connection belongs to the caller. */
+export class RedisRateLimitStore implements RateLimitStore {
+  readonly #redis: WithHit;
+
+  constructor(redis: Redis) {
+    redis.defineCommand('hearthRateLimitHit', { numberOfKeys: 1, lua: HIT });
+    this.#redis = redis as WithHit;
+  }
+
+  async hit(key: string, windowMs: number, now: number): Promise<WindowCount> {
+    const { slot, resetAt } = windowOf(key, windowMs, now);
+    const count = await this.#redis.hearthRateLimitHit(`rl:${slot}`, String(windowMs + 60_000));
+    return { count, resetAt };
+  }
+
+  async peek(key: string, windowMs: number, now: number): Promise<WindowCount> {
+    const { slot, resetAt } = windowOf(key, windowMs, now);
+    const value = await this.#redis.get(`rl:${slot}`);
+    return { count: value === null ? 0 : Number(value), resetAt };
+  }
+
+  async close(): Promise<void> {}
+}

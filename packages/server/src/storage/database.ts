@@ -1,0 +1,83 @@
+import { mkdirSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import pg from 'pg';
+import { migrationProvider } from './migrations/index.js';
+import type { Schema } from './schema.js';
+
+export type Engine = 'sqlite' | 'postgres';
+export type Database = Kysely<Schema>;
+/** What a store runs its queries on: the database itself, or an open transaction. */
+export type Executor = Kysely<Schema> | Transaction<Schema>;
+
+export interface Storage {
+  readonly engine: Engine;
+  readonly db: Database;
+  /**
+   * Runs `work` in one transaction; it commits before the promise resolves. Inside, query only through
+   * `tx`: SQLite has one connection, so a query on `db` would wait for the transaction forever.
+   */
+  transaction<T>(work: (tx: Transaction<Schema>) => Promise<T>): Promise<T>;
+  migrate(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+/** Opens `sqlite:PATH`, `sqlite::memory:` or `postgres://…[?schema=NAME]`. */
+export async function openStorage(url: string): Promise<Storage> {
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
+  if (/^postgres(ql)?:\/\//.test(url)) return openPostgres(url);
+  throw new Error(`unsupported database URL "${url}"`);
+}
+
+function openSqlite(path: string): Storage {
+  const inMemory = path === ':memory:' || path === '';
+  if (!inMemory) mkdirSync(dirname(resolve(path)), { recursive: true });
+  const sqlite = new SQLite(inMemory ? ':memory:' : path);
+  // WAL lets the CLI write while a server reads; NORMAL sync is durable across process restarts.
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  return wrap('sqlite', new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) }));
+}
+
+async function openPostgres(url: string): Promise<Storage> {
+  const parsed = new URL(url);
+  const schema = parsed.searchParams.get('schema');
+  parsed.searchParams.delete('schema');
+  if (schema !== null && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new Error(`invalid PostgreSQL schema name "${schema}"`);
+  }
+  const pool = new pg.Pool({
+    connectionString: parsed.toString(),
+    max: 10,
+    // int8 columns hold millisecond instants and flag bits below 2^53: read them as numbers.
+    types: { getTypeParser: (oid, format) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format)) },
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+  return wrap('postgres', new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) }));
+}
+
+function wrap(engine: Engine, db: Database): Storage {
+  return {
+    engine,
+    db,
+    transaction: (work) => db.transaction().execute(work),
+    async migrate() {
+      const migrator = new Migrator({ db, provider: migrationProvider });
+      const { error, results } = await migrator.migrateToLatest();
+      if (error) throw error;
+      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+/** True when `error` is a unique-constraint violation on either engine. */
+export function isUniqueViolation(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null) return false;
+  const { code } = error as { code?: unknown };
+  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505';
+}

@@ -1,0 +1,11 @@
+import type { Migration, MigrationProvider } from 'kysely';
+import { foundation } from './0001_foundation.js';
+
+/** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
+const migrations: Record<string, Migration> = {
+  '0001_foundation': foundation,
+};
+
+export const migrationProvider: MigrationProvider = {
+  getMigrations: async () => migrations,
+};

@@ -1,0 +1,49 @@
+import { Writable } from 'node:stream';
+import { type Clock, type Config, createHearth, type Hearth, testConfig } from '@hearth/server';
+
+export interface TestHearth extends Hearth {
+  /** Every log line written so far. */
+  readonly logs: string[];
+  /** fetch() against this server's API: `api('/users/@me', { token })`. */
+  api(path: string, init?: ApiInit): Promise<Response>;
+}
+
+export interface ApiInit extends Omit<RequestInit, 'body'> {
+  /** Sent as the Authorization header, as is (`Bot …`, `Bearer …` or a bare token). */
+  auth?: string;
+  /** Sent as JSON unless it is a string. */
+  body?: unknown;
+  version?: string;
+}
+
+/** A server in this process on a random port, on in-memory SQLite unless told otherwise. */
+export async function startHearth(overrides: Partial<Config> = {}, clock?: Clock): Promise<TestHearth> {
+  const logs: string[] = [];
+  const logDestination = new Writable({
+    write(chunk, _encoding, done) {
+      logs.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  const hearth = await createHearth({
+    config: testConfig({ logLevel: 'info', ...overrides }),
+    logDestination,
+    ...(clock ? { clock } : {}),
+  });
+  await hearth.listen();
+  const api = (path: string, init: ApiInit = {}) => {
+    const { auth, body, version = 'v10', headers, ...rest } = init;
+    const prefix = version === '' ? '/api' : `/api/${version}`;
+    const sent = new Headers(headers);
+    if (auth !== undefined) sent.set('authorization', auth);
+    if (body !== undefined && typeof body !== 'string' && !sent.has('content-type')) {
+      sent.set('content-type', 'application/json');
+    }
+    return fetch(`${hearth.url}${prefix}${path}`, {
+      ...rest,
+      headers: sent,
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
+  };
+  return Object.assign(hearth, { logs, api });
+}
