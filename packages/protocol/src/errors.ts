@@ -9,6 +9,7 @@ export const JSONErrors = {
   GeneralNotFound: { code: 0, status: 404, message: '404: Not Found' },
   GeneralMethodNotAllowed: { code: 0, status: 405, message: '405: Method Not Allowed' },
   GeneralInternalServerError: { code: 0, status: 500, message: '500: Internal Server Error' },
+  UnknownApplication: { code: 10002, status: 404, message: 'Unknown Application' },
   UnknownChannel: { code: 10003, status: 404, message: 'Unknown Channel' },
   UnknownGuild: { code: 10004, status: 404, message: 'Unknown Guild' },
   UnknownMessage: { code: 10008, status: 404, message: 'Unknown Message' },

@@ -1,12 +1,17 @@
 /** OAuth2 scopes (PROTOCOL.md §C.7, §B.7). */
 export const Scopes = {
+  AccountGlobalNameUpdate: 'account.global_name.update',
   ActivitiesInvitesWrite: 'activities.invites.write',
   ActivitiesRead: 'activities.read',
   ActivitiesWrite: 'activities.write',
   ApplicationIdentitiesWrite: 'application_identities.write',
+  ApplicationsBuildsRead: 'applications.builds.read',
+  ApplicationsBuildsUpload: 'applications.builds.upload',
   ApplicationsCommands: 'applications.commands',
+  ApplicationsCommandsPermissionsUpdate: 'applications.commands.permissions.update',
   ApplicationsCommandsUpdate: 'applications.commands.update',
   ApplicationsEntitlements: 'applications.entitlements',
+  ApplicationsStoreUpdate: 'applications.store.update',
   Bot: 'bot',
   Connections: 'connections',
   DmChannelsMessagesRead: 'dm_channels.messages.read',
@@ -14,6 +19,7 @@ export const Scopes = {
   DmChannelsRead: 'dm_channels.read',
   Email: 'email',
   GatewayConnect: 'gateway.connect',
+  GdmJoin: 'gdm.join',
   Guilds: 'guilds',
   GuildsChannelsRead: 'guilds.channels.read',
   GuildsJoin: 'guilds.join',
@@ -21,12 +27,22 @@ export const Scopes = {
   Identify: 'identify',
   IdentifyPremium: 'identify.premium',
   LobbiesWrite: 'lobbies.write',
+  MessagesRead: 'messages.read',
   OpenId: 'openid',
+  PresencesRead: 'presences.read',
+  PresencesWrite: 'presences.write',
   RelationshipsRead: 'relationships.read',
   RelationshipsWrite: 'relationships.write',
+  RoleConnectionsWrite: 'role_connections.write',
+  Rpc: 'rpc',
+  RpcActivitiesWrite: 'rpc.activities.write',
+  RpcNotificationsRead: 'rpc.notifications.read',
+  RpcVoiceRead: 'rpc.voice.read',
+  RpcVoiceWrite: 'rpc.voice.write',
   SdkSocialLayer: 'sdk.social_layer',
   SdkSocialLayerPresence: 'sdk.social_layer_presence',
   Voice: 'voice',
+  WebhookIncoming: 'webhook.incoming',
 } as const;
 
 export type Scope = (typeof Scopes)[keyof typeof Scopes];
@@ -73,3 +89,59 @@ export function expandScopes(scopes: readonly Scope[]): Set<Scope> {
   }
   return out;
 }
+
+/** Scopes an application must be approved for before players may grant them (seed, Authentication 2). */
+export const RESTRICTED_SCOPES: readonly Scope[] = [Scopes.IdentifyPremium];
+
+/** Scopes only the client credentials grant may ask for (PROTOCOL.md §C.4). */
+export const CLIENT_CREDENTIALS_ONLY_SCOPES: readonly Scope[] = [Scopes.ApplicationsCommandsUpdate];
+
+/** Scopes that need a target this server cannot offer on the consent page yet (a guild, a channel). */
+export const TARGETED_SCOPES: readonly Scope[] = [Scopes.WebhookIncoming];
+
+/** Words the consent page shows for each scope a player grants. */
+export const SCOPE_DESCRIPTIONS: Readonly<Record<Scope, string>> = {
+  'account.global_name.update': 'Change your display name',
+  'activities.invites.write': 'Send game invites on your behalf',
+  'activities.read': 'See the games you are playing',
+  'activities.write': 'Update your game activity',
+  'application_identities.write': 'Link your game identities',
+  'applications.builds.read': 'Read the builds of this application',
+  'applications.builds.upload': 'Upload builds of this application',
+  'applications.commands': 'Add commands',
+  'applications.commands.permissions.update': 'Update command permissions',
+  'applications.commands.update': 'Update commands',
+  'applications.entitlements': 'See what you own of this application',
+  'applications.store.update': 'Manage the store listing',
+  bot: 'Add a bot to a server',
+  connections: 'See your linked accounts',
+  'dm_channels.messages.read': 'Read your direct messages with players of this game',
+  'dm_channels.messages.write': 'Send direct messages to players of this game',
+  'dm_channels.read': 'See your direct message channels',
+  email: 'See your email address',
+  'gateway.connect': 'Connect to the realtime gateway as you',
+  'gdm.join': 'Join group direct messages for you',
+  guilds: 'See the servers you are in',
+  'guilds.channels.read': 'See the channels of your servers',
+  'guilds.join': 'Join servers for you',
+  'guilds.members.read': 'See your member profile in your servers',
+  identify: 'See your username, avatar and banner',
+  'identify.premium': 'See your subscription type',
+  'lobbies.write': 'Create, join and chat in game lobbies',
+  'messages.read': 'Read messages from your channels',
+  openid: 'Sign you in with your account',
+  'presences.read': 'See your online status',
+  'presences.write': 'Update your online status',
+  'relationships.read': 'See your friends list',
+  'relationships.write': 'Manage your friends and friend requests',
+  'role_connections.write': 'Update your role connection metadata',
+  rpc: 'Control your platform client locally',
+  'rpc.activities.write': 'Update your activity locally',
+  'rpc.notifications.read': 'Read your notifications locally',
+  'rpc.voice.read': 'Read your voice settings locally',
+  'rpc.voice.write': 'Change your voice settings locally',
+  'sdk.social_layer': 'Use your friends, presence, invites, messages and lobbies in this game',
+  'sdk.social_layer_presence': 'Use your friends, presence and invites in this game',
+  voice: 'Join voice for you',
+  'webhook.incoming': 'Post messages to a channel',
+};

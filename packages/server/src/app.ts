@@ -1,9 +1,18 @@
+import { expandScopes } from '@hearth/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
+import { type Bus, MemoryBus } from './bus/bus.js';
 import type { Config } from './config.js';
 import { accountsRoutes } from './domains/accounts/routes.js';
 import { AccountsService } from './domains/accounts/service.js';
+import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
+import { guildsRoutes } from './domains/guilds/routes.js';
+import { GuildsService } from './domains/guilds/service.js';
+import { SigningKeys } from './domains/oauth2/keys.js';
+import { oauth2Pages } from './domains/oauth2/pages.js';
+import { oauth2Routes } from './domains/oauth2/routes.js';
+import { OAuth2Service } from './domains/oauth2/service.js';
 import { gatewayRoutes } from './gateway/routes.js';
 import { GatewayService } from './gateway/service.js';
 import type { Authenticators } from './http/auth.js';
@@ -28,6 +37,9 @@ export interface HearthOptions {
 export interface Services {
   accounts: AccountsService;
   applications: ApplicationsService;
+  guilds: GuildsService;
+  oauth2: OAuth2Service;
+  keys: SigningKeys;
   gateway: GatewayService;
 }
 
@@ -36,6 +48,7 @@ export interface Hearth {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly storage: Storage;
+  readonly bus: Bus;
   readonly services: Services;
   readonly http: FastifyInstance;
   /** The address clients use; known after `listen`. */
@@ -56,11 +69,35 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const counters: RateLimitStore = redis ? new RedisRateLimitStore(redis) : new MemoryRateLimitStore();
   const snowflakes = new SnowflakeGenerator(clock, config.workerId, config.processId);
 
+  const bus: Bus = new MemoryBus();
+
   let url = config.publicUrl ?? '';
+  const publicUrl = () => url;
   const accounts = new AccountsService({ storage, clock, snowflakes });
-  const applications = new ApplicationsService({ storage, clock, snowflakes, accounts });
-  const gateway = new GatewayService({ publicUrl: () => url, counters, clock });
-  const services: Services = { accounts, applications, gateway };
+  // The application object reports authorization counts the authorization server keeps; bound below.
+  let oauth2: OAuth2Service | undefined;
+  const applications = new ApplicationsService({
+    storage,
+    clock,
+    snowflakes,
+    accounts,
+    authorizationCounts: (id) => oauth2!.authorizationCounts(id),
+  });
+  const keys = new SigningKeys({ storage, clock });
+  await keys.ensure();
+  oauth2 = new OAuth2Service({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    keys,
+    accounts,
+    applications,
+    issuer: publicUrl,
+  });
+  const guilds = new GuildsService({ storage, clock, snowflakes });
+  const gateway = new GatewayService({ publicUrl, counters, clock });
+  const services: Services = { accounts, applications, guilds, oauth2, keys, gateway };
 
   const authenticators: Authenticators = {
     async bot(token) {
@@ -68,16 +105,36 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       return application && { kind: 'bot', userId: application.botUserId, applicationId: application.id };
     },
     async user(token) {
-      const user = await accounts.authenticateSession(token);
-      return user && { kind: 'user', userId: user.id };
+      const session = await accounts.authenticateSession(token);
+      return session && { kind: 'user', userId: session.user.id, authTime: session.authTime };
     },
-    // OAuth2 access tokens arrive with the authorization server; until then no bearer token is valid.
-    bearer: async () => undefined,
+    async bearer(token) {
+      const grant = await oauth2!.authenticateAccessToken(token);
+      return (
+        grant && {
+          kind: 'bearer',
+          userId: grant.userId,
+          applicationId: grant.applicationId,
+          scopes: expandScopes(grant.scopes),
+          grantedScopes: grant.scopes,
+          tokenId: grant.tokenId,
+          familyId: grant.familyId,
+          expiresAt: grant.expiresAt,
+        }
+      );
+    },
   };
 
   const http = createHttpServer(
     { logger, clock, rateLimits: counters, authenticators, globalPerSecond: config.rateLimitGlobal },
-    [accountsRoutes(accounts), gatewayRoutes(gateway)],
+    [
+      accountsRoutes(accounts),
+      applicationsRoutes(applications),
+      guildsRoutes(guilds),
+      oauth2Routes(oauth2),
+      gatewayRoutes(gateway),
+    ],
+    [oauth2Pages(oauth2, publicUrl)],
   );
 
   return {
@@ -85,6 +142,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     clock,
     logger,
     storage,
+    bus,
     services,
     http,
     get url() {
@@ -100,6 +158,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
     async close() {
       await http.close();
+      await bus.close();
       await counters.close();
       await redis?.quit();
       await storage.close();

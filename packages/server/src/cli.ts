@@ -10,13 +10,12 @@ export function buildProgram(): Command {
     .showHelpAfterError();
 
   withSettings(program.command('serve').description('run the HTTP API and gateway'), () => true).action(
-    async (options: Record<string, string | undefined>) => {
-      const config = loadConfig(toFlags(options));
+    async (_options: unknown, command: Command) => {
+      const config = loadConfig(toFlags(command));
       const hearth = await createHearth({ config });
-      await hearth.listen();
-      const address = hearth.http.server.address();
-      const port = typeof address === 'object' && address ? address.port : config.port;
-      process.stdout.write(`hearth listening on http://${config.host}:${port}\n`);
+      // listen() answers the bound address, with the port 0 resolved and an IPv6 host bracketed.
+      const url = await hearth.listen();
+      process.stdout.write(`hearth listening on ${url}\n`);
       let closing = false;
       const stop = (signal: NodeJS.Signals) => {
         if (closing) process.exit(1);
@@ -38,8 +37,8 @@ export function buildProgram(): Command {
   withSettings(
     program.command('migrate').description('bring the database schema up to date'),
     isStorage,
-  ).action(async (options: Record<string, string | undefined>) => {
-    const hearth = await createHearth({ config: loadConfig({ ...toFlags(options), logLevel: 'warn' }) });
+  ).action(async (_options: unknown, command: Command) => {
+    const hearth = await createHearth({ config: loadConfig(toFlags(command), quietByDefault(process.env)) });
     await hearth.close();
     process.stdout.write('database is up to date\n');
   });
@@ -50,8 +49,8 @@ export function buildProgram(): Command {
     .option('--redirect-uri <uri>', 'a registered OAuth2 redirect URI (repeatable)', collect, [])
     .option('--public', 'a public client (no secret needed with PKCE)', false)
     .option('--json', 'print JSON', false)
-    .action(async (options: Record<string, string | string[] | boolean | undefined>) => {
-      await withHearth(options, async (hearth) => {
+    .action(async (options: Record<string, string | string[] | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
         const created = await hearth.services.applications.createApplication({
           name: options['name'],
           redirect_uris: options['redirectUri'],
@@ -73,8 +72,8 @@ export function buildProgram(): Command {
     .requiredOption('--email <email>', 'email address')
     .requiredOption('--password <password>', 'password (8–128 characters)')
     .option('--json', 'print JSON', false)
-    .action(async (options: Record<string, string | boolean | undefined>) => {
-      await withHearth(options, async (hearth) => {
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
         const { user, token } = await hearth.services.accounts.createUser({
           username: options['username'],
           email: options['email'],
@@ -101,23 +100,31 @@ function withSettings(command: Command, include: (key: keyof Config) => boolean)
   return command;
 }
 
-/** Commander names `--database` `database` and so on; map each back to its setting. */
-function toFlags(options: Record<string, unknown>): Flags {
+/**
+ * The settings given as flags on the command line. Commander names `--database` `database` and so on; map
+ * each back to its setting. Commander also reads the `.env()` variables (shown in --help), but loadConfig
+ * reads the environment itself, so that an empty variable counts as unset and a bad one is named.
+ */
+function toFlags(command: Command): Flags {
   const flags: Flags = {};
   for (const setting of SETTINGS) {
     const name = setting.flag.slice(2).replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-    const value = options[name];
-    if (typeof value === 'string') flags[setting.key] = value;
+    const value: unknown = command.getOptionValue(name);
+    if (typeof value === 'string' && command.getOptionValueSource(name) === 'cli') flags[setting.key] = value;
   }
   return flags;
 }
 
+/** One-shot commands log warnings and worse unless --log-level or HEARTH_LOG_LEVEL says otherwise. */
+function quietByDefault(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return env['HEARTH_LOG_LEVEL'] ? env : { ...env, HEARTH_LOG_LEVEL: 'warn' };
+}
+
 async function withHearth(
-  options: Record<string, unknown>,
+  command: Command,
   work: (hearth: Awaited<ReturnType<typeof createHearth>>) => Promise<void>,
 ): Promise<void> {
-  const flags = toFlags(options);
-  const hearth = await createHearth({ config: loadConfig({ logLevel: 'warn', ...flags }) });
+  const hearth = await createHearth({ config: loadConfig(toFlags(command), quietByDefault(process.env)) });
   try {
     await work(hearth);
   } finally {

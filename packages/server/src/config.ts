@@ -66,9 +66,16 @@ function databaseUrl(raw: string, name: string): string {
   throw new ConfigError(`${name} must be sqlite:PATH, sqlite::memory: or postgres://…, got "${raw}"`);
 }
 
+/** A date-time with its zone: Date.parse alone would read `2025-01-01T00:00` in the machine's time zone. */
+const ISO_INSTANT = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+
 function instant(raw: string, name: string): number {
-  const ms = Date.parse(raw);
-  if (Number.isNaN(ms)) throw new ConfigError(`${name} must be an ISO-8601 date-time, got "${raw}"`);
+  const ms = ISO_INSTANT.test(raw.trim()) ? Date.parse(raw) : Number.NaN;
+  if (Number.isNaN(ms)) {
+    throw new ConfigError(
+      `${name} must be an ISO-8601 date-time with a zone (2025-01-01T00:00:00Z), got "${raw}"`,
+    );
+  }
   return ms;
 }
 

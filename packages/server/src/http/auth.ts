@@ -5,8 +5,19 @@ import { HearthError } from '../kernel/errors.js';
 /** Who is calling, resolved once per request from the Authorization header. */
 export type Principal =
   | { kind: 'bot'; userId: string; applicationId: string }
-  | { kind: 'user'; userId: string }
-  | { kind: 'bearer'; userId: string; applicationId: string; scopes: ReadonlySet<Scope> };
+  | { kind: 'user'; userId: string /** When the session signed in. */; authTime: number }
+  | {
+      kind: 'bearer';
+      userId: string;
+      applicationId: string;
+      /** Granted scopes with the umbrella scopes expanded, for `has` checks. */
+      scopes: ReadonlySet<Scope>;
+      /** The scopes as granted. */
+      grantedScopes: readonly Scope[];
+      tokenId: string;
+      familyId: string;
+      expiresAt: number;
+    };
 
 /** One resolver per credential form; each answers undefined for a token it does not know. */
 export interface Authenticators {

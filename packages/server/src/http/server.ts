@@ -9,7 +9,7 @@ import Fastify, {
 } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { Clock } from '../kernel/clock.js';
-import { formErrorTree, HearthError } from '../kernel/errors.js';
+import { formErrorTree, HearthError, isWireError, type WireError } from '../kernel/errors.js';
 import type { Logger } from '../kernel/logger.js';
 import { compileValidator, type Part, toFormError } from '../kernel/validation.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
@@ -73,9 +73,13 @@ export function createHttpServer(
       validate(data) ? { value: data } : { error: toFormError(validate.errors ?? []) };
   });
   registerBodyParsers(app);
-  app.setErrorHandler((error: FastifyError | HearthError, request, reply) => {
-    const known = toHearthError(error);
-    if (known) return reply.code(known.status).send(known.body());
+  app.setErrorHandler((error: FastifyError | WireError, request, reply) => {
+    const known = toWireError(error);
+    if (known)
+      return reply
+        .code(known.status)
+        .headers(known.headers ?? {})
+        .send(known.body());
     request.log.error({ err: error }, 'unhandled error');
     const internal = new HearthError('GeneralInternalServerError');
     return reply.code(internal.status).send(internal.body());
@@ -112,13 +116,14 @@ export function createHttpServer(
           const config = request.routeOptions.config;
           const header = request.headers.authorization;
           if (header) request.principal = (await resolvePrincipal(header, deps.authenticators)) ?? null;
-          if (config.auth) assertAdmitted(request, config.auth);
+          // Limits first: a refused credential still spends its caller's (IP) budget, so guessing is throttled.
           if (
             config.bucket &&
             (await applyRateLimits(request, reply, config.bucket, config.legacyAlias === true, limiter))
           ) {
             return reply;
           }
+          if (config.auth) assertAdmitted(request, config.auth);
           return undefined;
         });
         for (const plugin of api) await scope.register(plugin);
@@ -156,10 +161,10 @@ function registerBodyParsers(app: FastifyInstance): void {
   );
 }
 
-/** Maps what Fastify and our code throw to the platform's error; undefined for a bug. */
-function toHearthError(error: FastifyError | HearthError): HearthError | undefined {
-  if (error instanceof HearthError) return error;
-  switch (error.code) {
+/** Maps what Fastify and our code throw to its wire form; undefined for a bug. */
+function toWireError(error: FastifyError | WireError): WireError | undefined {
+  if (isWireError(error)) return error;
+  switch ((error as FastifyError).code) {
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new HearthError('InvalidFormBody', { errors: formErrorTree([[[], FormErrors.contentType()]]) });
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
@@ -168,7 +173,8 @@ function toHearthError(error: FastifyError | HearthError): HearthError | undefin
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
       return new HearthError('InvalidJSON');
   }
-  if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+  const { statusCode } = error as FastifyError;
+  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
     return new HearthError('GeneralBadRequest');
   }
   return undefined;

@@ -6,11 +6,26 @@ import {
   JSONErrors,
 } from '@hearth/protocol';
 
+/** An error that knows its wire form. HearthError is one; the OAuth2 endpoints have their own RFC shape. */
+export interface WireError extends Error {
+  readonly status: number;
+  readonly headers?: Readonly<Record<string, string>>;
+  body(): object;
+}
+
+export function isWireError(error: unknown): error is WireError {
+  return (
+    error instanceof Error &&
+    typeof (error as Partial<WireError>).status === 'number' &&
+    typeof (error as Partial<WireError>).body === 'function'
+  );
+}
+
 /**
  * The one error class a client can cause. Its name picks the wire triple from the catalogue in
  * `@hearth/protocol`; `extra` adds the documented extra fields some errors carry (530010).
  */
-export class HearthError extends Error {
+export class HearthError extends Error implements WireError {
   readonly error: JSONErrorName;
   readonly status: number;
   readonly code: number;

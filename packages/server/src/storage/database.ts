@@ -57,16 +57,26 @@ async function openPostgres(url: string): Promise<Storage> {
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
   if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-  return wrap('postgres', new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) }));
+  const { rows } = await pool.query<{ schema: string | null }>('SELECT current_schema() AS schema');
+  const migrationSchema = rows[0]?.schema ?? undefined;
+  return wrap('postgres', new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) }), migrationSchema);
 }
 
-function wrap(engine: Engine, db: Database): Storage {
+/**
+ * `migrationSchema` pins Kysely's bookkeeping tables to our schema: unpinned, its existence check sees
+ * another schema's `kysely_migration` in the same database and skips creating ours.
+ */
+function wrap(engine: Engine, db: Database, migrationSchema?: string): Storage {
   return {
     engine,
     db,
     transaction: (work) => db.transaction().execute(work),
     async migrate() {
-      const migrator = new Migrator({ db, provider: migrationProvider });
+      const migrator = new Migrator({
+        db,
+        provider: migrationProvider,
+        ...(migrationSchema === undefined ? {} : { migrationTableSchema: migrationSchema }),
+      });
       const { error, results } = await migrator.migrateToLatest();
       if (error) throw error;
       return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

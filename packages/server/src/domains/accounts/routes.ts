@@ -1,8 +1,20 @@
 import { Scopes } from '@hearth/protocol';
 import type { FastifyPluginAsync } from 'fastify';
+import type { Principal } from '../../http/auth.js';
 import { HearthError } from '../../kernel/errors.js';
 import { Login, ModifyCurrentUser, NewUser, SessionObject, UserObject } from './schemas.js';
 import { type AccountsService, toUserObject } from './service.js';
+
+/** What the caller may see of their own user: email with a session or `email`, premium with the approved scope. */
+function selfView(principal: Principal): { email: boolean; premium: boolean } {
+  if (principal.kind === 'bearer') {
+    return {
+      email: principal.scopes.has(Scopes.Email),
+      premium: principal.scopes.has(Scopes.IdentifyPremium),
+    };
+  }
+  return { email: principal.kind === 'user', premium: principal.kind === 'user' };
+}
 
 /** Sign-up and sign-in are tight buckets per caller: they cost a password hash each. */
 const PASSWORD_ROUTES = { limit: 10, windowMs: 60_000 };
@@ -37,9 +49,7 @@ export function accountsRoutes(accounts: AccountsService): FastifyPluginAsync {
         const principal = request.principal!;
         const user = await accounts.getUser(principal.userId);
         if (!user) throw new HearthError('GeneralUnauthorized');
-        const email =
-          principal.kind === 'user' || (principal.kind === 'bearer' && principal.scopes.has(Scopes.Email));
-        return toUserObject(user, { email });
+        return toUserObject(user, selfView(principal));
       },
     );
 
@@ -51,8 +61,14 @@ export function accountsRoutes(accounts: AccountsService): FastifyPluginAsync {
       },
       async (request) => {
         const user = await accounts.modifyUser(request.principal!.userId, request.body ?? {});
-        return toUserObject(user, { email: request.principal!.kind === 'user' });
+        return toUserObject(user, selfView(request.principal!));
       },
+    );
+
+    app.get(
+      '/users/@me/connections',
+      { config: { auth: { user: true, bearer: [Scopes.Connections] } } },
+      async (request) => accounts.listConnections(request.principal!.userId),
     );
   };
 }

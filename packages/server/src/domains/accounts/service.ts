@@ -1,8 +1,8 @@
 import { randomInt } from 'node:crypto';
-import { FormErrors } from '@hearth/protocol';
+import { FormErrors, isInEffect, PremiumTypes } from '@hearth/protocol';
 import type { Static } from 'typebox';
 import type { Clock } from '../../kernel/clock.js';
-import { formErrorTree, HearthError } from '../../kernel/errors.js';
+import { formErrorTree, HearthError, invalidForm } from '../../kernel/errors.js';
 import { generateToken, hashPassword, hashToken, verifyPassword } from '../../kernel/secrets.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
@@ -19,6 +19,17 @@ export interface User {
   avatar: string | null;
   bot: boolean;
   flags: number;
+  premiumType: number;
+  createdAt: number;
+}
+
+export interface Connection {
+  id: string;
+  type: string;
+  name: string;
+  verified: boolean;
+  visibility: number;
+  legacyPublisher: boolean;
   createdAt: number;
 }
 
@@ -52,6 +63,7 @@ export class AccountsService {
       avatar: null,
       bot: 0,
       flags: 0,
+      premium_type: 0,
       created_at: clock.now(),
     };
     try {
@@ -122,6 +134,7 @@ export class AccountsService {
       avatar: null,
       bot: 1,
       flags: 0,
+      premium_type: 0,
       created_at: clock.now(),
     };
     await store.insertUser(tx, row);
@@ -140,14 +153,72 @@ export class AccountsService {
     return token;
   }
 
-  async authenticateSession(token: string): Promise<User | undefined> {
+  /** The user of a live session token, and when they signed in (OIDC `auth_time`). */
+  async authenticateSession(token: string): Promise<{ user: User; authTime: number } | undefined> {
     const row = await store.findSessionUser(this.#deps.storage.db, hashToken(token), this.#deps.clock.now());
-    return row && toUser(row);
+    return row && { user: toUser(row), authTime: Number(row.session_created_at) };
   }
 
   async getUser(id: string): Promise<User | undefined> {
-    const row = await store.findUserById(this.#deps.storage.db, id);
+    return this.getUserIn(this.#deps.storage.db, id);
+  }
+
+  /** getUser inside a caller's transaction. */
+  async getUserIn(db: Executor, id: string): Promise<User | undefined> {
+    const row = await store.findUserById(db, id);
     return row && toUser(row);
+  }
+
+  /** Operator change (CLI): the subscription a user holds, read through `identify.premium`. */
+  async setPremiumType(id: string, premiumType: number): Promise<User> {
+    const valid = (Object.values(PremiumTypes) as number[]).includes(premiumType);
+    if (!valid) throw invalidForm('premium_type', FormErrors.choices(Object.values(PremiumTypes)));
+    await store.updateUser(this.#deps.storage.db, id, { premium_type: premiumType });
+    const user = await this.getUser(id);
+    if (!user) throw new HearthError('UnknownUser');
+    return user;
+  }
+
+  /** Links an account of another service (CLI, provider integrations). */
+  async addConnection(
+    userId: string,
+    input: { type: string; id: string; name: string; legacyPublisher?: boolean },
+  ): Promise<Connection> {
+    if (!(await this.getUser(userId))) throw new HearthError('UnknownUser');
+    const row = {
+      id: this.#deps.snowflakes.next(),
+      user_id: userId,
+      type: input.type,
+      external_id: input.id,
+      name: input.name,
+      verified: 1,
+      visibility: 1,
+      legacy_publisher: input.legacyPublisher ? 1 : 0,
+      created_at: this.#deps.clock.now(),
+    };
+    await store.insertConnection(this.#deps.storage.db, row);
+    return toConnection(row);
+  }
+
+  /** GET /users/@me/connections: legacy game-publisher connections leave the list on 10 July 2026 (seed). */
+  async listConnections(userId: string): Promise<Array<Record<string, unknown>>> {
+    const hideLegacy = isInEffect('legacyPublisherConnectionsHidden', this.#deps.clock.now());
+    const rows = await store.listConnections(this.#deps.storage.db, userId);
+    return rows
+      .map(toConnection)
+      .filter((c) => !(hideLegacy && c.legacyPublisher))
+      .map((c) => ({
+        id: c.id,
+        name: c.name,
+        type: c.type,
+        friend_sync: false,
+        integrations: [],
+        show_activity: true,
+        two_way_link: false,
+        verified: c.verified,
+        visibility: c.visibility,
+        revoked: false,
+      }));
   }
 }
 
@@ -161,12 +232,31 @@ function toUser(row: store.UserRow): User {
     avatar: row.avatar,
     bot: row.bot === 1,
     flags: Number(row.flags),
+    premiumType: Number(row.premium_type),
     createdAt: Number(row.created_at),
   };
 }
 
-/** The wire user object; `self` adds the fields only the user themself sees. */
-export function toUserObject(user: User, self: { email: boolean } | null = null): Static<typeof UserObject> {
+function toConnection(row: store.ConnectionRow): Connection {
+  return {
+    id: row.external_id,
+    type: row.type,
+    name: row.name,
+    verified: row.verified === 1,
+    visibility: Number(row.visibility),
+    legacyPublisher: row.legacy_publisher === 1,
+    createdAt: Number(row.created_at),
+  };
+}
+
+/**
+ * The wire user object; `self` adds the fields only the user themself sees. `premium_type` reads 0 unless
+ * the caller may see it: the user's own session, or a token with the approved `identify.premium` (seed).
+ */
+export function toUserObject(
+  user: User,
+  self: { email: boolean; premium: boolean } | null = null,
+): Static<typeof UserObject> {
   return {
     id: user.id,
     username: user.username,
@@ -185,7 +275,7 @@ export function toUserObject(user: User, self: { email: boolean } | null = null)
           flags: user.flags,
           mfa_enabled: false,
           locale: 'en-US',
-          premium_type: 0,
+          premium_type: self.premium ? user.premiumType : PremiumTypes.None,
           ...(self.email ? { email: user.email, verified: user.email !== null } : {}),
         }
       : {}),

@@ -1,6 +1,6 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Executor } from '../../storage/database.js';
-import type { SessionsTable, UsersTable } from '../../storage/schema.js';
+import type { ConnectionsTable, SessionsTable, UsersTable } from '../../storage/schema.js';
 
 export type UserRow = Selectable<UsersTable>;
 
@@ -31,11 +31,16 @@ export async function insertSession(db: Executor, row: Insertable<SessionsTable>
 }
 
 /** The user behind a live session token hash, in one indexed lookup. */
-export function findSessionUser(db: Executor, tokenHash: string, now: number): Promise<UserRow | undefined> {
+export function findSessionUser(
+  db: Executor,
+  tokenHash: string,
+  now: number,
+): Promise<(UserRow & { session_created_at: number }) | undefined> {
   return db
     .selectFrom('sessions')
     .innerJoin('users', 'users.id', 'sessions.user_id')
     .selectAll('users')
+    .select('sessions.created_at as session_created_at')
     .where('sessions.token_hash', '=', tokenHash)
     .where((eb) => eb.or([eb('sessions.expires_at', 'is', null), eb('sessions.expires_at', '>', now)]))
     .executeTakeFirst();
@@ -47,4 +52,14 @@ export async function deleteSession(db: Executor, tokenHash: string): Promise<vo
 
 export async function updateUser(db: Executor, id: string, changes: Updateable<UsersTable>): Promise<void> {
   await db.updateTable('users').set(changes).where('id', '=', id).execute();
+}
+
+export type ConnectionRow = Selectable<ConnectionsTable>;
+
+export async function insertConnection(db: Executor, row: Insertable<ConnectionsTable>): Promise<void> {
+  await db.insertInto('connections').values(row).execute();
+}
+
+export function listConnections(db: Executor, userId: string): Promise<ConnectionRow[]> {
+  return db.selectFrom('connections').selectAll().where('user_id', '=', userId).orderBy('id').execute();
 }

@@ -1,10 +1,59 @@
+import { MAX_REDIRECT_URIS } from '@hearth/protocol';
 import { Type } from 'typebox';
+import { UserObject } from '../accounts/schemas.js';
 
 export const RedirectUri = Type.String({ minLength: 1, maxLength: 2048 });
+const Snowflake = Type.String({ format: 'snowflake' });
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
+  Type.Union([schema, Type.Null()]);
 
 export const NewApplication = Type.Object({
   name: Type.String({ minLength: 2, maxLength: 32 }),
-  redirect_uris: Type.Optional(Type.Array(RedirectUri, { maxItems: 10 })),
+  redirect_uris: Type.Optional(Type.Array(RedirectUri, { maxItems: MAX_REDIRECT_URIS })),
   public_client: Type.Optional(Type.Boolean()),
-  owner_id: Type.Optional(Type.Union([Type.String({ format: 'snowflake' }), Type.Null()])),
+  owner_id: Type.Optional(Nullable(Snowflake)),
+});
+
+/** PATCH /applications/@me (SPEC ApplicationFormPartial, the fields Hearth serves). */
+export const ModifyCurrentApplication = Type.Object({
+  description: Type.Optional(Nullable(Type.String({ maxLength: 400 }))),
+  tags: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1, maxLength: 20 }), { maxItems: 5 }))),
+  custom_install_url: Type.Optional(Nullable(Type.String({ format: 'uri', maxLength: 2048 }))),
+  flags: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 4294967295 }))),
+});
+
+/** What an operator may change from the CLI. */
+export const AdminApplicationUpdate = Type.Object({
+  redirect_uris: Type.Optional(Type.Array(RedirectUri, { maxItems: MAX_REDIRECT_URIS })),
+  public_client: Type.Optional(Type.Boolean()),
+  parent_application_id: Type.Optional(Nullable(Snowflake)),
+  grant_flags: Type.Optional(Type.Array(Type.String())),
+  revoke_flags: Type.Optional(Type.Array(Type.String())),
+});
+
+export const ApplicationObject = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  icon: Nullable(Type.String()),
+  description: Type.String(),
+  type: Type.Null(),
+  bot: Type.Optional(UserObject),
+  bot_public: Type.Boolean(),
+  bot_require_code_grant: Type.Boolean(),
+  custom_install_url: Type.Optional(Type.String()),
+  integration_types_config: Type.Record(Type.String(), Type.Object({})),
+  verify_key: Type.String(),
+  flags: Type.Integer(),
+  flags_new: Type.String(),
+  tags: Type.Optional(Type.Array(Type.String())),
+  redirect_uris: Type.Array(Type.String()),
+  interactions_endpoint_url: Type.Null(),
+  role_connections_verification_url: Type.Null(),
+  owner: UserObject,
+  approximate_guild_count: Type.Integer(),
+  approximate_user_install_count: Type.Integer(),
+  approximate_user_authorization_count: Type.Integer(),
+  explicit_content_filter: Type.Integer(),
+  team: Type.Null(),
+  eligible_oauth2_scopes: Type.Array(Type.String()),
 });

@@ -1,12 +1,28 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { generateKeyPairSync, timingSafeEqual } from 'node:crypto';
+import {
+  ApplicationFlags,
+  FormErrors,
+  RESTRICTED_SCOPES,
+  Scopes,
+  SELF_SETTABLE_APPLICATION_FLAGS,
+  TARGETED_SCOPES,
+  wireFlags,
+} from '@hearth/protocol';
+import type { Static } from 'typebox';
 import type { Clock } from '../../kernel/clock.js';
-import { HearthError } from '../../kernel/errors.js';
+import { HearthError, invalidForm } from '../../kernel/errors.js';
 import { generateSecret, generateToken, hashToken } from '../../kernel/secrets.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
 import type { Storage } from '../../storage/database.js';
 import type { AccountsService, User } from '../accounts/service.js';
-import { NewApplication } from './schemas.js';
+import { toUserObject } from '../accounts/service.js';
+import {
+  AdminApplicationUpdate,
+  type ApplicationObject,
+  ModifyCurrentApplication,
+  NewApplication,
+} from './schemas.js';
 import * as store from './store.js';
 
 export interface Application {
@@ -17,9 +33,12 @@ export interface Application {
   botUserId: string;
   publicClient: boolean;
   redirectUris: string[];
-  flags: number;
+  flags: bigint;
   /** Ed25519 public key of the application's signed events, hex (PROTOCOL.md §F.2). */
   verifyKey: string;
+  parentApplicationId: string | null;
+  tags: string[];
+  customInstallUrl: string | null;
   createdAt: number;
 }
 
@@ -31,14 +50,20 @@ export interface CreatedApplication {
   botToken: string;
 }
 
+/** How many users authorized the application, told by the authorization server. */
+export type AuthorizationCounts = (
+  applicationId: string,
+) => Promise<{ userInstalls: number; authorizations: number }>;
+
 export interface ApplicationsDeps {
   storage: Storage;
   clock: Clock;
   snowflakes: SnowflakeGenerator;
   accounts: AccountsService;
+  authorizationCounts: AuthorizationCounts;
 }
 
-/** Applications (games), their credentials and their bot users. */
+/** Applications (games), their credentials, their bot users and their approvals. */
 export class ApplicationsService {
   readonly #deps: ApplicationsDeps;
 
@@ -61,6 +86,7 @@ export class ApplicationsService {
       const row = {
         id,
         name,
+        description: '',
         owner_id,
         bot_user_id: botUser.id,
         bot_token_hash: hashToken(botToken),
@@ -71,9 +97,12 @@ export class ApplicationsService {
         verify_key: verifyKey,
         signing_key: signingKey,
         created_at: clock.now(),
+        parent_application_id: null,
+        tags: '[]',
+        custom_install_url: null,
       };
       await store.insertApplication(tx, row);
-      return { application: toApplication({ ...row, description: '' }), botUser, clientSecret, botToken };
+      return { application: toApplication(row), botUser, clientSecret, botToken };
     });
   }
 
@@ -83,10 +112,126 @@ export class ApplicationsService {
     return row && toApplication(row);
   }
 
+  /** The application if `secret` is its client secret; compared in constant time. */
+  async authenticateClient(id: string, secret: string): Promise<Application | undefined> {
+    const row = await store.findApplicationById(this.#deps.storage.db, id);
+    if (!row) return undefined;
+    const presented = Buffer.from(hashToken(secret));
+    const stored = Buffer.from(row.client_secret_hash);
+    return presented.length === stored.length && timingSafeEqual(presented, stored)
+      ? toApplication(row)
+      : undefined;
+  }
+
   async getApplication(id: string): Promise<Application | undefined> {
     const row = await store.findApplicationById(this.#deps.storage.db, id);
     return row && toApplication(row);
   }
+
+  async requireApplication(id: string): Promise<Application> {
+    const application = await this.getApplication(id);
+    if (!application) throw new HearthError('UnknownApplication');
+    return application;
+  }
+
+  /** PATCH /applications/@me: only the self-service fields, and only the limited intent flags. */
+  async modifyApplication(id: string, input: unknown): Promise<Application> {
+    const changes = parse(ModifyCurrentApplication, input);
+    const current = await this.requireApplication(id);
+    const update: Parameters<typeof store.updateApplication>[2] = {};
+    if (changes.description !== undefined) update.description = changes.description ?? '';
+    if (changes.tags !== undefined) update.tags = JSON.stringify(changes.tags ?? []);
+    if (changes.custom_install_url !== undefined) update.custom_install_url = changes.custom_install_url;
+    if (changes.flags !== undefined) {
+      const requested = BigInt(changes.flags ?? 0);
+      if ((requested & ~SELF_SETTABLE_APPLICATION_FLAGS) !== 0n)
+        throw invalidForm('flags', FormErrors.invalid());
+      const kept = current.flags & ~SELF_SETTABLE_APPLICATION_FLAGS;
+      update.flags = Number(kept | requested);
+    }
+    if (Object.keys(update).length > 0) await store.updateApplication(this.#deps.storage.db, id, update);
+    return this.requireApplication(id);
+  }
+
+  /** Operator changes (CLI): approvals, parent application, redirect URIs, client type. */
+  async adminUpdate(id: string, input: unknown): Promise<Application> {
+    const changes = parse(AdminApplicationUpdate, input);
+    const current = await this.requireApplication(id);
+    const update: Parameters<typeof store.updateApplication>[2] = {};
+    if (changes.redirect_uris !== undefined) update.redirect_uris = JSON.stringify(changes.redirect_uris);
+    if (changes.public_client !== undefined) update.public_client = changes.public_client ? 1 : 0;
+    if (changes.parent_application_id !== undefined) {
+      const parentId = changes.parent_application_id;
+      if (parentId !== null) {
+        const parent = await this.requireApplication(parentId);
+        if (parent.id === id || parent.parentApplicationId !== null) {
+          throw invalidForm('parent_application_id', FormErrors.invalid());
+        }
+      }
+      update.parent_application_id = parentId;
+    }
+    let flags = current.flags;
+    for (const name of changes.grant_flags ?? []) flags |= flagNamed(name);
+    for (const name of changes.revoke_flags ?? []) flags &= ~flagNamed(name);
+    if (flags !== current.flags) update.flags = Number(flags);
+    if (Object.keys(update).length > 0) await store.updateApplication(this.#deps.storage.db, id, update);
+    return this.requireApplication(id);
+  }
+
+  /** The application object of GET /applications/@me (SPEC PrivateApplicationResponse). */
+  async toApplicationObject(application: Application): Promise<Static<typeof ApplicationObject>> {
+    const { accounts, storage, authorizationCounts } = this.#deps;
+    const bot = await accounts.getUser(application.botUserId);
+    const owner = (application.ownerId && (await accounts.getUser(application.ownerId))) || bot;
+    if (!bot || !owner) throw new Error(`application ${application.id} has lost its bot user`);
+    const counts = await authorizationCounts(application.id);
+    return {
+      id: application.id,
+      name: application.name,
+      icon: null,
+      description: application.description,
+      type: null,
+      bot: toUserObject(bot),
+      bot_public: true,
+      bot_require_code_grant: false,
+      ...(application.customInstallUrl ? { custom_install_url: application.customInstallUrl } : {}),
+      integration_types_config: { '0': {}, '1': {} },
+      verify_key: application.verifyKey,
+      ...wireFlags(application.flags),
+      tags: application.tags,
+      redirect_uris: application.redirectUris,
+      interactions_endpoint_url: null,
+      role_connections_verification_url: null,
+      owner: toUserObject(owner),
+      approximate_guild_count: await store.countBotGuilds(storage.db, application.botUserId),
+      approximate_user_install_count: counts.userInstalls,
+      approximate_user_authorization_count: counts.authorizations,
+      explicit_content_filter: 0,
+      team: null,
+      eligible_oauth2_scopes: eligibleScopes(application),
+    };
+  }
+}
+
+export function hasFlag(application: Application, flag: bigint): boolean {
+  return (application.flags & flag) === flag;
+}
+
+/** Scopes a player may grant this application. */
+export function eligibleScopes(application: Application): string[] {
+  return Object.values(Scopes).filter(
+    (scope) =>
+      !TARGETED_SCOPES.includes(scope) &&
+      (!RESTRICTED_SCOPES.includes(scope) || hasFlag(application, ApplicationFlags.IdentifyPremiumApproved)),
+  );
+}
+
+function flagNamed(name: string): bigint {
+  const entry = Object.entries(ApplicationFlags).find(([key]) => key.toLowerCase() === name.toLowerCase());
+  if (!entry) {
+    throw invalidForm('flags', FormErrors.choices(Object.keys(ApplicationFlags)));
+  }
+  return entry[1];
 }
 
 function toApplication(row: store.ApplicationRow): Application {
@@ -98,8 +243,11 @@ function toApplication(row: store.ApplicationRow): Application {
     botUserId: row.bot_user_id,
     publicClient: row.public_client === 1,
     redirectUris: JSON.parse(row.redirect_uris) as string[],
-    flags: Number(row.flags),
+    flags: BigInt(row.flags),
     verifyKey: row.verify_key,
+    parentApplicationId: row.parent_application_id,
+    tags: JSON.parse(row.tags) as string[],
+    customInstallUrl: row.custom_install_url,
     createdAt: Number(row.created_at),
   };
 }

@@ -1,4 +1,4 @@
-import type { Insertable, Selectable } from 'kysely';
+import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Executor } from '../../storage/database.js';
 import type { ApplicationsTable } from '../../storage/schema.js';
 
@@ -17,4 +17,22 @@ export function findApplicationByBotToken(
   tokenHash: string,
 ): Promise<ApplicationRow | undefined> {
   return db.selectFrom('applications').selectAll().where('bot_token_hash', '=', tokenHash).executeTakeFirst();
+}
+
+export async function updateApplication(
+  db: Executor,
+  id: string,
+  changes: Updateable<ApplicationsTable>,
+): Promise<void> {
+  await db.updateTable('applications').set(changes).where('id', '=', id).execute();
+}
+
+/** Guilds the application's bot is in. */
+export async function countBotGuilds(db: Executor, botUserId: string): Promise<number> {
+  const row = await db
+    .selectFrom('guild_members')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('user_id', '=', botUserId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }

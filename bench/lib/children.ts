@@ -1,0 +1,132 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+/** Every child still running, so that no exit path (error, timeout, Ctrl-C) leaves a server behind. */
+const live = new Set<ChildProcess>();
+process.on('exit', killAllChildren);
+
+/** Kills every child this process started and has not reaped yet; synchronous, so safe in an exit handler. */
+export function killAllChildren(): void {
+  for (const child of live) child.kill('SIGKILL');
+}
+
+export interface Command {
+  /** Names the child in errors and progress lines. */
+  name: string;
+  args: string[];
+  cwd: string;
+  /** Added to the parent's environment, from which every HEARTH_* variable is removed first. */
+  env?: Record<string, string>;
+  timeoutMs: number;
+}
+
+export interface ServerCommand extends Command {
+  /** A stdout line announcing readiness; its first group is the base URL. */
+  ready: RegExp;
+}
+
+export interface ServerProcess {
+  readonly name: string;
+  readonly url: string;
+  /** Throws, with the end of its stderr, if the server has exited. */
+  assertAlive(): void;
+  /** SIGTERM, then SIGKILL after a grace period; resolves once the process is gone. */
+  stop(): Promise<void>;
+}
+
+/** Runs `node <args>` to completion and returns its stdout; throws on a non-zero exit or timeout. */
+export async function runNode(command: Command): Promise<string> {
+  const child = start(command);
+  const stdout: string[] = [];
+  child.process.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk.toString('utf8')));
+  const timer = setTimeout(() => child.process.kill('SIGKILL'), command.timeoutMs);
+  try {
+    const { code, signal } = await child.exited;
+    if (code !== 0) throw new Error(`${command.name} exited with ${code ?? signal}\n${child.stderrTail()}`);
+    return stdout.join('');
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Starts `node <args>` and waits for the line that gives its URL. */
+export async function startServer(command: ServerCommand): Promise<ServerProcess> {
+  const child = start(command);
+  let exit: string | undefined;
+  void child.exited.then(({ code, signal }) => {
+    exit = `exited with ${code ?? signal}`;
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.process.kill('SIGKILL');
+      reject(new Error(`${command.name} not ready after ${command.timeoutMs} ms\n${child.stderrTail()}`));
+    }, command.timeoutMs);
+    // Reading goes on after readiness so that the pipe never fills and blocks the server.
+    createInterface({ input: child.process.stdout! }).on('line', (line) => {
+      const found = command.ready.exec(line)?.[1];
+      if (found === undefined) return;
+      clearTimeout(timer);
+      resolve(found);
+    });
+    void child.exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`${command.name} exited with ${code ?? signal} before ready\n${child.stderrTail()}`));
+    });
+  });
+  return {
+    name: command.name,
+    url,
+    assertAlive() {
+      if (exit !== undefined) throw new Error(`${command.name} ${exit}\n${child.stderrTail()}`);
+    },
+    async stop() {
+      if (!live.has(child.process)) return;
+      child.process.kill('SIGTERM');
+      const timer = setTimeout(() => child.process.kill('SIGKILL'), 5000);
+      await child.exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+interface Started {
+  process: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stderrTail(): string;
+}
+
+function start(command: Command): Started {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('HEARTH_')) env[key] = value;
+  Object.assign(env, command.env);
+  const child = spawn(process.execPath, command.args, {
+    cwd: command.cwd,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  live.add(child);
+  const stderr: string[] = [];
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr.push(chunk.toString('utf8'));
+    if (stderr.length > 50) stderr.shift();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('error', (error) => {
+      stderr.push(String(error));
+      live.delete(child);
+      resolve({ code: null, signal: null });
+    });
+    child.once('exit', (code, signal) => {
+      live.delete(child);
+      resolve({ code, signal });
+    });
+  });
+  return {
+    process: child,
+    exited,
+    stderrTail: () => {
+      const text = stderr.join('').trimEnd();
+      return text ? `--- ${command.name} stderr (end) ---\n${text.split('\n').slice(-20).join('\n')}` : '';
+    },
+  };
+}

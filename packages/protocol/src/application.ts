@@ -1,0 +1,40 @@
+/**
+ * Application flags. `flags` on the wire is the low 32 bits; `flags_new` is every bit as a decimal string
+ * (seed: Records, Application). Bits 0–31 are the platform's public flags; the approval bits above 32 are
+ * Hearth's own, chosen high so they cannot meet a public flag.
+ */
+export const ApplicationFlags = {
+  ApplicationAutoModerationRuleCreateBadge: 1n << 6n,
+  GatewayPresence: 1n << 12n,
+  GatewayPresenceLimited: 1n << 13n,
+  GatewayGuildMembers: 1n << 14n,
+  GatewayGuildMembersLimited: 1n << 15n,
+  VerificationPendingGuildLimit: 1n << 16n,
+  Embedded: 1n << 17n,
+  GatewayMessageContent: 1n << 18n,
+  GatewayMessageContentLimited: 1n << 19n,
+  ApplicationCommandBadge: 1n << 23n,
+  /** Approved for the restricted `identify.premium` scope. */
+  IdentifyPremiumApproved: 1n << 48n,
+  /** Approved for publisher-level linking (parent and child applications). */
+  PublisherLinkingApproved: 1n << 49n,
+  /** Enabled for provisional accounts (530000 otherwise). */
+  ProvisionalAccountsEnabled: 1n << 50n,
+  /** Past the pre-approval rate limits of the communication features. */
+  CommunicationFeaturesApproved: 1n << 51n,
+} as const;
+
+export type ApplicationFlag = keyof typeof ApplicationFlags;
+
+/** The flags an application may set on itself with PATCH /applications/@me. */
+export const SELF_SETTABLE_APPLICATION_FLAGS =
+  ApplicationFlags.GatewayPresenceLimited |
+  ApplicationFlags.GatewayGuildMembersLimited |
+  ApplicationFlags.GatewayMessageContentLimited;
+
+export function wireFlags(flags: bigint): { flags: number; flags_new: string } {
+  return { flags: Number(BigInt.asUintN(32, flags)), flags_new: flags.toString() };
+}
+
+/** Maximum registered redirect URIs per application. */
+export const MAX_REDIRECT_URIS = 10;

@@ -1,0 +1,61 @@
+import type { Static } from 'typebox';
+import type { Clock } from '../../kernel/clock.js';
+import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
+import { parse } from '../../kernel/validation.js';
+import type { Storage } from '../../storage/database.js';
+import { ListMyGuildsQuery, type MyGuildObject, NewGuild } from './schemas.js';
+import * as store from './store.js';
+
+/** Guilds (servers). This first part serves the current user's guild list; the guild issue builds the rest. */
+export class GuildsService {
+  readonly #deps: { storage: Storage; clock: Clock; snowflakes: SnowflakeGenerator };
+
+  constructor(deps: { storage: Storage; clock: Clock; snowflakes: SnowflakeGenerator }) {
+    this.#deps = deps;
+  }
+
+  async createGuild(ownerId: string, input: unknown): Promise<{ id: string }> {
+    const { name, banner = null } = parse(NewGuild, input);
+    const { storage, clock, snowflakes } = this.#deps;
+    const id = snowflakes.next();
+    const now = clock.now();
+    await storage.transaction(async (tx) => {
+      await store.insertGuild(tx, {
+        id,
+        name,
+        icon: null,
+        banner,
+        owner_id: ownerId,
+        features: '[]',
+        created_at: now,
+      });
+      await store.insertMember(tx, { guild_id: id, user_id: ownerId, permissions: '0', joined_at: now });
+    });
+    return { id };
+  }
+
+  async addMember(guildId: string, userId: string): Promise<void> {
+    await store.insertMember(this.#deps.storage.db, {
+      guild_id: guildId,
+      user_id: userId,
+      permissions: '0',
+      joined_at: this.#deps.clock.now(),
+    });
+  }
+
+  /** GET /users/@me/guilds: each guild carries `banner` (seed). */
+  async listUserGuilds(userId: string, query: unknown): Promise<Static<typeof MyGuildObject>[]> {
+    const { before, after, limit = 200, with_counts = false } = parse(ListMyGuildsQuery, query ?? {});
+    const rows = await store.listUserGuilds(this.#deps.storage.db, userId, { before, after, limit });
+    return rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      icon: row.icon,
+      banner: row.banner,
+      owner: row.owner_id === userId,
+      permissions: row.permissions,
+      features: JSON.parse(row.features) as string[],
+      ...(with_counts ? { approximate_member_count: Number(row.member_count ?? 0) } : {}),
+    }));
+  }
+}

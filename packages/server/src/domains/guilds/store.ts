@@ -1,0 +1,63 @@
+import type { Insertable } from 'kysely';
+import type { Executor } from '../../storage/database.js';
+import type { GuildMembersTable, GuildsTable } from '../../storage/schema.js';
+
+export async function insertGuild(db: Executor, row: Insertable<GuildsTable>): Promise<void> {
+  await db.insertInto('guilds').values(row).execute();
+}
+
+export async function insertMember(db: Executor, row: Insertable<GuildMembersTable>): Promise<void> {
+  await db.insertInto('guild_members').values(row).execute();
+}
+
+/** The guilds a user is in, by id, one page. */
+export function listUserGuilds(
+  db: Executor,
+  userId: string,
+  page: { before?: string | undefined; after?: string | undefined; limit: number },
+) {
+  let query = db
+    .selectFrom('guild_members')
+    .innerJoin('guilds', 'guilds.id', 'guild_members.guild_id')
+    .select([
+      'guilds.id',
+      'guilds.name',
+      'guilds.icon',
+      'guilds.banner',
+      'guilds.owner_id',
+      'guilds.features',
+      'guild_members.permissions',
+    ])
+    .select((eb) =>
+      eb
+        .selectFrom('guild_members as m')
+        .select((inner) => inner.fn.countAll<number | string>().as('n'))
+        .whereRef('m.guild_id', '=', 'guilds.id')
+        .as('member_count'),
+    )
+    .where('guild_members.user_id', '=', userId);
+  // Ids are snowflake strings of varying length: compare by length, then text, to order them as numbers.
+  if (page.after !== undefined) {
+    const after = page.after;
+    query = query.where((eb) =>
+      eb.or([
+        eb(eb.fn('length', ['guilds.id']), '>', after.length),
+        eb.and([eb(eb.fn('length', ['guilds.id']), '=', after.length), eb('guilds.id', '>', after)]),
+      ]),
+    );
+  }
+  if (page.before !== undefined) {
+    const before = page.before;
+    query = query.where((eb) =>
+      eb.or([
+        eb(eb.fn('length', ['guilds.id']), '<', before.length),
+        eb.and([eb(eb.fn('length', ['guilds.id']), '=', before.length), eb('guilds.id', '<', before)]),
+      ]),
+    );
+  }
+  return query
+    .orderBy((eb) => eb.fn('length', ['guilds.id']))
+    .orderBy('guilds.id')
+    .limit(page.limit)
+    .execute();
+}

@@ -1,0 +1,34 @@
+import { Type } from 'typebox';
+
+/** POST /oauth2/authorize body: the player's answer on the consent screen. */
+export const AuthorizeDecision = Type.Object({
+  authorize: Type.Boolean(),
+});
+
+export const AuthorizeLocation = Type.Object({ location: Type.String() });
+
+/** POST /partner-sdk/child-token (PROTOCOL.md §B.3). */
+export const ChildTokenRequest = Type.Object({
+  parent_access_token: Type.String({ minLength: 1, maxLength: 10240 }),
+  child_application_id: Type.String({ format: 'snowflake' }),
+  parent_client_secret: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+});
+
+export const TokenResponseObject = Type.Object({
+  access_token: Type.String(),
+  token_type: Type.Literal('Bearer'),
+  expires_in: Type.Integer(),
+  refresh_token: Type.Optional(Type.String()),
+  scope: Type.String(),
+  id_token: Type.Optional(Type.String()),
+});
+
+export const UserInfoObject = Type.Object({
+  sub: Type.String(),
+  email: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  email_verified: Type.Optional(Type.Boolean()),
+  preferred_username: Type.Optional(Type.String()),
+  nickname: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  picture: Type.Optional(Type.Null()),
+  locale: Type.Optional(Type.String()),
+});

@@ -1,0 +1,754 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import {
+  ACCESS_TOKEN_TTL_SECONDS,
+  ApplicationFlags,
+  AUTHORIZATION_CODE_TTL_MS,
+  CLIENT_CREDENTIALS_ONLY_SCOPES,
+  CODE_CHALLENGE_METHOD,
+  CODE_CHALLENGE_PATTERN,
+  CODE_VERIFIER_PATTERN,
+  defaultRedirectUri,
+  expandScopes,
+  GrantTypes,
+  IntegrationTypes,
+  isScope,
+  OAuth2ErrorCodes,
+  OAuth2ErrorDescriptions,
+  Prompts,
+  REFRESH_TOKEN_TTL_MS,
+  RESTRICTED_SCOPES,
+  type Scope,
+  Scopes,
+  TARGETED_SCOPES,
+} from '@hearth/protocol';
+import type { Bus, BusEvent } from '../../bus/bus.js';
+import type { Clock } from '../../kernel/clock.js';
+import { HearthError } from '../../kernel/errors.js';
+import { generateSecret, generateToken, hashToken } from '../../kernel/secrets.js';
+import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
+import type { Executor, Storage } from '../../storage/database.js';
+import { recordWebhookEvent } from '../../storage/outbox.js';
+import { type AccountsService, toUserObject } from '../accounts/service.js';
+import { type Application, type ApplicationsService, hasFlag } from '../applications/service.js';
+import { AuthorizeError, OAuth2Error } from './errors.js';
+import { accessTokenHash, type IdTokenSigner, type SigningKeys } from './keys.js';
+import * as store from './store.js';
+
+export interface OAuth2Deps {
+  storage: Storage;
+  clock: Clock;
+  snowflakes: SnowflakeGenerator;
+  bus: Bus;
+  keys: SigningKeys;
+  accounts: AccountsService;
+  applications: ApplicationsService;
+  /** The issuer of ID tokens: this server's public URL. */
+  issuer: () => string;
+}
+
+/** A checked authorization request, ready for the player's decision. */
+export interface AuthorizationRequest {
+  application: Application;
+  redirectUri: string;
+  /** The redirect_uri parameter as given, or null when the registered one was used. */
+  requestedRedirectUri: string | null;
+  scopes: Scope[];
+  state: string | undefined;
+  nonce: string | undefined;
+  codeChallenge: string | undefined;
+  integrationType: number | undefined;
+  prompt: string;
+}
+
+export interface TokenResponse {
+  access_token: string;
+  token_type: 'Bearer';
+  expires_in: number;
+  refresh_token?: string;
+  scope: string;
+  id_token?: string;
+}
+
+/** What an access token stands for. */
+export interface AccessGrant {
+  tokenId: string;
+  familyId: string;
+  applicationId: string;
+  userId: string;
+  scopes: Scope[];
+  expiresAt: number;
+}
+
+const MAX_STATE_LENGTH = 2048;
+const MAX_NONCE_LENGTH = 512;
+
+/** The authorization server (RFC 6749, RFC 7636, RFC 7009, RFC 8252, OIDC Core). */
+export class OAuth2Service {
+  readonly #deps: OAuth2Deps;
+
+  constructor(deps: OAuth2Deps) {
+    this.#deps = deps;
+  }
+
+  // ---- Authorization endpoint (RFC 6749 §4.1.1) ----
+
+  /**
+   * Checks an authorization request in the order RFC 6749 §4.1.2.1 demands: client and redirect URI first
+   * (never redirecting to an untrusted place), then everything else as a redirectable error.
+   */
+  async checkAuthorizationRequest(params: Record<string, unknown>): Promise<AuthorizationRequest> {
+    const single = (name: string): string | undefined => {
+      const value = params[name];
+      if (value === undefined) return undefined;
+      if (typeof value !== 'string')
+        throw new AuthorizeError('invalid_request', `"${name}" is given more than once`);
+      return value;
+    };
+    const clientId = single('client_id');
+    const application =
+      clientId && /^\d{1,20}$/.test(clientId)
+        ? await this.#deps.applications.getApplication(clientId)
+        : undefined;
+    if (!application) throw new AuthorizeError('invalid_client', 'Unknown application');
+
+    const requestedRedirectUri = single('redirect_uri') ?? null;
+    const codeChallenge = single('code_challenge');
+    const redirectUri = resolveRedirectUri(application, requestedRedirectUri, codeChallenge !== undefined);
+
+    const rawState = single('state');
+    const state = rawState !== undefined && rawState.length <= MAX_STATE_LENGTH ? rawState : undefined;
+    const fail = (error: string, description: string) =>
+      new AuthorizeError(error, description, { redirectUri, state });
+    if (rawState !== undefined && state === undefined) throw fail('invalid_request', 'state is too long');
+    const responseType = single('response_type');
+    if (responseType !== 'code') {
+      throw fail(OAuth2ErrorCodes.UnsupportedResponseType, 'Only response_type=code is supported');
+    }
+    const scopes = parseScopes(single('scope') ?? '', application, fail);
+    const method = single('code_challenge_method');
+    if (codeChallenge !== undefined || method !== undefined) {
+      if (method !== CODE_CHALLENGE_METHOD)
+        throw fail('invalid_request', 'code_challenge_method must be S256');
+      if (codeChallenge === undefined || !CODE_CHALLENGE_PATTERN.test(codeChallenge)) {
+        throw fail('invalid_request', 'code_challenge must be a base64url SHA-256 digest');
+      }
+    }
+    const nonce = single('nonce');
+    if (nonce !== undefined && nonce.length > MAX_NONCE_LENGTH)
+      throw fail('invalid_request', 'nonce is too long');
+    const integration = single('integration_type');
+    const integrationType = integration === undefined ? undefined : Number(integration);
+    if (
+      integrationType !== undefined &&
+      integrationType !== IntegrationTypes.GuildInstall &&
+      integrationType !== IntegrationTypes.UserInstall
+    ) {
+      throw fail('invalid_request', 'integration_type must be 0 or 1');
+    }
+    const prompt = single('prompt') ?? Prompts.Consent;
+    if (prompt !== Prompts.Consent && prompt !== Prompts.None)
+      throw fail('invalid_request', 'prompt must be consent or none');
+    return {
+      application,
+      redirectUri,
+      requestedRedirectUri,
+      scopes,
+      state,
+      nonce,
+      codeChallenge,
+      integrationType,
+      prompt,
+    };
+  }
+
+  /** The published key set (GET /oauth2/keys). */
+  jwks() {
+    return this.#deps.keys.jwks();
+  }
+
+  /** True when the player already granted every requested scope: prompt=none may skip the screen. */
+  async alreadyAuthorized(userId: string, request: AuthorizationRequest): Promise<boolean> {
+    const grant = await store.findGrant(this.#deps.storage.db, request.application.id, userId);
+    if (!grant) return false;
+    const granted = new Set(grant.scopes.split(' '));
+    return request.scopes.every((scope) => granted.has(scope));
+  }
+
+  /**
+   * The player's answer. Approval records the grant (and its webhook event, in the same transaction) and
+   * issues a single-use code; refusal is `access_denied`. Answers where to send the player.
+   */
+  async decide(
+    user: { id: string; authTime: number },
+    request: AuthorizationRequest,
+    approve: boolean,
+  ): Promise<string> {
+    if (!approve) {
+      return redirectWith(request, {
+        error: OAuth2ErrorCodes.AccessDenied,
+        error_description: OAuth2ErrorDescriptions.accessDenied,
+      });
+    }
+    const { storage, clock } = this.#deps;
+    const now = clock.now();
+    const code = generateSecret(24);
+    const events: BusEvent[] = [];
+    await storage.transaction(async (tx) => {
+      const previous = await store.findGrant(tx, request.application.id, user.id);
+      const previousScopes = new Set(previous?.scopes.split(' ') ?? []);
+      const scopes = [...new Set([...previousScopes, ...request.scopes])];
+      await store.saveGrant(tx, {
+        application_id: request.application.id,
+        user_id: user.id,
+        scopes: scopes.join(' '),
+        integration_type: request.integrationType ?? previous?.integration_type ?? null,
+        created_at: previous?.created_at ?? now,
+      });
+      if (!previous || request.scopes.some((s) => !previousScopes.has(s))) {
+        events.push(await this.#recordAuthorized(tx, request, user.id, scopes));
+      }
+      await store.insertCode(tx, {
+        code_hash: hashToken(code),
+        application_id: request.application.id,
+        user_id: user.id,
+        redirect_uri: request.requestedRedirectUri,
+        scopes: request.scopes.join(' '),
+        nonce: request.nonce ?? null,
+        code_challenge: request.codeChallenge ?? null,
+        integration_type: request.integrationType ?? null,
+        auth_time: user.authTime,
+        expires_at: now + AUTHORIZATION_CODE_TTL_MS,
+        used_at: null,
+        created_at: now,
+      });
+    });
+    await this.#publish(events);
+    return redirectWith(request, { code });
+  }
+
+  // ---- Token endpoint (RFC 6749 §3.2) ----
+
+  async token(form: Record<string, unknown>, authorization: string | undefined): Promise<TokenResponse> {
+    const fields = singleValued(form);
+    switch (fields['grant_type']) {
+      case GrantTypes.AuthorizationCode:
+        return this.#authorizationCodeGrant(fields, authorization);
+      case GrantTypes.RefreshToken:
+        return this.#refreshTokenGrant(fields, authorization);
+      case GrantTypes.ClientCredentials:
+        return this.#clientCredentialsGrant(fields, authorization);
+      default:
+        throw new OAuth2Error(OAuth2ErrorCodes.UnsupportedGrantType);
+    }
+  }
+
+  async #authorizationCodeGrant(fields: Fields, authorization: string | undefined): Promise<TokenResponse> {
+    const invalidCode = () =>
+      new OAuth2Error(OAuth2ErrorCodes.InvalidGrant, OAuth2ErrorDescriptions.invalidCode);
+    const verifier = fields['code_verifier'];
+    const application = await this.#authenticateClient(fields, authorization, verifier !== undefined);
+    const code = fields['code'];
+    if (!code) throw new OAuth2Error(OAuth2ErrorCodes.InvalidRequest, 'Missing "code" in request.');
+    const { storage, clock } = this.#deps;
+    const now = clock.now();
+    const codeHash = hashToken(code);
+    const row = await store.findCode(storage.db, codeHash);
+    if (!row || row.application_id !== application.id) throw invalidCode();
+    if (row.used_at !== null) {
+      // RFC 6749 §4.1.2: a replayed code revokes every token it produced.
+      await storage.transaction((tx) => store.deleteTokensOfCode(tx, codeHash));
+      throw invalidCode();
+    }
+    if (row.expires_at <= now) throw invalidCode();
+    const redirectUri = fields['redirect_uri'];
+    if (
+      row.redirect_uri !== null
+        ? redirectUri !== row.redirect_uri
+        : redirectUri !== undefined && !isRegistered(application, redirectUri)
+    ) {
+      throw invalidCode();
+    }
+    checkProofKey(row.code_challenge, verifier, invalidCode);
+    const sign = await this.#deps.keys.signer();
+    return storage.transaction(async (tx) => {
+      if (!(await store.spendCode(tx, codeHash, now))) throw invalidCode();
+      if (!(await store.findGrant(tx, application.id, row.user_id))) throw invalidCode();
+      return this.#issue(tx, {
+        application,
+        userId: row.user_id,
+        scopes: row.scopes.split(' ') as Scope[],
+        codeHash,
+        withRefresh: true,
+        idToken: { sign, nonce: row.nonce, authTime: Number(row.auth_time) },
+      });
+    });
+  }
+
+  async #refreshTokenGrant(fields: Fields, authorization: string | undefined): Promise<TokenResponse> {
+    const invalid = () =>
+      new OAuth2Error(OAuth2ErrorCodes.InvalidGrant, OAuth2ErrorDescriptions.invalidRefreshToken);
+    const application = await this.#authenticateClient(fields, authorization, true);
+    const refresh = fields['refresh_token'];
+    if (!refresh)
+      throw new OAuth2Error(OAuth2ErrorCodes.InvalidRequest, 'Missing "refresh_token" in request.');
+    const { storage, clock } = this.#deps;
+    const row = await store.findTokenByRefresh(storage.db, hashToken(refresh));
+    if (!row || row.application_id !== application.id) throw invalid();
+    if (row.refresh_spent === 1) {
+      // A spent refresh token presented again means it leaked: end the whole family (OAuth 2.0 Security BCP §4.14).
+      await storage.transaction((tx) => store.deleteFamily(tx, row.family_id));
+      throw invalid();
+    }
+    if (row.refresh_expires_at !== null && row.refresh_expires_at <= clock.now()) throw invalid();
+    const granted = row.scopes.split(' ') as Scope[];
+    const requested = fields['scope'] === undefined ? granted : parseRequestedScopes(fields['scope']);
+    if (requested.some((scope) => !granted.includes(scope))) throw new OAuth2Error(OAuth2ErrorCodes.InvalidScope);
+    const sign = await this.#deps.keys.signer();
+    return storage.transaction(async (tx) => {
+      if (!(await store.spendRefresh(tx, row.id))) throw invalid();
+      if (!(await store.findGrant(tx, application.id, row.user_id))) throw invalid();
+      return this.#issue(tx, {
+        application,
+        userId: row.user_id,
+        scopes: requested,
+        familyId: row.family_id,
+        withRefresh: true,
+        idToken: { sign, nonce: null, authTime: null },
+      });
+    });
+  }
+
+  async #clientCredentialsGrant(fields: Fields, authorization: string | undefined): Promise<TokenResponse> {
+    const application = await this.#authenticateClient(fields, authorization, false);
+    const scopes = parseRequestedScopes(fields['scope'] ?? '');
+    if (
+      scopes.length === 0 ||
+      scopes.some(
+        (s) =>
+          s === Scopes.Bot ||
+          s === Scopes.OpenId ||
+          TARGETED_SCOPES.includes(s) ||
+          !eligibleFor(application, s),
+      )
+    ) {
+      throw new OAuth2Error(OAuth2ErrorCodes.InvalidScope);
+    }
+    // The token stands for the application's owner, or for its bot user when it has none.
+    const userId = application.ownerId ?? application.botUserId;
+    return this.#deps.storage.transaction((tx) =>
+      this.#issue(tx, { application, userId, scopes, withRefresh: false, idToken: null }),
+    );
+  }
+
+  async #issue(
+    tx: Executor,
+    options: {
+      application: Application;
+      userId: string;
+      scopes: Scope[];
+      familyId?: string;
+      codeHash?: string;
+      withRefresh: boolean;
+      idToken: { sign: IdTokenSigner; nonce: string | null; authTime: number | null } | null;
+    },
+  ): Promise<TokenResponse> {
+    const { clock, snowflakes, issuer } = this.#deps;
+    const now = clock.now();
+    const id = snowflakes.next();
+    const accessToken = generateToken(options.userId, now);
+    const refreshToken = options.withRefresh ? generateSecret(32) : undefined;
+    await store.insertToken(tx, {
+      id,
+      access_hash: hashToken(accessToken),
+      refresh_hash: refreshToken ? hashToken(refreshToken) : null,
+      refresh_spent: 0,
+      refresh_expires_at: refreshToken ? now + REFRESH_TOKEN_TTL_MS : null,
+      family_id: options.familyId ?? id,
+      code_hash: options.codeHash ?? null,
+      parent_family_id: null,
+      application_id: options.application.id,
+      user_id: options.userId,
+      scopes: options.scopes.join(' '),
+      expires_at: now + ACCESS_TOKEN_TTL_SECONDS * 1000,
+      created_at: now,
+    });
+    const response: TokenResponse = {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      expires_in: ACCESS_TOKEN_TTL_SECONDS,
+      ...(refreshToken ? { refresh_token: refreshToken } : {}),
+      scope: options.scopes.join(' '),
+    };
+    if (options.idToken && options.scopes.includes(Scopes.OpenId)) {
+      response.id_token = await options.idToken.sign({
+        iss: issuer(),
+        sub: options.userId,
+        aud: [options.application.id],
+        at_hash: accessTokenHash(accessToken),
+        ...(options.idToken.authTime !== null
+          ? { auth_time: Math.floor(options.idToken.authTime / 1000) }
+          : {}),
+        ...(options.idToken.nonce !== null ? { nonce: options.idToken.nonce } : {}),
+      });
+    }
+    return response;
+  }
+
+  /** RFC 6749 §2.3: one method only; a public client may omit its secret where `publicAllowed`. */
+  async #authenticateClient(
+    fields: Fields,
+    authorization: string | undefined,
+    publicAllowed: boolean,
+  ): Promise<Application> {
+    const invalidClient = () => new OAuth2Error(OAuth2ErrorCodes.InvalidClient);
+    const basic = parseBasic(authorization);
+    if (basic === null) throw invalidClient();
+    if (basic && fields['client_secret'] !== undefined) {
+      throw new OAuth2Error(OAuth2ErrorCodes.InvalidRequest, 'Use one client authentication method');
+    }
+    if (basic && fields['client_id'] !== undefined && fields['client_id'] !== basic.id) throw invalidClient();
+    const clientId = basic?.id ?? fields['client_id'];
+    const secret = basic?.secret ?? fields['client_secret'];
+    if (!clientId || !/^\d{1,20}$/.test(clientId)) throw invalidClient();
+    if (secret !== undefined) {
+      const application = await this.#deps.applications.authenticateClient(clientId, secret);
+      if (!application) throw invalidClient();
+      return application;
+    }
+    const application = await this.#deps.applications.getApplication(clientId);
+    if (!application?.publicClient || !publicAllowed) throw invalidClient();
+    return application;
+  }
+
+  // ---- Revocation (RFC 7009) ----
+
+  /**
+   * Revokes the token and, as the platform does, every token of that application for that user (PROTOCOL.md
+   * §C.6). Unknown tokens and tokens of other clients are answered the same way, revealing nothing.
+   */
+  async revoke(form: Record<string, unknown>, authorization: string | undefined): Promise<void> {
+    const fields = singleValued(form);
+    const application = await this.#authenticateClient(fields, authorization, true);
+    const token = fields['token'];
+    if (!token) throw new OAuth2Error(OAuth2ErrorCodes.InvalidRequest, 'Missing "token" in request.');
+    const hint = fields['token_type_hint'];
+    if (hint !== undefined && hint !== 'access_token' && hint !== 'refresh_token') {
+      throw new OAuth2Error(OAuth2ErrorCodes.UnsupportedTokenType);
+    }
+    const { storage } = this.#deps;
+    const hash = hashToken(token);
+    const row =
+      hint === 'refresh_token'
+        ? ((await store.findTokenByRefresh(storage.db, hash)) ??
+          (await store.findTokenByAccess(storage.db, hash)))
+        : ((await store.findTokenByAccess(storage.db, hash)) ??
+          (await store.findTokenByRefresh(storage.db, hash)));
+    if (!row || row.application_id !== application.id) return;
+    await this.deauthorize(application.id, row.user_id);
+  }
+
+  /** Ends an application's link with a user: tokens, child tokens, grant; emits APPLICATION_DEAUTHORIZED. */
+  async deauthorize(applicationId: string, userId: string): Promise<void> {
+    const events: BusEvent[] = [];
+    await this.#deps.storage.transaction(async (tx) => {
+      await store.deleteTokensOfGrant(tx, applicationId, userId);
+      if (await store.deleteGrant(tx, applicationId, userId)) {
+        events.push(await this.#recordDeauthorized(tx, applicationId, userId));
+      }
+    });
+    await this.#publish(events);
+  }
+
+  // ---- Publisher-level linking (PROTOCOL.md §B.3) ----
+
+  async exchangeChildToken(input: {
+    parent_access_token: string;
+    child_application_id: string;
+    parent_client_secret?: string | undefined;
+  }): Promise<TokenResponse> {
+    const { storage, clock, snowflakes, applications } = this.#deps;
+    const parent = await this.authenticateAccessToken(input.parent_access_token);
+    if (!parent) throw new HearthError('InvalidOAuth2AccessToken');
+    const parentApp = await applications.requireApplication(parent.applicationId);
+    if (input.parent_client_secret !== undefined) {
+      if (!(await applications.authenticateClient(parentApp.id, input.parent_client_secret))) {
+        throw new HearthError('GeneralUnauthorized');
+      }
+    } else if (!parentApp.publicClient) {
+      throw new HearthError('GeneralUnauthorized');
+    }
+    if (!hasFlag(parentApp, ApplicationFlags.PublisherLinkingApproved))
+      throw new HearthError('MissingAccess');
+    const child = await applications.getApplication(input.child_application_id);
+    if (!child || child.parentApplicationId !== parentApp.id) throw new HearthError('UnknownApplication');
+    // Parent and children share confidentiality (PROTOCOL.md §B.3).
+    if (child.publicClient !== parentApp.publicClient) throw new HearthError('MissingAccess');
+    const now = clock.now();
+    const accessToken = generateToken(parent.userId, now);
+    const id = snowflakes.next();
+    await store.insertToken(storage.db, {
+      id,
+      access_hash: hashToken(accessToken),
+      refresh_hash: null,
+      refresh_spent: 0,
+      refresh_expires_at: null,
+      family_id: id,
+      code_hash: null,
+      parent_family_id: parent.familyId,
+      application_id: child.id,
+      user_id: parent.userId,
+      scopes: parent.scopes.join(' '),
+      expires_at: parent.expiresAt,
+      created_at: now,
+    });
+    return {
+      access_token: accessToken,
+      token_type: 'Bearer',
+      expires_in: Math.max(0, Math.floor((parent.expiresAt - now) / 1000)),
+      scope: parent.scopes.join(' '),
+    };
+  }
+
+  // ---- Resource server side ----
+
+  /** The grant behind a live access token, or undefined (unknown, expired or revoked). */
+  async authenticateAccessToken(token: string): Promise<AccessGrant | undefined> {
+    const row = await store.findTokenByAccess(this.#deps.storage.db, hashToken(token));
+    if (!row || row.expires_at <= this.#deps.clock.now()) return undefined;
+    return {
+      tokenId: row.id,
+      familyId: row.family_id,
+      applicationId: row.application_id,
+      userId: row.user_id,
+      scopes: row.scopes.split(' ').filter(isScope),
+      expiresAt: Number(row.expires_at),
+    };
+  }
+
+  /** GET /oauth2/@me (SPEC OAuth2GetAuthorizationResponse). */
+  async describeAuthorization(grant: AccessGrant): Promise<Record<string, unknown>> {
+    const { applications, accounts } = this.#deps;
+    const application = await applications.requireApplication(grant.applicationId);
+    const user = expandScopes(grant.scopes).has(Scopes.Identify)
+      ? await accounts.getUser(grant.userId)
+      : undefined;
+    return {
+      application: {
+        id: application.id,
+        name: application.name,
+        icon: null,
+        description: application.description,
+        type: null,
+        bot_public: true,
+        bot_require_code_grant: false,
+        verify_key: application.verifyKey,
+        flags: Number(BigInt.asUintN(32, application.flags)),
+        flags_new: application.flags.toString(),
+      },
+      scopes: grant.scopes,
+      expires: new Date(grant.expiresAt).toISOString(),
+      ...(user ? { user: toUserObject(user) } : {}),
+    };
+  }
+
+  /** GET /oauth2/userinfo (OIDC Core §5.3; SPEC OAuth2GetOpenIDConnectUserInfoResponse). */
+  async userinfo(grant: AccessGrant): Promise<Record<string, unknown>> {
+    const scopes = expandScopes(grant.scopes);
+    const user = await this.#deps.accounts.getUser(grant.userId);
+    if (!user) throw new HearthError('GeneralUnauthorized');
+    return {
+      sub: user.id,
+      ...(scopes.has(Scopes.Email) ? { email: user.email, email_verified: user.email !== null } : {}),
+      ...(scopes.has(Scopes.Identify)
+        ? { preferred_username: user.username, nickname: user.globalName, picture: null, locale: 'en-US' }
+        : {}),
+    };
+  }
+
+  async authorizationCounts(
+    applicationId: string,
+  ): Promise<{ userInstalls: number; authorizations: number }> {
+    const counts = await store.countGrants(this.#deps.storage.db, applicationId);
+    return { userInstalls: counts.userInstalls, authorizations: counts.all };
+  }
+
+  // ---- Events ----
+
+  async #recordAuthorized(
+    tx: Executor,
+    request: AuthorizationRequest,
+    userId: string,
+    scopes: string[],
+  ): Promise<BusEvent> {
+    const user = await this.#deps.accounts.getUserIn(tx, userId);
+    const data = {
+      ...(request.integrationType !== undefined ? { integration_type: request.integrationType } : {}),
+      user: user ? toUserObject(user) : { id: userId },
+      scopes,
+    };
+    return this.#record(tx, 'APPLICATION_AUTHORIZED', request.application.id, data);
+  }
+
+  async #recordDeauthorized(tx: Executor, applicationId: string, userId: string): Promise<BusEvent> {
+    const user = await this.#deps.accounts.getUserIn(tx, userId);
+    return this.#record(tx, 'APPLICATION_DEAUTHORIZED', applicationId, {
+      user: user ? toUserObject(user) : { id: userId },
+    });
+  }
+
+  async #record(
+    tx: Executor,
+    type: string,
+    applicationId: string,
+    data: Record<string, unknown>,
+  ): Promise<BusEvent> {
+    await recordWebhookEvent(tx, {
+      id: this.#deps.snowflakes.next(),
+      type,
+      applicationId,
+      data,
+      createdAt: this.#deps.clock.now(),
+    });
+    return { type, data: { application_id: applicationId, ...data } };
+  }
+
+  async #publish(events: BusEvent[]): Promise<void> {
+    for (const event of events) await this.#deps.bus.publish(event);
+  }
+}
+
+type Fields = Record<string, string | undefined>;
+
+/** RFC 6749 §3.1: parameters must not repeat. */
+function singleValued(form: Record<string, unknown>): Fields {
+  const fields: Fields = {};
+  for (const [key, value] of Object.entries(form)) {
+    if (typeof value !== 'string') {
+      throw new OAuth2Error(OAuth2ErrorCodes.InvalidRequest, `"${key}" must be given once, as a string`);
+    }
+    fields[key] = value;
+  }
+  return fields;
+}
+
+/** `Authorization: Basic base64(id:secret)`, each part form-urlencoded (RFC 6749 §2.3.1); null when malformed. */
+function parseBasic(header: string | undefined): { id: string; secret: string } | undefined | null {
+  if (header === undefined) return undefined;
+  const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
+  if (!match?.[1]) return null;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon === -1) return null;
+  try {
+    return {
+      id: decodeURIComponent(decoded.slice(0, colon).replace(/\+/g, ' ')),
+      secret: decodeURIComponent(decoded.slice(colon + 1).replace(/\+/g, ' ')),
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** RFC 7636 §4.6. A verifier sent for a code issued without a challenge is refused too. */
+function checkProofKey(
+  challenge: string | null,
+  verifier: string | undefined,
+  invalid: () => OAuth2Error,
+): void {
+  if (challenge === null) {
+    if (verifier !== undefined) throw invalid();
+    return;
+  }
+  if (verifier === undefined || !CODE_VERIFIER_PATTERN.test(verifier)) throw invalid();
+  const computed = Buffer.from(createHash('sha256').update(verifier, 'ascii').digest('base64url'));
+  const expected = Buffer.from(challenge);
+  if (computed.length !== expected.length || !timingSafeEqual(computed, expected)) throw invalid();
+}
+
+function parseRequestedScopes(raw: string): Scope[] {
+  const names = [...new Set(raw.split(' ').filter(Boolean))];
+  if (!names.every(isScope)) throw new OAuth2Error(OAuth2ErrorCodes.InvalidScope);
+  return names;
+}
+
+function eligibleFor(application: Application, scope: Scope): boolean {
+  return !RESTRICTED_SCOPES.includes(scope) || hasFlag(application, ApplicationFlags.IdentifyPremiumApproved);
+}
+
+/** Scopes a player may be asked for by this application (seed, Authentication 2; PROTOCOL.md §C.7). */
+function parseScopes(
+  raw: string,
+  application: Application,
+  fail: (error: string, description: string) => AuthorizeError,
+): Scope[] {
+  const names = [...new Set(raw.split(' ').filter(Boolean))];
+  const invalid = (description: string) => fail(OAuth2ErrorCodes.InvalidScope, description);
+  if (names.length === 0) throw invalid('No scope was requested');
+  for (const name of names) {
+    if (!isScope(name)) throw invalid(`Invalid scope: ${name}`);
+    if (CLIENT_CREDENTIALS_ONLY_SCOPES.includes(name) || TARGETED_SCOPES.includes(name)) {
+      throw invalid(`Scope ${name} cannot be granted here`);
+    }
+    if (!eligibleFor(application, name)) throw invalid(`Scope ${name} needs approval`);
+  }
+  return names as Scope[];
+}
+
+const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]']);
+
+/**
+ * RFC 6749 §3.1.2 with the platform's exceptions: a loopback IP redirect matches a registered one on any port
+ * (RFC 8252 §7.3), and with PKCE the default mobile scheme needs no registration (seed rule 5).
+ */
+function resolveRedirectUri(application: Application, requested: string | null, pkce: boolean): string {
+  const refuse = (description: string) => new AuthorizeError('invalid_request', description);
+  if (requested === null) {
+    const first = application.redirectUris[0];
+    if (!first) throw refuse('No redirect URI is registered for this application');
+    return first;
+  }
+  let url: URL;
+  try {
+    url = new URL(requested);
+  } catch {
+    throw refuse('Invalid redirect_uri');
+  }
+  if (url.hash !== '' || requested.includes('#')) throw refuse('redirect_uri must not have a fragment');
+  const custom = url.protocol !== 'http:' && url.protocol !== 'https:';
+  if (custom && !pkce) throw refuse('A custom scheme redirect needs PKCE');
+  if (isRegistered(application, requested)) return requested;
+  if (pkce && requested === defaultRedirectUri(application.id)) return requested;
+  throw refuse('Mismatching redirect URI.');
+}
+
+function isRegistered(application: Application, requested: string): boolean {
+  if (application.redirectUris.includes(requested)) return true;
+  let url: URL;
+  try {
+    url = new URL(requested);
+  } catch {
+    return false;
+  }
+  if (url.protocol !== 'http:' || !LOOPBACK_HOSTS.has(url.hostname)) return false;
+  return application.redirectUris.some((registered) => {
+    try {
+      const candidate = new URL(registered);
+      return (
+        candidate.protocol === 'http:' &&
+        candidate.hostname === url.hostname &&
+        candidate.pathname === url.pathname &&
+        candidate.search === url.search
+      );
+    } catch {
+      return false;
+    }
+  });
+}
+
+/** Appends the response to the redirect URI, with `state` echoed (RFC 6749 §4.1.2). */
+function redirectWith(request: AuthorizationRequest, params: Record<string, string>): string {
+  const url = new URL(request.redirectUri);
+  for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value);
+  if (request.state !== undefined) url.searchParams.set('state', request.state);
+  return url.toString();
+}

@@ -1,0 +1,130 @@
+import type { Insertable, Selectable } from 'kysely';
+import type { Executor } from '../../storage/database.js';
+import type { OAuthCodesTable, OAuthGrantsTable, OAuthTokensTable } from '../../storage/schema.js';
+
+export type GrantRow = Selectable<OAuthGrantsTable>;
+export type CodeRow = Selectable<OAuthCodesTable>;
+export type TokenRow = Selectable<OAuthTokensTable>;
+
+export function findGrant(
+  db: Executor,
+  applicationId: string,
+  userId: string,
+): Promise<GrantRow | undefined> {
+  return db
+    .selectFrom('oauth_grants')
+    .selectAll()
+    .where('application_id', '=', applicationId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+export async function saveGrant(db: Executor, row: Insertable<OAuthGrantsTable>): Promise<void> {
+  await db
+    .insertInto('oauth_grants')
+    .values(row)
+    .onConflict((oc) =>
+      oc
+        .columns(['application_id', 'user_id'])
+        .doUpdateSet({ scopes: row.scopes, integration_type: row.integration_type }),
+    )
+    .execute();
+}
+
+export async function deleteGrant(db: Executor, applicationId: string, userId: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('oauth_grants')
+    .where('application_id', '=', applicationId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}
+
+export async function countGrants(
+  db: Executor,
+  applicationId: string,
+): Promise<{ userInstalls: number; all: number }> {
+  const row = await db
+    .selectFrom('oauth_grants')
+    .select((eb) => [
+      eb.fn.countAll<number | string>().as('all'),
+      eb.fn
+        .count<number | string>(eb.case().when('integration_type', '=', 1).then(1).end())
+        .as('user_installs'),
+    ])
+    .where('application_id', '=', applicationId)
+    .executeTakeFirstOrThrow();
+  return { userInstalls: Number(row.user_installs), all: Number(row.all) };
+}
+
+export async function insertCode(db: Executor, row: Insertable<OAuthCodesTable>): Promise<void> {
+  await db.insertInto('oauth_codes').values(row).execute();
+}
+
+export function findCode(db: Executor, codeHash: string): Promise<CodeRow | undefined> {
+  return db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
+}
+
+/** Spends a code; false when it was already spent (a replay). */
+export async function spendCode(db: Executor, codeHash: string, now: number): Promise<boolean> {
+  const result = await db
+    .updateTable('oauth_codes')
+    .set({ used_at: now })
+    .where('code_hash', '=', codeHash)
+    .where('used_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+export async function insertToken(db: Executor, row: Insertable<OAuthTokensTable>): Promise<void> {
+  await db.insertInto('oauth_tokens').values(row).execute();
+}
+
+export function findTokenByAccess(db: Executor, accessHash: string): Promise<TokenRow | undefined> {
+  return db.selectFrom('oauth_tokens').selectAll().where('access_hash', '=', accessHash).executeTakeFirst();
+}
+
+export function findTokenByRefresh(db: Executor, refreshHash: string): Promise<TokenRow | undefined> {
+  return db.selectFrom('oauth_tokens').selectAll().where('refresh_hash', '=', refreshHash).executeTakeFirst();
+}
+
+/** Spends a refresh token; false when it was already spent (a replay). */
+export async function spendRefresh(db: Executor, id: string): Promise<boolean> {
+  const result = await db
+    .updateTable('oauth_tokens')
+    .set({ refresh_spent: 1 })
+    .where('id', '=', id)
+    .where('refresh_spent', '=', 0)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Deletes the tokens matched by `where`, and every child token exchanged from them. */
+async function deleteTokensWhere(
+  db: Executor,
+  column: 'family_id' | 'code_hash',
+  value: string,
+  extra?: { applicationId: string; userId: string },
+): Promise<void> {
+  let families = db.selectFrom('oauth_tokens').select('family_id').distinct();
+  families = extra
+    ? families.where('application_id', '=', extra.applicationId).where('user_id', '=', extra.userId)
+    : families.where(column, '=', value);
+  const ids = (await families.execute()).map((r) => r.family_id);
+  if (ids.length === 0) return;
+  await db.deleteFrom('oauth_tokens').where('parent_family_id', 'in', ids).execute();
+  await db.deleteFrom('oauth_tokens').where('family_id', 'in', ids).execute();
+}
+
+export function deleteFamily(db: Executor, familyId: string): Promise<void> {
+  return deleteTokensWhere(db, 'family_id', familyId);
+}
+
+export function deleteTokensOfCode(db: Executor, codeHash: string): Promise<void> {
+  return deleteTokensWhere(db, 'code_hash', codeHash);
+}
+
+/** Every token of one application for one user, with their children. */
+export function deleteTokensOfGrant(db: Executor, applicationId: string, userId: string): Promise<void> {
+  return deleteTokensWhere(db, 'family_id', '', { applicationId, userId });
+}
