@@ -4,6 +4,7 @@ export * from './gateway.js';
 export * from './http.js';
 export * from './limits.js';
 export * from './oauth2.js';
+export * from './permissions.js';
 export * from './scopes.js';
 export * from './snowflake.js';
 export * from './timeline.js';

@@ -1,7 +1,14 @@
 import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, type Transaction } from 'kysely';
+import {
+  Kysely,
+  Migrator,
+  PostgresDialect,
+  type SqliteDatabase,
+  SqliteDialect,
+  type Transaction,
+} from 'kysely';
 import pg from 'pg';
 import { migrationProvider } from './migrations/index.js';
 import type { Schema } from './schema.js';
@@ -39,7 +46,32 @@ function openSqlite(path: string): Storage {
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  return wrap('sqlite', new Kysely<Schema>({ dialect: new SqliteDialect({ database: sqlite }) }));
+  return wrap(
+    'sqlite',
+    new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) }),
+  );
+}
+
+/**
+ * Kysely asks better-sqlite3 to prepare every query it runs; preparing costs more than running a point
+ * lookup. Keep the most recently used statements prepared (bounded, least recently used out first).
+ */
+function withStatementCache(sqlite: SQLite.Database, size = 512): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(sql) {
+      let statement = cache.get(sql);
+      if (statement) {
+        cache.delete(sql);
+      } else {
+        statement = sqlite.prepare(sql);
+        if (cache.size >= size) cache.delete(cache.keys().next().value as string);
+      }
+      cache.set(sql, statement);
+      return statement;
+    },
+  };
 }
 
 async function openPostgres(url: string): Promise<Storage> {

@@ -1,5 +1,6 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Executor } from '../../storage/database.js';
+import { prepared } from '../../storage/prepared.js';
 import type { ConnectionsTable, SessionsTable, UsersTable } from '../../storage/schema.js';
 
 export type UserRow = Selectable<UsersTable>;
@@ -8,9 +9,10 @@ export async function insertUser(db: Executor, row: Insertable<UsersTable>): Pro
   await db.insertInto('users').values(row).execute();
 }
 
-export function findUserById(db: Executor, id: string): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
-}
+export const findUserById: (db: Executor, id: string) => Promise<UserRow | undefined> = prepared(
+  1,
+  (db, id: string) => db.selectFrom('users').selectAll().where('id', '=', id),
+);
 
 export function findUserByEmail(db: Executor, email: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
@@ -30,21 +32,22 @@ export async function insertSession(db: Executor, row: Insertable<SessionsTable>
   await db.insertInto('sessions').values(row).execute();
 }
 
-/** The user behind a live session token hash, in one indexed lookup. */
-export function findSessionUser(
+/** The user behind a live session token hash, in one indexed lookup (on every request: prepared). */
+export const findSessionUser: (
   db: Executor,
   tokenHash: string,
   now: number,
-): Promise<(UserRow & { session_created_at: number }) | undefined> {
-  return db
-    .selectFrom('sessions')
-    .innerJoin('users', 'users.id', 'sessions.user_id')
-    .selectAll('users')
-    .select('sessions.created_at as session_created_at')
-    .where('sessions.token_hash', '=', tokenHash)
-    .where((eb) => eb.or([eb('sessions.expires_at', 'is', null), eb('sessions.expires_at', '>', now)]))
-    .executeTakeFirst();
-}
+) => Promise<(UserRow & { session_created_at: number }) | undefined> = prepared(
+  2,
+  (db, tokenHash: string, now: number) =>
+    db
+      .selectFrom('sessions')
+      .innerJoin('users', 'users.id', 'sessions.user_id')
+      .selectAll('users')
+      .select('sessions.created_at as session_created_at')
+      .where('sessions.token_hash', '=', tokenHash)
+      .where((eb) => eb.or([eb('sessions.expires_at', 'is', null), eb('sessions.expires_at', '>', now)])),
+);
 
 export async function deleteSession(db: Executor, tokenHash: string): Promise<void> {
   await db.deleteFrom('sessions').where('token_hash', '=', tokenHash).execute();

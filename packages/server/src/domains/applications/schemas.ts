@@ -17,7 +17,9 @@ export const NewApplication = Type.Object({
 /** PATCH /applications/@me (SPEC ApplicationFormPartial, the fields Hearth serves). */
 export const ModifyCurrentApplication = Type.Object({
   description: Type.Optional(Nullable(Type.String({ maxLength: 400 }))),
-  tags: Type.Optional(Nullable(Type.Array(Type.String({ minLength: 1, maxLength: 20 }), { maxItems: 5 }))),
+  tags: Type.Optional(
+    Nullable(Type.Array(Type.String({ minLength: 1, maxLength: 20 }), { maxItems: 5, uniqueItems: true })),
+  ),
   custom_install_url: Type.Optional(Nullable(Type.String({ format: 'uri', maxLength: 2048 }))),
   flags: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 4294967295 }))),
 });

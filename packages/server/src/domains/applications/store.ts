@@ -1,5 +1,6 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Executor } from '../../storage/database.js';
+import { prepared } from '../../storage/prepared.js';
 import type { ApplicationsTable } from '../../storage/schema.js';
 
 export type ApplicationRow = Selectable<ApplicationsTable>;

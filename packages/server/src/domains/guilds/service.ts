@@ -1,3 +1,4 @@
+import { ALL_PERMISSIONS } from '@hearth/protocol';
 import type { Static } from 'typebox';
 import type { Clock } from '../../kernel/clock.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
@@ -53,7 +54,8 @@ export class GuildsService {
       icon: row.icon,
       banner: row.banner,
       owner: row.owner_id === userId,
-      permissions: row.permissions,
+      // The owner holds every permission, whatever the member row says.
+      permissions: row.owner_id === userId ? ALL_PERMISSIONS.toString() : row.permissions,
       features: JSON.parse(row.features) as string[],
       ...(with_counts ? { approximate_member_count: Number(row.member_count ?? 0) } : {}),
     }));

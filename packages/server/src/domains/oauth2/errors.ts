@@ -37,16 +37,20 @@ export class AuthorizeError extends Error {
   readonly error: string;
   /** Where to send the player; absent when the client or the redirect URI cannot be trusted (RFC 6749 §4.1.2.1). */
   readonly target: { redirectUri: string; state: string | undefined } | undefined;
+  /** The parameter a refusal without redirect is about. */
+  readonly field: 'client_id' | 'redirect_uri';
 
   constructor(
     error: string,
     description: string,
     target?: { redirectUri: string; state: string | undefined },
+    field: 'client_id' | 'redirect_uri' = 'redirect_uri',
   ) {
     super(description);
     this.name = 'AuthorizeError';
     this.error = error;
     this.target = target;
+    this.field = field;
   }
 
   /** The redirect carrying `error`, `error_description` and the echoed `state`. */

@@ -8,7 +8,9 @@ const ID_TOKEN_TTL_MS = ACCESS_TOKEN_TTL_SECONDS * 1000;
 /** How long a node signs with the key it loaded before looking for a newer one (another node may rotate). */
 const ACTIVE_KEY_CACHE_MS = 60_000;
 
-export type IdTokenSigner = (claims: JWTPayload & { iss: string; sub: string; aud: string[] }) => Promise<string>;
+export type IdTokenSigner = (
+  claims: JWTPayload & { iss: string; sub: string; aud: string[] },
+) => Promise<string>;
 
 type SigningKey = { kid: string; key: Awaited<ReturnType<typeof importJWK>> };
 

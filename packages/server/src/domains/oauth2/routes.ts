@@ -53,9 +53,10 @@ export function oauth2Routes(oauth2: OAuth2Service): FastifyPluginAsync {
           if (!(error instanceof AuthorizeError)) throw error;
           const location = error.location();
           if (location !== undefined) return { location };
-          const field = error.error === 'invalid_client' ? 'client_id' : 'redirect_uri';
           throw new HearthError('InvalidFormBody', {
-            errors: formErrorTree([[[field], { code: 'OAUTH2_INVALID_REQUEST', message: error.message }]]),
+            errors: formErrorTree([
+              [[error.field], { code: 'OAUTH2_INVALID_REQUEST', message: error.message }],
+            ]),
           });
         }
       },

@@ -97,29 +97,43 @@ export class OAuth2Service {
    * (never redirecting to an untrusted place), then everything else as a redirectable error.
    */
   async checkAuthorizationRequest(params: Record<string, unknown>): Promise<AuthorizationRequest> {
-    const single = (name: string): string | undefined => {
+    // Until the redirect URI is trusted, a refusal is shown on our page (the `field` it is about).
+    const trusted = (
+      name: 'client_id' | 'redirect_uri' | 'code_challenge',
+      field: 'client_id' | 'redirect_uri',
+    ) => {
       const value = params[name];
-      if (value === undefined) return undefined;
-      if (typeof value !== 'string')
-        throw new AuthorizeError('invalid_request', `"${name}" is given more than once`);
-      return value;
+      if (value === undefined || typeof value === 'string') return value;
+      throw new AuthorizeError('invalid_request', `"${name}" is given more than once`, undefined, field);
     };
-    const clientId = single('client_id');
+    const clientId = trusted('client_id', 'client_id');
     const application =
       clientId && /^\d{1,20}$/.test(clientId)
         ? await this.#deps.applications.getApplication(clientId)
         : undefined;
-    if (!application) throw new AuthorizeError('invalid_client', 'Unknown application');
+    if (!application)
+      throw new AuthorizeError('invalid_client', 'Unknown application', undefined, 'client_id');
 
-    const requestedRedirectUri = single('redirect_uri') ?? null;
-    const codeChallenge = single('code_challenge');
+    const requestedRedirectUri = trusted('redirect_uri', 'redirect_uri') ?? null;
+    const codeChallenge = trusted('code_challenge', 'redirect_uri');
     const redirectUri = resolveRedirectUri(application, requestedRedirectUri, codeChallenge !== undefined);
 
-    const rawState = single('state');
-    const state = rawState !== undefined && rawState.length <= MAX_STATE_LENGTH ? rawState : undefined;
+    const rawState = params['state'];
+    const state = typeof rawState === 'string' && rawState.length <= MAX_STATE_LENGTH ? rawState : undefined;
     const fail = (error: string, description: string) =>
       new AuthorizeError(error, description, { redirectUri, state });
-    if (rawState !== undefined && state === undefined) throw fail('invalid_request', 'state is too long');
+    if (rawState !== undefined && state === undefined) {
+      throw fail(
+        'invalid_request',
+        typeof rawState === 'string' ? 'state is too long' : '"state" is given more than once',
+      );
+    }
+    // From here every refusal goes back to the client, with its state (RFC 6749 §4.1.2.1).
+    const single = (name: string): string | undefined => {
+      const value = params[name];
+      if (value === undefined || typeof value === 'string') return value;
+      throw fail('invalid_request', `"${name}" is given more than once`);
+    };
     const responseType = single('response_type');
     if (responseType !== 'code') {
       throw fail(OAuth2ErrorCodes.UnsupportedResponseType, 'Only response_type=code is supported');
@@ -302,7 +316,8 @@ export class OAuth2Service {
     if (row.refresh_expires_at !== null && row.refresh_expires_at <= clock.now()) throw invalid();
     const granted = row.scopes.split(' ') as Scope[];
     const requested = fields['scope'] === undefined ? granted : parseRequestedScopes(fields['scope']);
-    if (requested.some((scope) => !granted.includes(scope))) throw new OAuth2Error(OAuth2ErrorCodes.InvalidScope);
+    if (requested.some((scope) => !granted.includes(scope)))
+      throw new OAuth2Error(OAuth2ErrorCodes.InvalidScope);
     const sign = await this.#deps.keys.signer();
     return storage.transaction(async (tx) => {
       if (!(await store.spendRefresh(tx, row.id))) throw invalid();
@@ -515,12 +530,19 @@ export class OAuth2Service {
   async authenticateAccessToken(token: string): Promise<AccessGrant | undefined> {
     const row = await store.findTokenByAccess(this.#deps.storage.db, hashToken(token));
     if (!row || row.expires_at <= this.#deps.clock.now()) return undefined;
+    let scopes = row.scopes.split(' ').filter(isScope);
+    // A restricted scope holds only while the application is still approved for it (seed, Records: User).
+    if (scopes.some((scope) => RESTRICTED_SCOPES.includes(scope))) {
+      const application = await this.#deps.applications.getApplication(row.application_id);
+      if (!application) return undefined;
+      scopes = scopes.filter((scope) => eligibleFor(application, scope));
+    }
     return {
       tokenId: row.id,
       familyId: row.family_id,
       applicationId: row.application_id,
       userId: row.user_id,
-      scopes: row.scopes.split(' ').filter(isScope),
+      scopes,
       expiresAt: Number(row.expires_at),
     };
   }
@@ -701,7 +723,8 @@ const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]']);
  * (RFC 8252 §7.3), and with PKCE the default mobile scheme needs no registration (seed rule 5).
  */
 function resolveRedirectUri(application: Application, requested: string | null, pkce: boolean): string {
-  const refuse = (description: string) => new AuthorizeError('invalid_request', description);
+  const refuse = (description: string) =>
+    new AuthorizeError('invalid_request', description, undefined, 'redirect_uri');
   if (requested === null) {
     const first = application.redirectUris[0];
     if (!first) throw refuse('No redirect URI is registered for this application');
@@ -730,6 +753,9 @@ function isRegistered(application: Application, requested: string): boolean {
     return false;
   }
   if (url.protocol !== 'http:' || !LOOPBACK_HOSTS.has(url.hostname)) return false;
+  // Only the plain form: no userinfo, no other spelling of the address, no dot segments.
+  const canonical = `http://${url.hostname}${url.port ? `:${url.port}` : ''}${url.pathname}${url.search}`;
+  if (canonical !== requested) return false;
   return application.redirectUris.some((registered) => {
     try {
       const candidate = new URL(registered);

@@ -1,5 +1,6 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Executor } from '../../storage/database.js';
+import { prepared } from '../../storage/prepared.js';
 import type { OAuthCodesTable, OAuthGrantsTable, OAuthTokensTable } from '../../storage/schema.js';
 
 export type GrantRow = Selectable<OAuthGrantsTable>;
@@ -80,9 +81,11 @@ export async function insertToken(db: Executor, row: Insertable<OAuthTokensTable
   await db.insertInto('oauth_tokens').values(row).execute();
 }
 
-export function findTokenByAccess(db: Executor, accessHash: string): Promise<TokenRow | undefined> {
-  return db.selectFrom('oauth_tokens').selectAll().where('access_hash', '=', accessHash).executeTakeFirst();
-}
+/** On every bearer request: prepared. */
+export const findTokenByAccess: (db: Executor, accessHash: string) => Promise<TokenRow | undefined> =
+  prepared(1, (db, accessHash: string) =>
+    db.selectFrom('oauth_tokens').selectAll().where('access_hash', '=', accessHash),
+  );
 
 export function findTokenByRefresh(db: Executor, refreshHash: string): Promise<TokenRow | undefined> {
   return db.selectFrom('oauth_tokens').selectAll().where('refresh_hash', '=', refreshHash).executeTakeFirst();

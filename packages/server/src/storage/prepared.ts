@@ -1,0 +1,36 @@
+import type { Compilable, CompiledQuery, Kysely } from 'kysely';
+import type { Executor } from './database.js';
+import type { Schema } from './schema.js';
+
+/**
+ * A query built and compiled once per database, then run with new parameters: for the lookups on every
+ * request (credentials), where building and compiling would cost more than SQLite's own work.
+ * `build` receives placeholder values and must use each one as a plain parameter.
+ */
+export function prepared<Row, P extends readonly unknown[]>(
+  arity: P['length'],
+  build: (db: Kysely<Schema>, ...params: P) => Compilable<Row>,
+): (db: Executor, ...params: P) => Promise<Row | undefined> {
+  const compiled = new WeakMap<object, { query: CompiledQuery<Row>; slots: number[] }>();
+  return async (db, ...params) => {
+    // A transaction has its own executor but its database's adapter: compile once per adapter.
+    const root = db.getExecutor().adapter;
+    let entry = compiled.get(root);
+    if (!entry) {
+      const markers = Array.from(
+        { length: arity },
+        (_, i) => `\u0000hearth-param-${i}\u0000`,
+      ) as unknown as P;
+      const query = build(db as Kysely<Schema>, ...markers).compile();
+      const slots = query.parameters.map((value) => (markers as readonly unknown[]).indexOf(value));
+      if (slots.some((slot) => slot === -1) || new Set(slots).size !== arity) {
+        throw new Error('prepared(): every parameter must appear exactly once as a plain value');
+      }
+      entry = { query, slots };
+      compiled.set(root, entry);
+    }
+    const parameters = entry.slots.map((slot) => params[slot]);
+    const result = await db.executeQuery<Row>({ ...entry.query, parameters });
+    return result.rows[0];
+  };
+}
