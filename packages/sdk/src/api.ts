@@ -1,0 +1,24 @@
+export {
+  AuthorizationArgs,
+  AuthorizationCodeChallenge,
+  AuthorizationCodeVerifier,
+  AuthorizationTokenType,
+  IntegrationType,
+  UninitializedInstanceError,
+} from './authorization.js';
+export type {
+  AuthorizationCallback,
+  AuthorizationOutcome,
+  ChildTokenOutcome,
+  ClientOptions,
+  ExchangeChildTokenCallback,
+  Opener,
+  ResultCallback,
+  TokenExchangeCallback,
+  TokenOutcome,
+} from './client.js';
+export { customSchemeRedirect } from './client.js';
+export { ClientResult, ErrorType } from './client-result.js';
+export { type Build, type LogCallback, LoggingSeverity } from './logging.js';
+export type { RedirectContext, RedirectReceiver, RedirectStrategy } from './redirect.js';
+export type { FetchLike } from './rest/rest-client.js';

@@ -1,0 +1,471 @@
+import {
+  DEFAULT_COMMUNICATION_SCOPES,
+  DEFAULT_PRESENCE_SCOPES,
+  Limits,
+  OAuth2ErrorCodes,
+} from '@hearth/protocol';
+import {
+  type AuthorizationArgs,
+  AuthorizationCodeVerifier,
+  AuthorizationTokenType,
+  toUint64,
+} from './authorization.js';
+import { ClientResult, ErrorType } from './client-result.js';
+import { type Build, type LogCallback, Logger, LoggingSeverity } from './logging.js';
+import { customSchemeReceiver, type RedirectReceiver, type RedirectStrategy } from './redirect.js';
+import {
+  type FetchLike,
+  type RestAnswer,
+  RestClient,
+  RestFailure,
+  type RestRequest,
+} from './rest/rest-client.js';
+import { base64url, randomBytes } from './sha256.js';
+
+/** Opens the authorization URL for the player: a browser, a webview, or a test's headless page. */
+export type Opener = (url: string) => void | Promise<void>;
+
+export interface ClientOptions {
+  fetch?: FetchLike;
+  opener?: Opener;
+  /** How the player comes back: a loopback listener (desktop) or a custom scheme (mobile). */
+  redirect?: RedirectStrategy;
+  /** `release` logs Error and Warning only; `debug` also Info and Verbose. */
+  build?: Build;
+}
+
+export type AuthorizationCallback = (result: ClientResult, code: string, redirectUri: string) => void;
+export type TokenExchangeCallback = (
+  result: ClientResult,
+  accessToken: string,
+  refreshToken: string,
+  tokenType: AuthorizationTokenType,
+  expiresIn: number,
+  scopes: string,
+) => void;
+export type ExchangeChildTokenCallback = (
+  result: ClientResult,
+  accessToken: string,
+  tokenType: AuthorizationTokenType,
+  expiresIn: number,
+  scopes: string,
+) => void;
+export type ResultCallback = (result: ClientResult) => void;
+
+export interface AuthorizationOutcome {
+  result: ClientResult;
+  code: string;
+  redirectUri: string;
+}
+
+export interface TokenOutcome {
+  result: ClientResult;
+  accessToken: string;
+  refreshToken: string;
+  tokenType: AuthorizationTokenType;
+  expiresIn: number;
+  scopes: string;
+}
+
+export interface ChildTokenOutcome {
+  result: ClientResult;
+  accessToken: string;
+  tokenType: AuthorizationTokenType;
+  expiresIn: number;
+  scopes: string;
+}
+
+interface TokenBody {
+  access_token?: string;
+  refresh_token?: string;
+  token_type?: string;
+  expires_in?: number;
+  scope?: string;
+}
+
+const DEFAULT_API_BASE = 'http://127.0.0.1:8080/api';
+const DEFAULT_WEB_BASE = 'http://127.0.0.1:8080';
+const API_VERSION = 10;
+
+/**
+ * The game's connection to the platform (namespace sdkpp). Every operation takes the callback the spec
+ * implies and also returns a Promise of the same values; neither rejects: failures arrive as a ClientResult.
+ */
+export class ClientCore {
+  /** `openid sdk.social_layer` (seed, AuthorizationArgs rule 1). */
+  static GetDefaultCommunicationScopes(): string {
+    return DEFAULT_COMMUNICATION_SCOPES;
+  }
+
+  /** `openid sdk.social_layer_presence` (seed, AuthorizationArgs rule 1). */
+  static GetDefaultPresenceScopes(): string {
+    return DEFAULT_PRESENCE_SCOPES;
+  }
+
+  readonly #webBase: string;
+  readonly #rest: RestClient;
+  readonly #logger: Logger;
+  readonly #opener: Opener;
+  readonly #redirect: RedirectStrategy;
+  #applicationId = 0n;
+  #timeoutMs: number = Limits.sdkHttpRequestTimeoutMs;
+  #token: { type: AuthorizationTokenType; value: string } | undefined;
+  #authorizing: { receiver: RedirectReceiver; abort: () => void } | undefined;
+
+  protected constructor(
+    apiBase: string | undefined,
+    webBase: string | undefined,
+    options: Required<ClientOptions>,
+  ) {
+    this.#webBase = (webBase ?? DEFAULT_WEB_BASE).replace(/\/+$/, '');
+    this.#logger = new Logger(options.build);
+    this.#opener = options.opener;
+    this.#redirect = options.redirect;
+    this.#rest = new RestClient({
+      apiBase: `${(apiBase ?? DEFAULT_API_BASE).replace(/\/+$/, '')}/v${API_VERSION}`,
+      fetch: options.fetch,
+      timeoutMs: () => this.#timeoutMs,
+      logger: this.#logger,
+    });
+  }
+
+  // ---- Configuration ----
+
+  /** The default ClientId of AuthorizationArgs. */
+  SetApplicationId(applicationId: bigint | string): void {
+    this.#applicationId = toUint64(applicationId, 'applicationId');
+  }
+
+  GetApplicationId(): bigint {
+    return this.#applicationId;
+  }
+
+  /** The timeout of every HTTP request the library makes; 30000 ms by default (seed, Limits). */
+  SetHttpRequestTimeout(httpTimeoutInMilliseconds: number): void {
+    if (!Number.isInteger(httpTimeoutInMilliseconds) || httpTimeoutInMilliseconds <= 0) {
+      throw new RangeError('the HTTP request timeout must be a positive whole number of milliseconds');
+    }
+    this.#timeoutMs = httpTimeoutInMilliseconds;
+  }
+
+  GetHttpRequestTimeout(): number {
+    return this.#timeoutMs;
+  }
+
+  AddLogCallback(callback: LogCallback, minSeverity: LoggingSeverity): void {
+    this.#logger.add(callback, minSeverity);
+  }
+
+  RemoveLogCallback(callback: LogCallback): void {
+    this.#logger.remove(callback);
+  }
+
+  // ---- Authorization ----
+
+  /** A fresh PKCE verifier and challenge (RFC 7636, S256). */
+  CreateAuthorizationCodeVerifier(): AuthorizationCodeVerifier {
+    return AuthorizationCodeVerifier.Create();
+  }
+
+  /**
+   * Starts OAuth2 authorization of the player: opens the authorization page, waits for the redirect,
+   * checks `state`, and reports the code with the redirect URI to pass to GetToken.
+   */
+  async Authorize(args: AuthorizationArgs, callback?: AuthorizationCallback): Promise<AuthorizationOutcome> {
+    const outcome = await this.#authorize(args);
+    callback?.(outcome.result, outcome.code, outcome.redirectUri);
+    return outcome;
+  }
+
+  /** Ends an authorization in progress; it reports ErrorType.Aborted. */
+  AbortAuthorize(): void {
+    this.#authorizing?.abort();
+  }
+
+  /** Hands a custom-scheme redirect to the authorization waiting for it; true when it was taken. */
+  HandleAuthorizeRedirect(url: string): boolean {
+    return this.#authorizing?.receiver.offer(url) ?? false;
+  }
+
+  async #authorize(args: AuthorizationArgs): Promise<AuthorizationOutcome> {
+    const refuse = (error: string) => ({
+      result: new ClientResult({ type: ErrorType.ValidationError, error }),
+      code: '',
+      redirectUri: '',
+    });
+    if (!args.IsValid()) return refuse('AuthorizationArgs is uninitialized');
+    if (args.Scopes().trim() === '') return refuse('Scopes is required');
+    const applicationId = args.ClientId() !== 0n ? args.ClientId() : this.#applicationId;
+    if (applicationId === 0n)
+      return refuse('no ClientId: call SetApplicationId or AuthorizationArgs.SetClientId');
+    if (this.#authorizing) return refuse('an authorization is already in progress');
+
+    const receiver = await this.#redirect({ applicationId, customSchemeParam: args.CustomSchemeParam() });
+    let abort: () => void = () => undefined;
+    const aborted = new Promise<'aborted'>((resolve) => {
+      abort = () => resolve('aborted');
+    });
+    this.#authorizing = { receiver, abort };
+    const state = args.State() ?? base64url(randomBytes(32));
+    const url = this.#authorizeUrl(args, applicationId, state, receiver.redirectUri);
+    try {
+      this.#logger.log(
+        LoggingSeverity.Info,
+        `authorizing application ${applicationId} at ${this.#webBase}/oauth2/authorize`,
+      );
+      await this.#opener(url);
+      const returned = await Promise.race([receiver.wait(), aborted]);
+      const fail = (type: ErrorType, error: string) => ({
+        result: new ClientResult({ type, error }),
+        code: '',
+        redirectUri: receiver.redirectUri,
+      });
+      if (returned === 'aborted') return fail(ErrorType.Aborted, 'authorization aborted');
+      // RFC 6749 §10.12: a redirect that does not carry our state is not an answer to our request.
+      if (returned.searchParams.get('state') !== state)
+        return fail(ErrorType.AuthorizationFailed, 'state mismatch');
+      const error = returned.searchParams.get('error');
+      if (error === OAuth2ErrorCodes.AccessDenied) return fail(ErrorType.Aborted, error);
+      if (error !== null) {
+        const description = returned.searchParams.get('error_description');
+        return fail(ErrorType.AuthorizationFailed, description ? `${error}: ${description}` : error);
+      }
+      const code = returned.searchParams.get('code');
+      if (!code) return fail(ErrorType.AuthorizationFailed, 'the redirect carried no code');
+      return { result: ClientResult.success(), code, redirectUri: receiver.redirectUri };
+    } catch (error) {
+      return {
+        result: new ClientResult({
+          type: ErrorType.AuthorizationFailed,
+          error: String((error as Error).message ?? error),
+        }),
+        code: '',
+        redirectUri: receiver.redirectUri,
+      };
+    } finally {
+      this.#authorizing = undefined;
+      await receiver.close();
+    }
+  }
+
+  #authorizeUrl(args: AuthorizationArgs, applicationId: bigint, state: string, redirectUri: string): string {
+    const params = new URLSearchParams({
+      client_id: applicationId.toString(),
+      response_type: 'code',
+      scope: args.Scopes(),
+      state,
+      redirect_uri: redirectUri,
+    });
+    const nonce = args.Nonce();
+    if (nonce !== undefined) params.set('nonce', nonce);
+    const challenge = args.CodeChallenge();
+    if (challenge) {
+      params.set('code_challenge', challenge.Challenge());
+      params.set('code_challenge_method', challenge.Method());
+    }
+    const integrationType = args.IntegrationType();
+    if (integrationType !== undefined) params.set('integration_type', String(integrationType));
+    return `${this.#webBase}/oauth2/authorize?${params}`;
+  }
+
+  // ---- Tokens ----
+
+  /** Exchanges an authorization code and its PKCE verifier for tokens (public clients: no secret). */
+  async GetToken(
+    applicationId: bigint | string,
+    code: string,
+    codeVerifier: string,
+    redirectUri: string,
+    callback?: TokenExchangeCallback,
+  ): Promise<TokenOutcome> {
+    const outcome = await this.#tokens({
+      grant_type: 'authorization_code',
+      code,
+      code_verifier: codeVerifier,
+      redirect_uri: redirectUri,
+      client_id: toUint64(applicationId, 'applicationId').toString(),
+    });
+    callback?.(
+      outcome.result,
+      outcome.accessToken,
+      outcome.refreshToken,
+      outcome.tokenType,
+      outcome.expiresIn,
+      outcome.scopes,
+    );
+    return outcome;
+  }
+
+  /** Trades a refresh token for a new pair. `invalid_grant` means the link is gone: treat it as deauthorization. */
+  async RefreshToken(
+    applicationId: bigint | string,
+    refreshToken: string,
+    callback?: TokenExchangeCallback,
+  ): Promise<TokenOutcome> {
+    this.#logger.secret(refreshToken);
+    const outcome = await this.#tokens({
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      client_id: toUint64(applicationId, 'applicationId').toString(),
+    });
+    callback?.(
+      outcome.result,
+      outcome.accessToken,
+      outcome.refreshToken,
+      outcome.tokenType,
+      outcome.expiresIn,
+      outcome.scopes,
+    );
+    return outcome;
+  }
+
+  /** The token the library authenticates with from now on (after a refresh or re-authentication). */
+  async UpdateToken(
+    tokenType: AuthorizationTokenType,
+    token: string,
+    callback?: ResultCallback,
+  ): Promise<ClientResult> {
+    let result: ClientResult;
+    if (token.trim() === '') {
+      result = new ClientResult({ type: ErrorType.ValidationError, error: 'token is empty' });
+    } else {
+      this.#logger.secret(token);
+      this.#token = { type: tokenType, value: token };
+      result = ClientResult.success();
+    }
+    callback?.(result);
+    return result;
+  }
+
+  /** Revokes a token: every token of that application for this player ends (public clients may call it). */
+  async RevokeToken(
+    applicationId: bigint | string,
+    token: string,
+    callback?: ResultCallback,
+  ): Promise<ClientResult> {
+    this.#logger.secret(token);
+    const result = await this.#call({
+      method: 'POST',
+      path: '/oauth2/token/revoke',
+      form: { token, client_id: toUint64(applicationId, 'applicationId').toString() },
+    }).then(
+      () => ClientResult.success(),
+      (failure: RestFailure) => failure.result,
+    );
+    if (this.#token?.value === token) this.#token = undefined;
+    callback?.(result);
+    return result;
+  }
+
+  /** Publisher-level linking: a parent application's token becomes a child application's (no refresh token). */
+  async ExchangeChildToken(
+    parentApplicationToken: string,
+    childApplicationId: bigint | string,
+    callback?: ExchangeChildTokenCallback,
+  ): Promise<ChildTokenOutcome> {
+    this.#logger.secret(parentApplicationToken);
+    const answer = await this.#call({
+      method: 'POST',
+      path: '/partner-sdk/child-token',
+      json: {
+        parent_access_token: parentApplicationToken,
+        child_application_id: toUint64(childApplicationId, 'childApplicationId').toString(),
+      },
+    }).catch((failure: RestFailure) => failure);
+    const outcome =
+      answer instanceof RestFailure
+        ? {
+            result: answer.result,
+            accessToken: '',
+            tokenType: AuthorizationTokenType.Bearer,
+            expiresIn: 0,
+            scopes: '',
+          }
+        : this.#childOutcome(answer.body as TokenBody);
+    callback?.(outcome.result, outcome.accessToken, outcome.tokenType, outcome.expiresIn, outcome.scopes);
+    return outcome;
+  }
+
+  #childOutcome(body: TokenBody): ChildTokenOutcome {
+    this.#logger.secret(body.access_token);
+    return {
+      result: ClientResult.success(),
+      accessToken: body.access_token ?? '',
+      tokenType: AuthorizationTokenType.Bearer,
+      expiresIn: body.expires_in ?? 0,
+      scopes: body.scope ?? '',
+    };
+  }
+
+  async #tokens(form: Record<string, string>): Promise<TokenOutcome> {
+    const answer = await this.#call({ method: 'POST', path: '/oauth2/token', form }).catch(
+      (failure: RestFailure) => failure,
+    );
+    if (answer instanceof RestFailure) {
+      const failed = answer.result;
+      // An OAuth2 refusal of the grant (deleted token, ban) is the server's authorization answer.
+      const result =
+        failed.Status() === 400 || failed.Status() === 401
+          ? new ClientResult({
+              type: ErrorType.AuthorizationFailed,
+              error: failed.Error(),
+              status: failed.Status(),
+              responseBody: failed.ResponseBody(),
+            })
+          : failed;
+      return {
+        result,
+        accessToken: '',
+        refreshToken: '',
+        tokenType: AuthorizationTokenType.Bearer,
+        expiresIn: 0,
+        scopes: '',
+      };
+    }
+    const body = answer.body as TokenBody;
+    this.#logger.secret(body.access_token);
+    this.#logger.secret(body.refresh_token);
+    return {
+      result: ClientResult.success(answer.status),
+      accessToken: body.access_token ?? '',
+      refreshToken: body.refresh_token ?? '',
+      tokenType: AuthorizationTokenType.Bearer,
+      expiresIn: body.expires_in ?? 0,
+      scopes: body.scope ?? '',
+    };
+  }
+
+  /** A request authenticated with the token given to UpdateToken, if any. */
+  protected async authenticatedCall(request: RestRequest): Promise<RestAnswer> {
+    const token = this.#token;
+    return this.#call({
+      ...request,
+      ...(token
+        ? {
+            authorization:
+              token.type === AuthorizationTokenType.Bearer ? `Bearer ${token.value}` : token.value,
+          }
+        : {}),
+    });
+  }
+
+  #call(request: RestRequest): Promise<RestAnswer> {
+    return this.#rest.request(request);
+  }
+}
+
+/** Options every entry shares; each entry (Node, browser) fills in its own defaults. */
+export function withDefaults(
+  options: ClientOptions | undefined,
+  defaults: { opener: Opener; redirect: RedirectStrategy },
+): Required<ClientOptions> {
+  return {
+    fetch: options?.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+    opener: options?.opener ?? defaults.opener,
+    redirect: options?.redirect ?? defaults.redirect,
+    build: options?.build ?? 'release',
+  };
+}
+
+/** The custom-scheme strategy, usable everywhere (mobile builds, browsers). */
+export const customSchemeRedirect: RedirectStrategy = async (context) => customSchemeReceiver(context);

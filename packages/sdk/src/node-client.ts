@@ -1,0 +1,81 @@
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { ClientCore, type ClientOptions, withDefaults } from './client.js';
+import { customSchemeReceiver, type RedirectReceiver, type RedirectStrategy } from './redirect.js';
+
+const CALLBACK_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Signed in</title></head>
+<body style="font-family:system-ui,sans-serif;text-align:center;margin-top:20vh"><h1>You are signed in</h1>
+<p>You can close this window and return to the game.</p></body></html>`;
+
+/**
+ * Desktop redirect: a one-shot listener on 127.0.0.1 and a random port, `http://127.0.0.1:<port>/callback`
+ * (RFC 8252 §7.3; the platform ignores the port of loopback redirects). A custom scheme, when set, wins.
+ */
+export const loopbackRedirect: RedirectStrategy = async (context) => {
+  if (context.customSchemeParam !== undefined) return customSchemeReceiver(context);
+  let deliver: (url: URL) => void = () => undefined;
+  const arrived = new Promise<URL>((resolve) => {
+    deliver = resolve;
+  });
+  const server = createServer((request, response) => {
+    const url = new URL(request.url ?? '/', 'http://127.0.0.1');
+    if (request.method !== 'GET' || url.pathname !== '/callback') {
+      response.writeHead(404).end();
+      return;
+    }
+    response.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
+    response.end(CALLBACK_PAGE);
+    deliver(new URL(`${redirectUri}${url.search}`));
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', resolve);
+  });
+  const { port } = server.address() as AddressInfo;
+  const redirectUri = `http://127.0.0.1:${port}/callback`;
+  const receiver: RedirectReceiver = {
+    redirectUri,
+    wait: () => arrived,
+    offer: () => false,
+    close: () =>
+      new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+  return receiver;
+};
+
+/** Opens the system browser; where none can be started, prints the URL for the player to open. */
+export function systemOpener(url: string): Promise<void> {
+  const [command, args] =
+    process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '""', url.replace(/&/g, '^&')]]
+        : ['xdg-open', [url]];
+  return new Promise((resolve) => {
+    const printInstead = () => {
+      process.stdout.write(`Open this address to sign in:\n${url}\n`);
+      resolve();
+    };
+    try {
+      const child = spawn(command, args as string[], { stdio: 'ignore', detached: true });
+      child.once('error', printInstead);
+      child.once('spawn', () => {
+        child.unref();
+        resolve();
+      });
+    } catch {
+      printInstead();
+    }
+  });
+}
+
+/** The client of desktop and server games on Node: loopback redirects and the system browser. */
+export class Client extends ClientCore {
+  constructor(apiBase?: string, webBase?: string, options?: ClientOptions) {
+    super(apiBase, webBase, withDefaults(options, { opener: systemOpener, redirect: loopbackRedirect }));
+  }
+}

@@ -1,0 +1,3 @@
+/** The namespace `sdkpp` in browsers: no Node built-ins. */
+export * from './api.js';
+export { Client } from './browser-client.js';
