@@ -1,9 +1,10 @@
+import { ApplicationFlags } from '@hearth/protocol';
 import { Command, Option } from 'commander';
 import { createHearth } from './app.js';
 import { type Config, ConfigError, type Flags, loadConfig, SETTINGS } from './config.js';
 import { HearthError } from './kernel/errors.js';
 
-/** `hearth serve | migrate | apps create | users create` (README: Commands). */
+/** `hearth serve | migrate | apps create|update | users create|update|connect | guilds create | keys rotate` (README: Commands). */
 export function buildProgram(): Command {
   const program = new Command('hearth')
     .description('Hearth: an open social platform for games')
@@ -66,6 +67,48 @@ export function buildProgram(): Command {
       });
     });
 
+  withSettings(
+    apps.command('update').description('change approvals, parent, redirect URIs or client type'),
+    isStorage,
+  )
+    .requiredOption('--id <id>', 'application id')
+    .option('--redirect-uri <uri>', 'replace the registered redirect URIs (repeatable)', collect, [])
+    .option('--public', 'make it a public client')
+    .option('--confidential', 'make it a confidential client')
+    .option('--parent <id>', 'make it a child of this application (publisher-level linking)')
+    .option('--no-parent', 'remove its parent application')
+    .option('--approve <flag>', `grant an approval flag (repeatable): ${approvalFlags()}`, collect, [])
+    .option('--revoke <flag>', 'withdraw an approval flag (repeatable)', collect, [])
+    .option('--json', 'print JSON', false)
+    .action(async (options: Record<string, string | string[] | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        const redirects = options['redirectUri'] as string[];
+        const parent = options['parent'];
+        const updated = await hearth.services.applications.adminUpdate(String(options['id']), {
+          ...(redirects.length > 0 ? { redirect_uris: redirects } : {}),
+          ...(options['public']
+            ? { public_client: true }
+            : options['confidential']
+              ? { public_client: false }
+              : {}),
+          ...(parent === false
+            ? { parent_application_id: null }
+            : typeof parent === 'string'
+              ? { parent_application_id: parent }
+              : {}),
+          grant_flags: options['approve'],
+          revoke_flags: options['revoke'],
+        });
+        print(options['json'] === true, {
+          id: updated.id,
+          public_client: String(updated.publicClient),
+          redirect_uris: updated.redirectUris.join(' '),
+          parent_application_id: updated.parentApplicationId ?? '',
+          flags_new: updated.flags.toString(),
+        });
+      });
+    });
+
   const users = program.command('users').description('manage users');
   withSettings(users.command('create').description('create a user and a session token'), isStorage)
     .requiredOption('--username <username>', 'unique username (2–32 of a-z 0-9 _ .)')
@@ -83,7 +126,79 @@ export function buildProgram(): Command {
       });
     });
 
+  withSettings(users.command('update').description("set a user's subscription type"), isStorage)
+    .requiredOption('--id <id>', 'user id')
+    .requiredOption('--premium-type <n>', 'premium_type, read through the approved identify.premium scope')
+    .option('--json', 'print JSON', false)
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        const user = await hearth.services.accounts.setPremiumType(
+          String(options['id']),
+          Number(options['premiumType']),
+        );
+        print(options['json'] === true, { id: user.id, premium_type: String(user.premiumType) });
+      });
+    });
+
+  withSettings(
+    users.command('connect').description('link an account of another service to a user'),
+    isStorage,
+  )
+    .requiredOption('--id <id>', 'user id')
+    .requiredOption('--type <type>', 'service, e.g. steam or battlenet')
+    .requiredOption('--external-id <id>', "the user's id on that service")
+    .requiredOption('--name <name>', "the user's name on that service")
+    .option('--legacy-publisher', 'a legacy game-publisher connection (hidden from 10 July 2026)', false)
+    .option('--json', 'print JSON', false)
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        const connection = await hearth.services.accounts.addConnection(String(options['id']), {
+          type: String(options['type']),
+          id: String(options['externalId']),
+          name: String(options['name']),
+          legacyPublisher: options['legacyPublisher'] === true,
+        });
+        print(options['json'] === true, { type: connection.type, id: connection.id, name: connection.name });
+      });
+    });
+
+  const guilds = program.command('guilds').description('manage guilds');
+  withSettings(guilds.command('create').description('create a guild owned by a user'), isStorage)
+    .requiredOption('--owner <id>', 'owner user id')
+    .requiredOption('--name <name>', 'guild name')
+    .option('--banner <hash>', 'banner image hash')
+    .option('--json', 'print JSON', false)
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        const banner = options['banner'];
+        const guild = await hearth.services.guilds.createGuild(String(options['owner']), {
+          name: options['name'],
+          ...(typeof banner === 'string' ? { banner } : {}),
+        });
+        print(options['json'] === true, { id: guild.id });
+      });
+    });
+
+  const keys = program.command('keys').description('manage ID-token signing keys');
+  withSettings(
+    keys.command('rotate').description('sign with a new key; the old one stays published'),
+    isStorage,
+  )
+    .option('--json', 'print JSON', false)
+    .action(async (options: Record<string, boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        print(options['json'] === true, { kid: await hearth.services.keys.rotate() });
+      });
+    });
+
   return program;
+}
+
+/** The approval flags an operator grants (Hearth's own bits of the application flags). */
+function approvalFlags(): string {
+  return Object.keys(ApplicationFlags)
+    .filter((name) => /(Approved|Enabled)$/.test(name))
+    .join(', ');
 }
 
 function isStorage(key: keyof Config): boolean {

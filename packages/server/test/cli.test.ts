@@ -439,3 +439,114 @@ describe('graceful shutdown (README: Commands, hearth serve)', () => {
     TIMEOUT,
   );
 });
+
+describe('operator commands of the authorization server (README: Commands)', () => {
+  it(
+    'apps update grants approvals and a parent; users update/connect, guilds create and keys rotate take effect on a running server',
+    async () => {
+      const appOf = async (name: string) => {
+        const created = await run(['apps', 'create', '--name', name, '--json']);
+        return JSON.parse(created.stdout) as Record<string, string>;
+      };
+      const parent = await appOf('Parent Game');
+      const child = await appOf('Child Game');
+      const player = await createUser('operator.player');
+
+      const approved = await run([
+        'apps',
+        'update',
+        '--id',
+        parent['id']!,
+        '--approve',
+        'IdentifyPremiumApproved',
+        '--approve',
+        'PublisherLinkingApproved',
+        '--redirect-uri',
+        'http://127.0.0.1/callback',
+        '--json',
+      ]);
+      expect({ code: approved.code, stderr: approved.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(JSON.parse(approved.stdout)).toEqual({
+        id: parent['id'],
+        public_client: 'false',
+        redirect_uris: 'http://127.0.0.1/callback',
+        parent_application_id: '',
+        flags_new: String((1n << 48n) | (1n << 49n)),
+      });
+      const linked = await run(['apps', 'update', '--id', child['id']!, '--parent', parent['id']!, '--json']);
+      expect(JSON.parse(linked.stdout)).toMatchObject({ parent_application_id: parent['id'] });
+      const unknownFlag = await run(['apps', 'update', '--id', child['id']!, '--approve', 'Everything']);
+      expect(unknownFlag.code).toBe(1);
+      expect(unknownFlag.stderr).toMatch(/^hearth: Invalid Form Body \(flags: Value must be one of/);
+
+      expect((await run(['users', 'update', '--id', player.id, '--premium-type', '2'])).code).toBe(0);
+      expect((await run(['users', 'update', '--id', player.id, '--premium-type', '9'])).code).toBe(1);
+      const connected = await run([
+        'users',
+        'connect',
+        '--id',
+        player.id,
+        '--type',
+        'steam',
+        '--external-id',
+        '7656',
+        '--name',
+        'op',
+        '--json',
+      ]);
+      expect(JSON.parse(connected.stdout)).toEqual({ type: 'steam', id: '7656', name: 'op' });
+      const guild = await run([
+        'guilds',
+        'create',
+        '--owner',
+        player.id,
+        '--name',
+        'Ops Hall',
+        '--banner',
+        'b1',
+        '--json',
+      ]);
+      const { id: guildId } = JSON.parse(guild.stdout) as { id: string };
+
+      const server = await serve();
+      try {
+        const keysBefore = (await (await fetch(`${server.url}/api/v10/oauth2/keys`)).json()) as {
+          keys: { kid: string }[];
+        };
+        const rotated = await run(['keys', 'rotate', '--json']);
+        const { kid } = JSON.parse(rotated.stdout) as { kid: string };
+        const keysAfter = (await (await fetch(`${server.url}/api/v10/oauth2/keys`)).json()) as {
+          keys: { kid: string }[];
+        };
+        expect(keysAfter.keys.map((k) => k.kid)).toEqual([kid, ...keysBefore.keys.map((k) => k.kid)]);
+
+        const me = (await (
+          await fetch(`${server.url}/api/v10/users/@me`, { headers: { authorization: player.token } })
+        ).json()) as {
+          premium_type: number;
+        };
+        expect(me.premium_type).toBe(2);
+        const connections = (await (
+          await fetch(`${server.url}/api/v10/users/@me/connections`, {
+            headers: { authorization: player.token },
+          })
+        ).json()) as { type: string; id: string }[];
+        expect(connections.map((c) => [c.type, c.id])).toEqual([['steam', '7656']]);
+        const guilds = (await (
+          await fetch(`${server.url}/api/v10/users/@me/guilds`, { headers: { authorization: player.token } })
+        ).json()) as { id: string; banner: string; owner: boolean }[];
+        expect(guilds).toMatchObject([{ id: guildId, banner: 'b1', owner: true }]);
+        const application = (await (
+          await fetch(`${server.url}/api/v10/applications/@me`, {
+            headers: { authorization: `Bot ${parent['bot_token']}` },
+          })
+        ).json()) as { eligible_oauth2_scopes: string[]; flags: number; flags_new: string };
+        expect(application.flags).toBe(0);
+        expect(application.eligible_oauth2_scopes).toContain('identify.premium');
+      } finally {
+        await stop(server);
+      }
+    },
+    TIMEOUT * 6,
+  );
+});
