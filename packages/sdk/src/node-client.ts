@@ -56,13 +56,19 @@ export function systemOpener(url: string): Promise<void> {
         ? ['cmd', ['/c', 'start', '""', url.replace(/&/g, '^&')]]
         : ['xdg-open', [url]];
   return new Promise((resolve) => {
+    let printed = false;
     const printInstead = () => {
-      process.stdout.write(`Open this address to sign in:\n${url}\n`);
+      if (!printed) process.stdout.write(`Open this address to sign in:\n${url}\n`);
+      printed = true;
       resolve();
     };
     try {
       const child = spawn(command, args as string[], { stdio: 'ignore', detached: true });
       child.once('error', printInstead);
+      // The launcher may start and then fail (xdg-open with no browser or display exits non-zero).
+      child.once('exit', (code) => {
+        if (code !== 0) printInstead();
+      });
       child.once('spawn', () => {
         child.unref();
         resolve();

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { tableRows } from '../../../test-support/markdown.js';
 import { type Config, ConfigError, loadConfig, SETTINGS } from '../src/config.js';
 
 /** A value for each setting from a flag and from the environment, distinct from each other and the default. */
@@ -166,25 +167,6 @@ describe('a bad setting is refused with a ConfigError naming where it came from'
 });
 
 const README = new URL('../../../README.md', import.meta.url);
-
-/** The rows of the markdown table between the two markers, each a list of trimmed cells. */
-function tableRows(markdown: string, start: string, end: string): string[][] {
-  const from = markdown.indexOf(start);
-  const to = markdown.indexOf(end);
-  if (from === -1 || to < from) throw new Error(`markers ${start} … ${end} not found`);
-  const lines = markdown
-    .slice(from + start.length, to)
-    .split('\n')
-    .map((line) => line.trim())
-    .filter(Boolean);
-  for (const line of lines) expect(line).toMatch(/^\|.*\|$/);
-  return lines.map((line) =>
-    line
-      .slice(1, -1)
-      .split('|')
-      .map((cell) => cell.trim()),
-  );
-}
 
 describe('the README settings table is SETTINGS, in order', () => {
   const [header, separator, ...rows] = tableRows(
