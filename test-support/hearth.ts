@@ -30,7 +30,8 @@ export async function startHearth(overrides: Partial<Config> = {}, clock?: Clock
     logDestination,
     ...(clock ? { clock } : {}),
   });
-  await hearth.listen();
+  // Requests go to the bound address; `hearth.url` is the public one clients are told about.
+  const bound = await hearth.listen();
   const api = (path: string, init: ApiInit = {}) => {
     const { auth, body, version = 'v10', headers, ...rest } = init;
     const prefix = version === '' ? '/api' : `/api/${version}`;
@@ -39,7 +40,7 @@ export async function startHearth(overrides: Partial<Config> = {}, clock?: Clock
     if (body !== undefined && typeof body !== 'string' && !sent.has('content-type')) {
       sent.set('content-type', 'application/json');
     }
-    return fetch(`${hearth.url}${prefix}${path}`, {
+    return fetch(`${bound}${prefix}${path}`, {
       ...rest,
       headers: sent,
       ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
