@@ -5,9 +5,10 @@ import type { Benchmark, Result } from './benchmark.js';
 import { killAllChildren } from './lib/children.js';
 import { progress } from './lib/progress.js';
 import readPath from './read-path.js';
+import tokenExchange from './token-exchange.js';
 
 /** The registry: add a module here to add a benchmark. */
-const BENCHMARKS: readonly Benchmark[] = [readPath];
+const BENCHMARKS: readonly Benchmark[] = [readPath, tokenExchange];
 
 type Outcome = { benchmark: Benchmark; result: Result } | { benchmark: Benchmark; error: Error };
 

@@ -1,20 +1,53 @@
-// The read-path baseline: Fastify 5 with its defaults and one route answering a constant user object,
-// so that the gap to Hearth is what Hearth does per request (auth lookup, rate limits, hooks, storage).
+// The baselines: Fastify 5 with its defaults and only the route a benchmark needs, so that the gap to
+// Hearth is what Hearth does per request (auth lookup, rate limits, hooks, storage, crypto).
+//   --body <user JSON>         GET /api/v10/users/@me answers that user (read-path)
+//   --token-body <token JSON>  POST /api/v10/oauth2/token reads the form and answers that token response
+//                              (token-exchange)
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 
 const { values } = parseArgs({
-  options: { body: { type: 'string' }, host: { type: 'string', default: '127.0.0.1' } },
+  options: {
+    body: { type: 'string' },
+    'token-body': { type: 'string' },
+    host: { type: 'string', default: '127.0.0.1' },
+  },
 });
-if (values.body === undefined) throw new Error('usage: bare-fastify.ts --body <JSON user object>');
-const user: unknown = JSON.parse(values.body);
-const unauthorized = { message: '401: Unauthorized', code: 0 };
+if (values.body === undefined && values['token-body'] === undefined) {
+  throw new Error('usage: bare-fastify.ts [--body <JSON user object>] [--token-body <JSON token response>]');
+}
 
 const app = Fastify();
-app.get('/api/v10/users/@me', async (request, reply) => {
-  if (!request.headers.authorization) return reply.code(401).send(unauthorized);
-  return user;
-});
+
+if (values.body !== undefined) {
+  const user: unknown = JSON.parse(values.body);
+  const unauthorized = { message: '401: Unauthorized', code: 0 };
+  app.get('/api/v10/users/@me', async (request, reply) => {
+    if (!request.headers.authorization) return reply.code(401).send(unauthorized);
+    return user;
+  });
+}
+
+if (values['token-body'] !== undefined) {
+  // HTTP, form parsing and JSON only: no client authentication, no code lookup, no token minted.
+  const tokens: unknown = JSON.parse(values['token-body']);
+  const invalidRequest = { error: 'invalid_request' };
+  // Fastify parses no forms by default; Hearth reads them with URLSearchParams too.
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string' },
+    (_request, body, done) => {
+      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+    },
+  );
+  app.post('/api/v10/oauth2/token', async (request, reply) => {
+    const form = request.body as Record<string, string> | undefined;
+    if (form?.['grant_type'] !== 'authorization_code' || !form['code'] || !form['client_id']) {
+      return reply.code(400).send(invalidRequest);
+    }
+    return reply.headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send(tokens);
+  });
+}
 
 await app.listen({ host: values.host, port: 0 });
 const address = app.server.address();

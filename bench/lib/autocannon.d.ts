@@ -11,6 +11,32 @@ declare module 'autocannon' {
       duration?: number;
       /** Seconds a request may take before it counts as a timeout. */
       timeout?: number;
+      /** Requests to make in all (split over the connections); overrides `duration`. */
+      amount?: number;
+      /** Milliseconds between samples; the result comes at the first sample after the run ends. */
+      sampleInt?: number;
+      /** Requests each connection makes in turn, starting over at the end. */
+      requests?: Request[];
+    }
+
+    /** One request of `requests`; unset fields come from the top-level options. */
+    interface Request {
+      method?: string;
+      path?: string;
+      headers?: Record<string, string>;
+      body?: string | Buffer;
+      /**
+       * Called on a copy of this request each time it is about to be written (the first time when its
+       * connection is created); answers the request to write.
+       */
+      setupRequest?: (request: Request, context: Record<string, unknown>) => Request;
+      /** Called with every response to this request, its body as text. */
+      onResponse?: (
+        status: number,
+        body: string,
+        context: Record<string, unknown>,
+        headers: Record<string, string | string[]>,
+      ) => void;
     }
 
     /** hdr-histogram-percentiles-obj: latency in whole milliseconds, requests and throughput per second. */

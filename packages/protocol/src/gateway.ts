@@ -3,3 +3,98 @@ export const SESSION_START_LIMIT = { total: 1000, windowMs: 24 * 60 * 60 * 1000,
 
 /** Path of the WebSocket gateway on a Hearth server; clients append `?v=10&encoding=json`. */
 export const GATEWAY_PATH = '/gateway';
+
+/** Gateway versions served (PROTOCOL.md §D.1). */
+export const GATEWAY_VERSIONS = [9, 10] as const;
+
+/** Gateway opcodes (PROTOCOL.md §D.2). */
+export const GatewayOpcodes = {
+  Dispatch: 0,
+  Heartbeat: 1,
+  Identify: 2,
+  PresenceUpdate: 3,
+  VoiceStateUpdate: 4,
+  Resume: 6,
+  Reconnect: 7,
+  RequestGuildMembers: 8,
+  InvalidSession: 9,
+  Hello: 10,
+  HeartbeatAck: 11,
+  LobbyVoiceStates: 17,
+  RequestSoundboardSounds: 31,
+  LobbyVoiceServerPing: 42,
+  RequestChannelInfo: 43,
+} as const;
+export type GatewayOpcode = (typeof GatewayOpcodes)[keyof typeof GatewayOpcodes];
+
+/** Close codes and whether a client may resume after them (PROTOCOL.md §D.4). */
+export const GatewayCloseCodes = {
+  UnknownError: 4000,
+  UnknownOpcode: 4001,
+  DecodeError: 4002,
+  NotAuthenticated: 4003,
+  AuthenticationFailed: 4004,
+  AlreadyAuthenticated: 4005,
+  InvalidSeq: 4007,
+  RateLimited: 4008,
+  SessionTimedOut: 4009,
+  InvalidShard: 4010,
+  ShardingRequired: 4011,
+  InvalidAPIVersion: 4012,
+  InvalidIntents: 4013,
+  DisallowedIntents: 4014,
+} as const;
+export type GatewayCloseCode = (typeof GatewayCloseCodes)[keyof typeof GatewayCloseCodes];
+
+/** Close codes after which a client must not reconnect (PROTOCOL.md §D.4). */
+export const FATAL_CLOSE_CODES: readonly GatewayCloseCode[] = [
+  GatewayCloseCodes.AuthenticationFailed,
+  GatewayCloseCodes.InvalidShard,
+  GatewayCloseCodes.ShardingRequired,
+  GatewayCloseCodes.InvalidAPIVersion,
+  GatewayCloseCodes.InvalidIntents,
+  GatewayCloseCodes.DisallowedIntents,
+];
+
+/** Gateway intents (PROTOCOL.md §D.5). */
+export const GatewayIntents = {
+  Guilds: 1 << 0,
+  GuildMembers: 1 << 1,
+  GuildModeration: 1 << 2,
+  GuildExpressions: 1 << 3,
+  GuildIntegrations: 1 << 4,
+  GuildWebhooks: 1 << 5,
+  GuildInvites: 1 << 6,
+  GuildVoiceStates: 1 << 7,
+  GuildPresences: 1 << 8,
+  GuildMessages: 1 << 9,
+  GuildMessageReactions: 1 << 10,
+  GuildMessageTyping: 1 << 11,
+  DirectMessages: 1 << 12,
+  DirectMessageReactions: 1 << 13,
+  DirectMessageTyping: 1 << 14,
+  MessageContent: 1 << 15,
+  GuildScheduledEvents: 1 << 16,
+  AutoModerationConfiguration: 1 << 20,
+  AutoModerationExecution: 1 << 21,
+  GuildMessagePolls: 1 << 24,
+  DirectMessagePolls: 1 << 25,
+} as const;
+
+/** Intents an application must be approved for (PROTOCOL.md §D.5). */
+export const PRIVILEGED_INTENTS =
+  GatewayIntents.GuildMembers | GatewayIntents.GuildPresences | GatewayIntents.MessageContent;
+export const ALL_INTENTS = Object.values(GatewayIntents).reduce((all, bit) => all | bit, 0);
+
+/** Client payloads larger than this close the connection with 4002 (PROTOCOL.md §D.1). */
+export const MAX_CLIENT_PAYLOAD_BYTES = 4096;
+/** 120 events sent per connection per 60 s; more closes with 4008 (PROTOCOL.md §D.6). */
+export const CLIENT_EVENTS_LIMIT = { limit: 120, windowMs: 60_000 } as const;
+/** Presence updates: 5 per 20 s (PROTOCOL.md §D.6, §B.8). */
+export const PRESENCE_UPDATES_LIMIT = { limit: 5, windowMs: 20_000 } as const;
+/** Identify concurrency window: `max_concurrency` identifies per 5 s (PROTOCOL.md §D.3). */
+export const IDENTIFY_WINDOW_MS = 5_000;
+/** The heartbeat interval sent in Hello (PROTOCOL.md §D.3). */
+export const HEARTBEAT_INTERVAL_MS = 41_250;
+/** Request Guild Members `nonce` is at most 32 bytes (PROTOCOL.md §D.6). */
+export const GUILD_MEMBERS_NONCE_MAX_BYTES = 32;

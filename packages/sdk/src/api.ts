@@ -18,6 +18,7 @@ export type {
   TokenOutcome,
 } from './client.js';
 export { customSchemeRedirect } from './client.js';
+export type { ClientResultInit } from './client-result.js';
 export { ClientResult, ErrorType } from './client-result.js';
 export { type Build, type LogCallback, LoggingSeverity } from './logging.js';
 export type { RedirectContext, RedirectReceiver, RedirectStrategy } from './redirect.js';

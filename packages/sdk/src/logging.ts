@@ -9,7 +9,8 @@ export type Build = 'release' | 'debug';
 
 const TOKEN_PATTERNS: readonly RegExp[] = [
   /(Bearer|Bot)\s+[^\s"',;]+/gi,
-  /((?:access|refresh|id|parent_access|external_auth)_token["']?\s*[:=]\s*["']?)[^\s"'&,;}]+/gi,
+  // A bare `token` too: the RFC 7009 revocation form carries the token under that name, whatever its length.
+  /((?:(?:access|refresh|id|parent_access|external_auth)_token|\btoken)["']?\s*[:=]\s*["']?)[^\s"'&,;}]+/gi,
   /(code_verifier["']?\s*[:=]\s*["']?)[^\s"'&,;}]+/gi,
 ];
 

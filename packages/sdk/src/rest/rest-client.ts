@@ -124,18 +124,21 @@ export class RestClient {
       await sleep(bucket.resetAt - Date.now());
   }
 
-  /** Reads X-RateLimit-Bucket/Remaining/Reset-After (PROTOCOL.md §E.3). */
+  /**
+   * Reads X-RateLimit-Bucket/Remaining/Reset-After (PROTOCOL.md §E.3). Remaining and Reset-After bind
+   * even without a bucket hash: the route is then its own bucket.
+   */
   #learn(route: string, response: Response): void {
     const hash = response.headers.get('x-ratelimit-bucket');
     const remaining = response.headers.get('x-ratelimit-remaining');
     const resetAfter = response.headers.get('x-ratelimit-reset-after');
-    if (!hash || remaining === null || resetAfter === null) return;
-    if (!this.#routeBuckets.has(route)) {
+    if (remaining === null || resetAfter === null) return;
+    if (hash && !this.#routeBuckets.has(route)) {
       this.#routeBuckets.set(route, hash);
       const existing = this.#buckets.get(route);
       if (existing && !this.#buckets.has(hash)) this.#buckets.set(hash, existing);
     }
-    const bucket = this.#bucket(hash);
+    const bucket = this.#bucket(this.#routeBuckets.get(route) ?? route);
     bucket.remaining = Number(remaining);
     bucket.resetAt = Date.now() + Number(resetAfter) * 1000;
   }
