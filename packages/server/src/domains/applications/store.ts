@@ -9,16 +9,16 @@ export async function insertApplication(db: Executor, row: Insertable<Applicatio
   await db.insertInto('applications').values(row).execute();
 }
 
-export function findApplicationById(db: Executor, id: string): Promise<ApplicationRow | undefined> {
-  return db.selectFrom('applications').selectAll().where('id', '=', id).executeTakeFirst();
-}
+export const findApplicationById: (db: Executor, id: string) => Promise<ApplicationRow | undefined> =
+  prepared(1, (db, id: string) => db.selectFrom('applications').selectAll().where('id', '=', id));
 
-export function findApplicationByBotToken(
+/** On every bot request: prepared. */
+export const findApplicationByBotToken: (
   db: Executor,
   tokenHash: string,
-): Promise<ApplicationRow | undefined> {
-  return db.selectFrom('applications').selectAll().where('bot_token_hash', '=', tokenHash).executeTakeFirst();
-}
+) => Promise<ApplicationRow | undefined> = prepared(1, (db, tokenHash: string) =>
+  db.selectFrom('applications').selectAll().where('bot_token_hash', '=', tokenHash),
+);
 
 export async function updateApplication(
   db: Executor,
