@@ -106,7 +106,10 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
     async user(token) {
       const session = await accounts.authenticateSession(token);
-      return session && { kind: 'user', userId: session.user.id, authTime: session.authTime };
+      if (!session) return undefined;
+      const principal = { kind: 'user' as const, userId: session.user.id, authTime: session.authTime };
+      accounts.remember(principal, session.user);
+      return principal;
     },
     async bearer(token) {
       const grant = await oauth2!.authenticateAccessToken(token);

@@ -5,6 +5,7 @@ import Fastify, {
   type FastifyError,
   type FastifyInstance,
   type FastifyPluginAsync,
+  type FastifyServerOptions,
   LogController,
 } from 'fastify';
 import type { TSchema } from 'typebox';
@@ -61,6 +62,7 @@ export function createHttpServer(
     // One line per request, written by the onResponse hook below, with credentials never in it.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
+    childLoggerFactory: lazyChildLogger,
     bodyLimit: MAX_JSON_BODY_BYTES,
     return503OnClosing: true,
     forceCloseConnections: 'idle',
@@ -134,6 +136,36 @@ export function createHttpServer(
   for (const plugin of pages) void app.register(plugin);
   return app;
 }
+
+const LOG_METHODS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace']);
+
+/**
+ * Fastify gives every request a child logger; with redaction, making one costs more than many requests'
+ * own work. Make it on the first log line that is actually written.
+ */
+const lazyChildLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = (
+  logger,
+  bindings,
+  options,
+) => {
+  let child: FastifyBaseLogger | undefined;
+  const real = () => {
+    child ??= logger.child(bindings, options);
+    return child;
+  };
+  return new Proxy(logger, {
+    get(target, property) {
+      if (typeof property === 'string' && LOG_METHODS.has(property) && !child) {
+        return (...args: unknown[]) => {
+          if (!(target as unknown as Logger).isLevelEnabled(property)) return;
+          (real()[property as 'info'] as (...a: unknown[]) => void)(...args);
+        };
+      }
+      const value = Reflect.get(real(), property) as unknown;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(real()) : value;
+    },
+  });
+};
 
 function registerBodyParsers(app: FastifyInstance): void {
   const json = app.getDefaultJsonParser('error', 'error');

@@ -47,7 +47,7 @@ export function accountsRoutes(accounts: AccountsService): FastifyPluginAsync {
       },
       async (request) => {
         const principal = request.principal!;
-        const user = await accounts.getUser(principal.userId);
+        const user = await accounts.currentUser(principal);
         if (!user) throw new HearthError('GeneralUnauthorized');
         return toUserObject(user, selfView(principal));
       },

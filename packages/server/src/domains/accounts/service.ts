@@ -42,6 +42,8 @@ export interface AccountsDeps {
 /** Users and their session tokens. */
 export class AccountsService {
   readonly #deps: AccountsDeps;
+  /** The user a request's credential already loaded, keyed by that request's principal object. */
+  readonly #loaded = new WeakMap<object, User>();
 
   constructor(deps: AccountsDeps) {
     this.#deps = deps;
@@ -157,6 +159,16 @@ export class AccountsService {
   async authenticateSession(token: string): Promise<{ user: User; authTime: number } | undefined> {
     const row = await store.findSessionUser(this.#deps.storage.db, hashToken(token), this.#deps.clock.now());
     return row && { user: toUser(row), authTime: Number(row.session_created_at) };
+  }
+
+  /** Remembers the user a credential lookup loaded, for the rest of that request. */
+  remember(principal: object, user: User): void {
+    this.#loaded.set(principal, user);
+  }
+
+  /** The caller's own user: the one its credential already loaded, or a fresh read. */
+  async currentUser(principal: { userId: string }): Promise<User | undefined> {
+    return this.#loaded.get(principal) ?? this.getUser(principal.userId);
   }
 
   async getUser(id: string): Promise<User | undefined> {
