@@ -98,3 +98,35 @@ export const IDENTIFY_WINDOW_MS = 5_000;
 export const HEARTBEAT_INTERVAL_MS = 41_250;
 /** Request Guild Members `nonce` is at most 32 bytes (PROTOCOL.md §D.6). */
 export const GUILD_MEMBERS_NONCE_MAX_BYTES = 32;
+
+/** The intent a bot session needs to receive a dispatch (PROTOCOL.md §D.5); unlisted events need none. */
+export const DISPATCH_INTENTS: Readonly<Record<string, number>> = {
+  GUILD_CREATE: GatewayIntents.Guilds,
+  GUILD_UPDATE: GatewayIntents.Guilds,
+  GUILD_DELETE: GatewayIntents.Guilds,
+  CHANNEL_CREATE: GatewayIntents.Guilds,
+  CHANNEL_UPDATE: GatewayIntents.Guilds,
+  CHANNEL_DELETE: GatewayIntents.Guilds,
+  THREAD_CREATE: GatewayIntents.Guilds,
+  THREAD_UPDATE: GatewayIntents.Guilds,
+  THREAD_DELETE: GatewayIntents.Guilds,
+  VOICE_CHANNEL_STATUS_UPDATE: GatewayIntents.Guilds,
+  VOICE_CHANNEL_START_TIME_UPDATE: GatewayIntents.Guilds,
+  GUILD_MEMBER_ADD: GatewayIntents.GuildMembers,
+  GUILD_MEMBER_UPDATE: GatewayIntents.GuildMembers,
+  GUILD_MEMBER_REMOVE: GatewayIntents.GuildMembers,
+  GUILD_BAN_ADD: GatewayIntents.GuildModeration,
+  GUILD_BAN_REMOVE: GatewayIntents.GuildModeration,
+  INVITE_CREATE: GatewayIntents.GuildInvites,
+  INVITE_DELETE: GatewayIntents.GuildInvites,
+  VOICE_STATE_UPDATE: GatewayIntents.GuildVoiceStates,
+  PRESENCE_UPDATE: GatewayIntents.GuildPresences,
+  TYPING_START: GatewayIntents.GuildMessageTyping,
+};
+
+/** Which approval flag lets an application ask for a privileged intent. */
+export const PRIVILEGED_INTENT_FLAGS: ReadonlyArray<{ intent: number; flags: readonly bigint[] }> = [
+  { intent: GatewayIntents.GuildPresences, flags: [1n << 12n, 1n << 13n] },
+  { intent: GatewayIntents.GuildMembers, flags: [1n << 14n, 1n << 15n] },
+  { intent: GatewayIntents.MessageContent, flags: [1n << 18n, 1n << 19n] },
+];

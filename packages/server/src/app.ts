@@ -1,4 +1,4 @@
-import { expandScopes } from '@hearth/protocol';
+import { expandScopes, HEARTBEAT_INTERVAL_MS } from '@hearth/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { type Bus, MemoryBus } from './bus/bus.js';
@@ -13,6 +13,7 @@ import { SigningKeys } from './domains/oauth2/keys.js';
 import { oauth2Pages } from './domains/oauth2/pages.js';
 import { oauth2Routes } from './domains/oauth2/routes.js';
 import { OAuth2Service } from './domains/oauth2/service.js';
+import { GatewayServer } from './gateway/gateway-server.js';
 import { gatewayRoutes } from './gateway/routes.js';
 import { GatewayService } from './gateway/service.js';
 import type { Authenticators } from './http/auth.js';
@@ -27,6 +28,8 @@ import { connectRedis } from './redis.js';
 import { openStorage, type Storage } from './storage/database.js';
 
 export interface HearthOptions {
+  /** Gateway timing, for tests of heartbeats; default: the platform's 41250 ms. */
+  gateway?: { heartbeatIntervalMs?: number };
   config: Config;
   /** Replaces the clock the config implies (tests). */
   clock?: Clock;
@@ -49,6 +52,7 @@ export interface Hearth {
   readonly logger: Logger;
   readonly storage: Storage;
   readonly bus: Bus;
+  readonly gateway: GatewayServer;
   readonly services: Services;
   readonly http: FastifyInstance;
   /** The address clients use; known after `listen`. */
@@ -139,6 +143,19 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     ],
     [oauth2Pages(oauth2, publicUrl)],
   );
+  const gatewayServer = new GatewayServer({
+    clock,
+    logger,
+    bus,
+    counters,
+    authenticators,
+    accounts,
+    applications,
+    guilds,
+    gateway,
+    heartbeatIntervalMs: options.gateway?.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
+  });
+  gatewayServer.attach(http.server);
 
   return {
     config,
@@ -146,6 +163,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     logger,
     storage,
     bus,
+    gateway: gatewayServer,
     services,
     http,
     get url() {
@@ -160,6 +178,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       return `http://${host}:${port}`;
     },
     async close() {
+      await gatewayServer.close();
       await http.close();
       await bus.close();
       await counters.close();

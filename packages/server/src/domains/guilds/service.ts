@@ -44,6 +44,24 @@ export class GuildsService {
     });
   }
 
+  /** The ids of the guilds a user is in (what a gateway session can see). */
+  async guildIdsOf(userId: string): Promise<string[]> {
+    const rows = await store.listUserGuilds(this.#deps.storage.db, userId, { limit: 100_000 });
+    return rows.map((row) => row.id);
+  }
+
+  /** Members matching a name prefix or ids, at most `limit` (0: all), for Request Guild Members. */
+  async findMembers(
+    guildId: string,
+    filter: { query?: string; userIds?: readonly string[]; limit: number },
+  ): Promise<Array<{ userId: string; joinedAt: number }>> {
+    const rows = await store.listMembers(this.#deps.storage.db, guildId, {
+      ...filter,
+      limit: filter.limit === 0 ? 1_000_000 : filter.limit,
+    });
+    return rows.map((row) => ({ userId: row.user_id, joinedAt: Number(row.joined_at) }));
+  }
+
   /** GET /users/@me/guilds: each guild carries `banner` (seed). */
   async listUserGuilds(userId: string, query: unknown): Promise<Static<typeof MyGuildObject>[]> {
     const { before, after, limit = 200, with_counts = false } = parse(ListMyGuildsQuery, query ?? {});

@@ -61,3 +61,23 @@ export function listUserGuilds(
     .limit(page.limit)
     .execute();
 }
+
+/** Members of a guild with their users, for Request Guild Members (PROTOCOL.md §D.6). */
+export function listMembers(
+  db: Executor,
+  guildId: string,
+  filter: { query?: string; userIds?: readonly string[]; limit: number },
+) {
+  let query = db
+    .selectFrom('guild_members')
+    .innerJoin('users', 'users.id', 'guild_members.user_id')
+    .select(['guild_members.user_id', 'guild_members.joined_at'])
+    .where('guild_members.guild_id', '=', guildId);
+  if (filter.userIds)
+    query = query.where('guild_members.user_id', 'in', filter.userIds.length ? filter.userIds : ['']);
+  if (filter.query) {
+    const prefix = `${filter.query.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+    query = query.where((eb) => eb(eb.fn('lower', ['users.username']), 'like', prefix));
+  }
+  return query.orderBy('guild_members.user_id').limit(filter.limit).execute();
+}

@@ -1,0 +1,165 @@
+import {
+  CLIENT_EVENTS_LIMIT,
+  type GatewayCloseCode,
+  GatewayCloseCodes,
+  GatewayOpcodes,
+  MAX_CLIENT_PAYLOAD_BYTES,
+} from '@hearth/protocol';
+import type { RawData, WebSocket } from 'ws';
+import type { Clock } from '../kernel/clock.js';
+import type { Logger } from '../kernel/logger.js';
+import type { ZlibStream } from './compression.js';
+import type { Sent, Session, SessionSink } from './sessions.js';
+
+/** A client frame after decoding: `{op, d}` (PROTOCOL.md §D.1). */
+export interface ClientPayload {
+  op: number;
+  d: unknown;
+}
+
+/** What a connection needs from the gateway around it. */
+export interface ConnectionContext {
+  clock: Clock;
+  logger: Logger;
+  heartbeatIntervalMs: number;
+  /** Handles one decoded frame; the one place every opcode is routed (see dispatch.ts). */
+  handle(connection: Connection, payload: ClientPayload): Promise<void>;
+  /** The connection ended: detach or end its session. */
+  closed(connection: Connection, code: number): void;
+}
+
+/**
+ * One WebSocket of the gateway: framing, compression, heartbeats and the per-connection limits. What a
+ * frame means is decided by the opcode table, not here.
+ */
+export class Connection implements SessionSink {
+  readonly #socket: WebSocket;
+  readonly #context: ConnectionContext;
+  readonly #zlib: ZlibStream | undefined;
+  readonly version: number;
+  session: Session | undefined;
+  #closed = false;
+  #heartbeatDeadline: NodeJS.Timeout | undefined;
+  #window = { start: 0, count: 0 };
+  /** Frames are handled one at a time, in order: an Identify finishes before the next frame is read. */
+  #queue: Promise<void> = Promise.resolve();
+  #sending: Promise<void> = Promise.resolve();
+
+  constructor(
+    socket: WebSocket,
+    context: ConnectionContext,
+    options: { version: number; zlib?: ZlibStream },
+  ) {
+    this.#socket = socket;
+    this.#context = context;
+    this.#zlib = options.zlib;
+    this.version = options.version;
+    socket.on('message', (data, isBinary) => this.#receive(data, isBinary));
+    socket.on('close', (code) => this.#ended(code));
+    socket.on('error', (error) => context.logger.debug({ err: error }, 'gateway socket error'));
+    this.#send({
+      op: GatewayOpcodes.Hello,
+      d: { heartbeat_interval: context.heartbeatIntervalMs },
+      s: null,
+      t: null,
+    });
+    this.#armHeartbeat();
+  }
+
+  get open(): boolean {
+    return !this.#closed;
+  }
+
+  /** Sends a dispatch recorded in the session. */
+  dispatch(sent: Sent): void {
+    this.#send({ op: GatewayOpcodes.Dispatch, d: sent.d, s: sent.seq, t: sent.t });
+  }
+
+  /** Sends a non-dispatch payload (`s` and `t` are null unless op is 0). */
+  sendOp(op: number, d: unknown): void {
+    this.#send({ op, d, s: null, t: null });
+  }
+
+  heartbeatReceived(): void {
+    this.#armHeartbeat();
+    this.sendOp(GatewayOpcodes.HeartbeatAck, null);
+  }
+
+  close(code: GatewayCloseCode | 1000 | 1001, reason = ''): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    clearTimeout(this.#heartbeatDeadline);
+    // Let queued frames (an Invalid Session, a Reconnect) go out before the close frame.
+    void this.#sending.then(() => this.#socket.close(code, reason.slice(0, 120)));
+  }
+
+  #receive(data: RawData, isBinary: boolean): void {
+    if (this.#closed) return;
+    const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
+    if (bytes.length > MAX_CLIENT_PAYLOAD_BYTES) {
+      this.close(GatewayCloseCodes.DecodeError, 'Payload too large');
+      return;
+    }
+    if (!this.#countEvent()) {
+      this.close(GatewayCloseCodes.RateLimited, 'Rate limited');
+      return;
+    }
+    let payload: unknown;
+    try {
+      payload = JSON.parse(bytes.toString('utf8'));
+    } catch {
+      this.close(GatewayCloseCodes.DecodeError, isBinary ? 'Binary frames must hold JSON' : 'Invalid JSON');
+      return;
+    }
+    if (
+      typeof payload !== 'object' ||
+      payload === null ||
+      !Number.isInteger((payload as { op?: unknown }).op)
+    ) {
+      this.close(GatewayCloseCodes.DecodeError, 'A payload is {op, d}');
+      return;
+    }
+    const frame = payload as ClientPayload;
+    this.#queue = this.#queue
+      .then(() => (this.#closed ? undefined : this.#context.handle(this, { op: frame.op, d: frame.d })))
+      .catch((error: unknown) => {
+        this.#context.logger.error({ err: error, op: frame.op }, 'gateway frame failed');
+        this.close(GatewayCloseCodes.UnknownError, 'Unknown error');
+      });
+  }
+
+  /** 120 client events per 60 s per connection (PROTOCOL.md §D.6). */
+  #countEvent(): boolean {
+    const now = this.#context.clock.now();
+    if (now - this.#window.start >= CLIENT_EVENTS_LIMIT.windowMs) this.#window = { start: now, count: 0 };
+    this.#window.count += 1;
+    return this.#window.count <= CLIENT_EVENTS_LIMIT.limit;
+  }
+
+  /** A client silent for 1.5 heartbeat intervals is a zombie: close so it resumes (PROTOCOL.md §D.3). */
+  #armHeartbeat(): void {
+    clearTimeout(this.#heartbeatDeadline);
+    this.#heartbeatDeadline = setTimeout(
+      () => this.close(GatewayCloseCodes.SessionTimedOut, 'Session timed out'),
+      this.#context.heartbeatIntervalMs * 1.5,
+    );
+    this.#heartbeatDeadline.unref();
+  }
+
+  #send(payload: { op: number; d: unknown; s: number | null; t: string | null }): void {
+    if (this.#socket.readyState !== this.#socket.OPEN) return;
+    const text = JSON.stringify(payload);
+    const zlib = this.#zlib;
+    this.#sending = this.#sending.then(async () => {
+      if (this.#socket.readyState !== this.#socket.OPEN) return;
+      if (zlib) this.#socket.send(await zlib.compress(text));
+      else this.#socket.send(text);
+    });
+  }
+
+  #ended(code: number): void {
+    this.#closed = true;
+    clearTimeout(this.#heartbeatDeadline);
+    this.#context.closed(this, code);
+  }
+}

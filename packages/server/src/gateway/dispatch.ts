@@ -1,0 +1,158 @@
+import {
+  GatewayCloseCodes,
+  GatewayIntents,
+  GatewayOpcodes,
+  GUILD_MEMBERS_NONCE_MAX_BYTES,
+  isInEffect,
+  isSnowflake,
+} from '@hearth/protocol';
+import type { ClientPayload, Connection } from './connection.js';
+import type { GatewayServer } from './gateway-server.js';
+import { record } from './sessions.js';
+
+type Handler = (gateway: GatewayServer, connection: Connection, d: unknown) => Promise<void> | void;
+
+/** Opcodes a client may send before it has a session. */
+const BEFORE_SESSION = new Set<number>([
+  GatewayOpcodes.Heartbeat,
+  GatewayOpcodes.Identify,
+  GatewayOpcodes.Resume,
+]);
+
+/**
+ * Every opcode of the gateway, in one table (STYLE.md rule 8). Opcodes the server sends (0, 7, 9, 10, 11)
+ * are not valid from a client and close with 4001, as unknown ones do.
+ */
+export const OPCODE_HANDLERS: Readonly<Record<number, Handler>> = {
+  [GatewayOpcodes.Heartbeat]: (_gateway, connection) => connection.heartbeatReceived(),
+  [GatewayOpcodes.Identify]: (gateway, connection, d) => gateway.identify(connection, d),
+  [GatewayOpcodes.Resume]: (gateway, connection, d) => gateway.resume(connection, d),
+  [GatewayOpcodes.PresenceUpdate]: presenceUpdate,
+  [GatewayOpcodes.RequestGuildMembers]: requestGuildMembers,
+  [GatewayOpcodes.VoiceStateUpdate]: notServedYet,
+  [GatewayOpcodes.LobbyVoiceStates]: notServedYet,
+  [GatewayOpcodes.RequestSoundboardSounds]: notServedYet,
+  [GatewayOpcodes.LobbyVoiceServerPing]: notServedYet,
+  [GatewayOpcodes.RequestChannelInfo]: notServedYet,
+};
+
+/** Routes one decoded frame: the single point where opcodes, session state and order are checked. */
+export async function route(
+  gateway: GatewayServer,
+  connection: Connection,
+  payload: ClientPayload,
+): Promise<void> {
+  const handler = OPCODE_HANDLERS[payload.op];
+  if (!handler) {
+    connection.close(GatewayCloseCodes.UnknownOpcode, 'Unknown opcode');
+    return;
+  }
+  if (!connection.session && !BEFORE_SESSION.has(payload.op)) {
+    connection.close(GatewayCloseCodes.NotAuthenticated, 'Not authenticated');
+    return;
+  }
+  await handler(gateway, connection, payload.d);
+}
+
+/** Voice, soundboard and channel-info opcodes arrive with the features that serve them. */
+function notServedYet(_gateway: GatewayServer, connection: Connection): void {
+  connection.close(GatewayCloseCodes.UnknownOpcode, 'Opcode not served by this server yet');
+}
+
+const STATUSES = new Set(['online', 'dnd', 'idle', 'invisible', 'offline']);
+
+/** Op 3: the session's status and activities, 5 updates per 20 s (PROTOCOL.md §D.6); excess is dropped. */
+function presenceUpdate(gateway: GatewayServer, connection: Connection, d: unknown): void {
+  const session = connection.session!;
+  const presence = d as { status?: unknown; activities?: unknown; since?: unknown; afk?: unknown } | null;
+  if (
+    typeof presence !== 'object' ||
+    presence === null ||
+    typeof presence.status !== 'string' ||
+    !STATUSES.has(presence.status) ||
+    !Array.isArray(presence.activities)
+  ) {
+    connection.close(GatewayCloseCodes.DecodeError, 'Invalid presence update');
+    return;
+  }
+  if (!gateway.allowPresenceUpdate(session.id)) return;
+  gateway.setPresence(session.id, { status: presence.status, activities: presence.activities });
+}
+
+/**
+ * Op 8. A request for all members (empty query, limit 0) is limited to 1 per guild per bot per 30 s from
+ * 1 October 2025, counting the request and not its chunks; an excess one answers RATE_LIMITED (PROTOCOL.md §D.6).
+ */
+async function requestGuildMembers(
+  gateway: GatewayServer,
+  connection: Connection,
+  d: unknown,
+): Promise<void> {
+  const session = connection.session!;
+  const request = d as {
+    guild_id?: unknown;
+    query?: unknown;
+    limit?: unknown;
+    user_ids?: unknown;
+    nonce?: unknown;
+    presences?: unknown;
+  } | null;
+  const guildId = request?.guild_id;
+  const nonce = request?.nonce;
+  const userIds = request?.user_ids;
+  if (
+    typeof request !== 'object' ||
+    request === null ||
+    typeof guildId !== 'string' ||
+    !isSnowflake(guildId) ||
+    (request.query !== undefined && typeof request.query !== 'string') ||
+    (request.limit !== undefined && !Number.isInteger(request.limit)) ||
+    (userIds !== undefined &&
+      !(Array.isArray(userIds) && userIds.length <= 100 && userIds.every(isSnowflake))) ||
+    (nonce !== undefined &&
+      (typeof nonce !== 'string' || Buffer.byteLength(nonce) > GUILD_MEMBERS_NONCE_MAX_BYTES))
+  ) {
+    connection.close(GatewayCloseCodes.DecodeError, 'Invalid Request Guild Members payload');
+    return;
+  }
+  const query = (request.query as string | undefined) ?? '';
+  const limit = (request.limit as number | undefined) ?? 0;
+  const wantsAll = userIds === undefined && query === '' && limit === 0;
+  if (wantsAll && (session.intents & GatewayIntents.GuildMembers) === 0) {
+    connection.close(GatewayCloseCodes.DisallowedIntents, 'GUILD_MEMBERS is required to request all members');
+    return;
+  }
+  if (!session.guildIds.has(guildId)) return;
+  const now = gateway.clock.now();
+  if (wantsAll && isInEffect('requestAllGuildMembersLimitAllServers', now)) {
+    const retryAfter = await gateway.spendAllMembersRequest(session.identity.userId, guildId);
+    if (retryAfter !== undefined) {
+      record(session, 'RATE_LIMITED', {
+        opcode: GatewayOpcodes.RequestGuildMembers,
+        retry_after: retryAfter,
+        meta: { guild_id: guildId, ...(nonce !== undefined ? { nonce } : {}) },
+      });
+      return;
+    }
+  }
+  const members = await gateway.findMembers(guildId, {
+    ...(query ? { query } : {}),
+    ...(userIds ? { userIds: userIds as string[] } : {}),
+    limit: userIds ? 100 : Math.min(limit, query ? 100 : limit),
+  });
+  const notFound = userIds
+    ? (userIds as string[]).filter((id) => !members.some((m) => m.user.id === id))
+    : [];
+  const chunkSize = 1000;
+  const chunkCount = Math.max(1, Math.ceil(members.length / chunkSize));
+  for (let index = 0; index < chunkCount; index++) {
+    record(session, 'GUILD_MEMBERS_CHUNK', {
+      guild_id: guildId,
+      members: members.slice(index * chunkSize, (index + 1) * chunkSize),
+      chunk_index: index,
+      chunk_count: chunkCount,
+      ...(index === 0 && notFound.length > 0 ? { not_found: notFound } : {}),
+      ...(nonce !== undefined ? { nonce } : {}),
+    });
+  }
+}

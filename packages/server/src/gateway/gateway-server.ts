@@ -1,0 +1,381 @@
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import {
+  ALL_INTENTS,
+  DISPATCH_INTENTS,
+  GATEWAY_PATH,
+  GATEWAY_VERSIONS,
+  GatewayCloseCodes,
+  GatewayOpcodes,
+  IDENTIFY_WINDOW_MS,
+  isScope,
+  Limits,
+  PRESENCE_UPDATES_LIMIT,
+  PRIVILEGED_INTENT_FLAGS,
+  PRIVILEGED_INTENTS,
+  Scopes,
+  SESSION_START_LIMIT,
+  wireFlags,
+} from '@hearth/protocol';
+import { WebSocketServer } from 'ws';
+import type { Bus, DeliveredEvent } from '../bus/bus.js';
+import type { AccountsService } from '../domains/accounts/service.js';
+import { toUserObject } from '../domains/accounts/service.js';
+import type { ApplicationsService } from '../domains/applications/service.js';
+import type { GuildsService } from '../domains/guilds/service.js';
+import type { Authenticators, Principal } from '../http/auth.js';
+import type { Clock } from '../kernel/clock.js';
+import type { Logger } from '../kernel/logger.js';
+import { hashToken } from '../kernel/secrets.js';
+import type { RateLimitStore } from '../ratelimit/store.js';
+import { ZlibStream } from './compression.js';
+import { type ClientPayload, Connection, type ConnectionContext } from './connection.js';
+import { route } from './dispatch.js';
+import { type GatewayService, sessionStartKey } from './service.js';
+import { missedSince, RESUME_WINDOW_MS, record, type Session, SessionRegistry } from './sessions.js';
+
+export interface GatewayServerDeps {
+  clock: Clock;
+  logger: Logger;
+  bus: Bus;
+  counters: RateLimitStore;
+  authenticators: Authenticators;
+  accounts: AccountsService;
+  applications: ApplicationsService;
+  guilds: GuildsService;
+  gateway: GatewayService;
+  heartbeatIntervalMs: number;
+}
+
+/**
+ * The WebSocket gateway of one node (PROTOCOL.md §D): sessions, Identify and Resume, and the fan-out of
+ * bus events to the sessions they are for.
+ */
+export class GatewayServer implements ConnectionContext {
+  readonly registry = new SessionRegistry();
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly heartbeatIntervalMs: number;
+  readonly #deps: GatewayServerDeps;
+  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false });
+  readonly #connections = new Set<Connection>();
+  readonly #presence = new Map<string, { status: string; activities: unknown[] }>();
+  readonly #presenceWindows = new Map<string, { start: number; count: number }>();
+  readonly #unsubscribe: () => void;
+  readonly #sweeper: NodeJS.Timeout;
+  #draining = false;
+
+  constructor(deps: GatewayServerDeps) {
+    this.#deps = deps;
+    this.clock = deps.clock;
+    this.logger = deps.logger;
+    this.heartbeatIntervalMs = deps.heartbeatIntervalMs;
+    this.#unsubscribe = deps.bus.subscribe((event) => this.deliver(event));
+    this.#sweeper = setInterval(() => this.registry.sweep(this.clock.now()), 30_000);
+    this.#sweeper.unref();
+  }
+
+  /** Serves WebSocket upgrades of GATEWAY_PATH on the HTTP server. */
+  attach(server: Server): void {
+    server.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+      const url = new URL(request.url ?? '/', 'http://gateway');
+      if (url.pathname.replace(/\/+$/, '') !== GATEWAY_PATH || this.#draining) {
+        socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
+        return;
+      }
+      this.#wss.handleUpgrade(request, socket, head, (ws) => this.#open(ws, url.searchParams));
+    });
+  }
+
+  #open(ws: import('ws').WebSocket, query: URLSearchParams): void {
+    const version = Number(query.get('v') ?? '10');
+    const zlib = query.get('compress') === 'zlib-stream' ? new ZlibStream() : undefined;
+    const connection = new Connection(ws, this, { version, ...(zlib ? { zlib } : {}) });
+    this.#connections.add(connection);
+    if (!(GATEWAY_VERSIONS as readonly number[]).includes(version)) {
+      connection.close(GatewayCloseCodes.InvalidAPIVersion, 'Invalid API version');
+    } else if ((query.get('encoding') ?? 'json') !== 'json') {
+      connection.close(GatewayCloseCodes.DecodeError, 'Only encoding=json is served');
+    }
+  }
+
+  handle(connection: Connection, payload: ClientPayload): Promise<void> {
+    return route(this, connection, payload);
+  }
+
+  /** A client's 1000/1001 ends its session; any other close keeps it resumable for a while (§D.3). */
+  closed(connection: Connection, code: number): void {
+    this.#connections.delete(connection);
+    const session = connection.session;
+    if (!session || session.attached !== connection) return;
+    session.attached = undefined;
+    if (code === 1000 || code === 1001) {
+      this.#endSession(session);
+    } else {
+      session.expiresAt = this.clock.now() + RESUME_WINDOW_MS;
+    }
+  }
+
+  // ---- Identify and Resume ----
+
+  async identify(connection: Connection, d: unknown): Promise<void> {
+    if (connection.session) {
+      connection.close(GatewayCloseCodes.AlreadyAuthenticated, 'Already authenticated');
+      return;
+    }
+    const identify = d as {
+      token?: unknown;
+      intents?: unknown;
+      shard?: unknown;
+      properties?: unknown;
+    } | null;
+    if (typeof identify !== 'object' || identify === null || typeof identify.token !== 'string') {
+      connection.close(GatewayCloseCodes.DecodeError, 'Identify needs a token');
+      return;
+    }
+    const principal = await this.#authenticate(identify.token);
+    if (!principal) {
+      connection.close(GatewayCloseCodes.AuthenticationFailed, 'Authentication failed');
+      return;
+    }
+
+    const intents = identify.intents ?? (principal.kind === 'bot' ? undefined : 0);
+    if (!Number.isInteger(intents) || (intents as number) < 0 || ((intents as number) & ~ALL_INTENTS) !== 0) {
+      connection.close(GatewayCloseCodes.InvalidIntents, 'Invalid intent(s)');
+      return;
+    }
+    if (
+      principal.kind === 'bot' &&
+      !(await this.#mayUseIntents(principal.applicationId, intents as number))
+    ) {
+      connection.close(GatewayCloseCodes.DisallowedIntents, 'Disallowed intent(s)');
+      return;
+    }
+    const shard = identify.shard ?? [0, 1];
+    if (!isShard(shard)) {
+      connection.close(GatewayCloseCodes.InvalidShard, 'Invalid shard');
+      return;
+    }
+
+    if (!(await this.#spendIdentify(principal.userId, shard[0]))) {
+      connection.sendOp(GatewayOpcodes.InvalidSession, false);
+      return;
+    }
+    const session: Session = {
+      id: randomBytes(16).toString('hex'),
+      identity: {
+        kind: principal.kind,
+        userId: principal.userId,
+        applicationId: principal.kind === 'user' ? undefined : principal.applicationId,
+        scopes: principal.kind === 'bearer' ? principal.scopes : new Set(),
+        tokenHash: hashToken(identify.token),
+      },
+      intents: intents as number,
+      shard,
+      seq: 0,
+      buffer: [],
+      attached: connection,
+      expiresAt: Number.POSITIVE_INFINITY,
+      guildIds: new Set(await this.#deps.guilds.guildIdsOf(principal.userId)),
+    };
+    connection.session = session;
+    this.registry.add(session);
+    record(session, 'READY', await this.#ready(session, connection.version, principal));
+  }
+
+  async resume(connection: Connection, d: unknown): Promise<void> {
+    if (connection.session) {
+      connection.close(GatewayCloseCodes.AlreadyAuthenticated, 'Already authenticated');
+      return;
+    }
+    const resume = d as { token?: unknown; session_id?: unknown; seq?: unknown } | null;
+    if (
+      typeof resume !== 'object' ||
+      resume === null ||
+      typeof resume.token !== 'string' ||
+      typeof resume.session_id !== 'string' ||
+      !(resume.seq === null || Number.isInteger(resume.seq))
+    ) {
+      connection.close(GatewayCloseCodes.DecodeError, 'Resume needs token, session_id and seq');
+      return;
+    }
+    const session = this.registry.get(resume.session_id);
+    const sameCredential = session?.identity.tokenHash === hashToken(resume.token);
+    const missed =
+      session && sameCredential ? missedSince(session, (resume.seq as number | null) ?? 0) : undefined;
+    if (!session || !sameCredential || !missed) {
+      connection.sendOp(GatewayOpcodes.InvalidSession, false);
+      return;
+    }
+    // A newer connection takes the session over from an older one still open.
+    session.attached?.close(GatewayCloseCodes.UnknownError, 'Resumed elsewhere');
+    session.attached = connection;
+    session.expiresAt = Number.POSITIVE_INFINITY;
+    connection.session = session;
+    for (const sent of missed) connection.dispatch(sent);
+    record(session, 'RESUMED', null);
+  }
+
+  async #authenticate(token: string): Promise<Principal | undefined> {
+    const { authenticators } = this.#deps;
+    if (/^Bearer\s+/i.test(token)) {
+      const principal = await authenticators.bearer(token.replace(/^Bearer\s+/i, ''));
+      // Players connect with `gateway.connect` (included in the SDK scopes, PROTOCOL.md §B.7).
+      return principal?.kind === 'bearer' && principal.scopes.has(Scopes.GatewayConnect)
+        ? principal
+        : undefined;
+    }
+    const bare = token.replace(/^Bot\s+/i, '');
+    return (await authenticators.bot(bare)) ?? (await authenticators.user(bare));
+  }
+
+  async #mayUseIntents(applicationId: string, intents: number): Promise<boolean> {
+    if ((intents & PRIVILEGED_INTENTS) === 0) return true;
+    const application = await this.#deps.applications.getApplication(applicationId);
+    if (!application) return false;
+    return PRIVILEGED_INTENT_FLAGS.every(
+      ({ intent, flags }) =>
+        (intents & intent) === 0 || flags.some((flag) => (application.flags & flag) === flag),
+    );
+  }
+
+  /** 1000 session starts a day, and `max_concurrency` identifies per 5 s per rate-limit key (§D.3). */
+  async #spendIdentify(userId: string, shardId: number): Promise<boolean> {
+    const { counters } = this.#deps;
+    const now = this.clock.now();
+    const key = shardId % SESSION_START_LIMIT.maxConcurrency;
+    const burst = await counters.hit(`identify:${userId}:${key}`, IDENTIFY_WINDOW_MS, now);
+    if (burst.count > SESSION_START_LIMIT.maxConcurrency) return false;
+    const daily = await counters.hit(sessionStartKey(userId), SESSION_START_LIMIT.windowMs, now);
+    return daily.count <= SESSION_START_LIMIT.total;
+  }
+
+  async #ready(session: Session, version: number, principal: Principal): Promise<Record<string, unknown>> {
+    const { accounts, applications, gateway } = this.#deps;
+    const user = await accounts.getUser(principal.userId);
+    if (!user) throw new Error(`user ${principal.userId} vanished during Identify`);
+    const application =
+      session.identity.applicationId === undefined
+        ? undefined
+        : await applications.getApplication(session.identity.applicationId);
+    const email =
+      principal.kind === 'user' || (principal.kind === 'bearer' && principal.scopes.has(Scopes.Email));
+    return {
+      v: version,
+      user: toUserObject(user, { email, premium: principal.kind === 'user' }),
+      guilds: [...session.guildIds].map((id) => ({ id, unavailable: true })),
+      session_id: session.id,
+      resume_gateway_url: gateway.url(),
+      shard: session.shard,
+      ...(application
+        ? { application: { id: application.id, flags: wireFlags(application.flags).flags } }
+        : {}),
+      ...(principal.kind === 'bearer' ? { scopes: [...principal.scopes].filter(isScope) } : {}),
+    };
+  }
+
+  // ---- Fan-out ----
+
+  /** Hands a bus event to every session of this node it is for, filtered by intents. */
+  deliver(event: DeliveredEvent): void {
+    const audience = event.audience;
+    if (!audience) return;
+    const intent = DISPATCH_INTENTS[event.type];
+    for (const session of this.registry.candidates(audience)) {
+      if (audience.applicationId && session.identity.applicationId !== audience.applicationId) continue;
+      if (audience.guildId && !session.guildIds.has(audience.guildId)) continue;
+      if (intent !== undefined && session.identity.kind === 'bot' && (session.intents & intent) === 0)
+        continue;
+      record(session, event.type, event.data);
+    }
+  }
+
+  // ---- What handlers ask of the gateway ----
+
+  allowPresenceUpdate(sessionId: string): boolean {
+    const now = this.clock.now();
+    let window = this.#presenceWindows.get(sessionId);
+    if (!window || now - window.start >= PRESENCE_UPDATES_LIMIT.windowMs) {
+      window = { start: now, count: 0 };
+      this.#presenceWindows.set(sessionId, window);
+    }
+    window.count += 1;
+    return window.count <= PRESENCE_UPDATES_LIMIT.limit;
+  }
+
+  setPresence(sessionId: string, presence: { status: string; activities: unknown[] }): void {
+    this.#presence.set(sessionId, presence);
+  }
+
+  presenceOf(sessionId: string): { status: string; activities: unknown[] } | undefined {
+    return this.#presence.get(sessionId);
+  }
+
+  /** Spends the all-members budget of a bot in a guild; answers seconds to wait when it is spent. */
+  async spendAllMembersRequest(userId: string, guildId: string): Promise<number | undefined> {
+    const now = this.clock.now();
+    const { count, resetAt } = await this.#deps.counters.hit(
+      `request-all-members:${userId}:${guildId}`,
+      Limits.requestAllGuildMembersWindowMs,
+      now,
+    );
+    return count > 1 ? Math.max(0.001, (resetAt - now) / 1000) : undefined;
+  }
+
+  async findMembers(
+    guildId: string,
+    filter: { query?: string; userIds?: readonly string[]; limit: number },
+  ): Promise<Array<Record<string, unknown> & { user: { id: string } }>> {
+    const members = await this.#deps.guilds.findMembers(guildId, filter);
+    const out: Array<Record<string, unknown> & { user: { id: string } }> = [];
+    for (const member of members) {
+      const user = await this.#deps.accounts.getUser(member.userId);
+      if (!user) continue;
+      out.push({
+        user: toUserObject(user),
+        nick: null,
+        avatar: null,
+        roles: [],
+        joined_at: new Date(member.joinedAt).toISOString(),
+        premium_since: null,
+        deaf: false,
+        mute: false,
+        flags: 0,
+      });
+    }
+    return out;
+  }
+
+  // ---- Lifecycle ----
+
+  /** Draining: every client is told to reconnect (op 7) and resume elsewhere, then the sockets close. */
+  async close(): Promise<void> {
+    this.#draining = true;
+    this.#unsubscribe();
+    clearInterval(this.#sweeper);
+    for (const connection of this.#connections) {
+      connection.sendOp(GatewayOpcodes.Reconnect, null);
+      connection.close(GatewayCloseCodes.UnknownError, 'Reconnect');
+    }
+    await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
+  }
+
+  #endSession(session: Session): void {
+    this.registry.remove(session);
+    this.#presence.delete(session.id);
+    this.#presenceWindows.delete(session.id);
+  }
+}
+
+function isShard(value: unknown): value is [number, number] {
+  return (
+    Array.isArray(value) &&
+    value.length === 2 &&
+    Number.isInteger(value[0]) &&
+    Number.isInteger(value[1]) &&
+    value[1] >= 1 &&
+    value[0] >= 0 &&
+    value[0] < value[1]
+  );
+}

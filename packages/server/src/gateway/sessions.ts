@@ -1,0 +1,128 @@
+import type { GatewayCloseCode, Scope } from '@hearth/protocol';
+
+/** One dispatch as sent: kept so that a resumed session gets every event it missed. */
+export interface Sent {
+  seq: number;
+  t: string;
+  d: unknown;
+}
+
+/** Who a session stands for (from its Identify token). */
+export interface SessionIdentity {
+  kind: 'bot' | 'user' | 'bearer';
+  userId: string;
+  applicationId: string | undefined;
+  scopes: ReadonlySet<Scope>;
+  /** The token it identified with, hashed: a Resume must present the same credential. */
+  tokenHash: string;
+}
+
+export interface Session {
+  id: string;
+  identity: SessionIdentity;
+  intents: number;
+  shard: [number, number];
+  seq: number;
+  /** Dispatches not yet known to be received, oldest first, bounded. */
+  buffer: Sent[];
+  /** The live connection, or undefined while the client is away and may resume. */
+  attached: SessionSink | undefined;
+  /** When a detached session is forgotten. */
+  expiresAt: number;
+  /** Guilds it can see: what `audience.guildId` is matched against. */
+  guildIds: Set<string>;
+}
+
+/** Where a session's dispatches go while a client is connected. */
+export interface SessionSink {
+  dispatch(sent: Sent): void;
+  close(code: GatewayCloseCode, reason?: string): void;
+}
+
+/** Resume windows and buffer sizes (PROTOCOL.md §D.3: sessions stay resumable "for a few minutes"). */
+export const RESUME_WINDOW_MS = 5 * 60 * 1000;
+export const RESUME_BUFFER_SIZE = 2000;
+
+/** The sessions of this node, indexed for fan-out by user and application. */
+export class SessionRegistry {
+  readonly #byId = new Map<string, Session>();
+  readonly #byUser = new Map<string, Set<Session>>();
+  readonly #byApplication = new Map<string, Set<Session>>();
+
+  add(session: Session): void {
+    this.#byId.set(session.id, session);
+    index(this.#byUser, session.identity.userId, session);
+    if (session.identity.applicationId) index(this.#byApplication, session.identity.applicationId, session);
+  }
+
+  get(id: string): Session | undefined {
+    return this.#byId.get(id);
+  }
+
+  remove(session: Session): void {
+    this.#byId.delete(session.id);
+    unindex(this.#byUser, session.identity.userId, session);
+    if (session.identity.applicationId) unindex(this.#byApplication, session.identity.applicationId, session);
+  }
+
+  /** Sessions of these users (or of this application when no users are named). */
+  candidates(audience: { users?: readonly string[]; applicationId?: string }): Iterable<Session> {
+    if (audience.users) {
+      const out: Session[] = [];
+      for (const user of audience.users)
+        for (const session of this.#byUser.get(user) ?? []) out.push(session);
+      return out;
+    }
+    if (audience.applicationId) return this.#byApplication.get(audience.applicationId) ?? [];
+    return this.#byId.values();
+  }
+
+  all(): IterableIterator<Session> {
+    return this.#byId.values();
+  }
+
+  get size(): number {
+    return this.#byId.size;
+  }
+
+  /** Forgets detached sessions whose resume window has passed. */
+  sweep(now: number): void {
+    for (const session of this.#byId.values()) {
+      if (!session.attached && session.expiresAt <= now) this.remove(session);
+    }
+  }
+}
+
+function index(map: Map<string, Set<Session>>, key: string, session: Session): void {
+  let set = map.get(key);
+  if (!set) {
+    set = new Set();
+    map.set(key, set);
+  }
+  set.add(session);
+}
+
+function unindex(map: Map<string, Set<Session>>, key: string, session: Session): void {
+  const set = map.get(key);
+  set?.delete(session);
+  if (set?.size === 0) map.delete(key);
+}
+
+/** Records a dispatch in the session and hands it to the live connection, if any. */
+export function record(session: Session, t: string, d: unknown): Sent {
+  session.seq += 1;
+  const sent = { seq: session.seq, t, d };
+  session.buffer.push(sent);
+  if (session.buffer.length > RESUME_BUFFER_SIZE)
+    session.buffer.splice(0, session.buffer.length - RESUME_BUFFER_SIZE);
+  session.attached?.dispatch(sent);
+  return sent;
+}
+
+/** The dispatches after `seq`, or undefined when the buffer no longer reaches back that far. */
+export function missedSince(session: Session, seq: number): Sent[] | undefined {
+  if (seq > session.seq || seq < 0) return undefined;
+  const first = session.buffer[0];
+  if (seq < session.seq && (!first || first.seq > seq + 1)) return undefined;
+  return session.buffer.filter((sent) => sent.seq > seq);
+}
