@@ -2,15 +2,16 @@
 // none), then prints each figure beside its baseline from the same run and their ratio.
 import { cpus, loadavg } from 'node:os';
 import type { Benchmark, Result } from './benchmark.js';
+import gatewayFanout from './gateway-fanout.js';
 import { killAllChildren } from './lib/children.js';
 import { progress } from './lib/progress.js';
 import readPath from './read-path.js';
 import tokenExchange from './token-exchange.js';
 
 /** The registry: add a module here to add a benchmark. */
-const BENCHMARKS: readonly Benchmark[] = [readPath, tokenExchange];
+const BENCHMARKS: readonly Benchmark[] = [readPath, tokenExchange, gatewayFanout];
 
-type Outcome = { benchmark: Benchmark; result: Result } | { benchmark: Benchmark; error: Error };
+type Outcome = { benchmark: Benchmark; results: Result[] } | { benchmark: Benchmark; error: Error };
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
@@ -38,7 +39,7 @@ for (const benchmark of selected) {
   const started = performance.now();
   try {
     const result = await withTimeout(benchmark.run(), benchmark.timeoutSeconds, benchmark.name);
-    outcomes.push({ benchmark, result });
+    outcomes.push({ benchmark, results: Array.isArray(result) ? result : [result] });
   } catch (error) {
     killAllChildren();
     outcomes.push({ benchmark, error: error instanceof Error ? error : new Error(String(error)) });
@@ -48,8 +49,10 @@ for (const benchmark of selected) {
 
 console.log(`\n${renderTable(outcomes)}`);
 for (const outcome of outcomes) {
-  if ('result' in outcome) {
-    for (const note of outcome.result.notes) console.log(`${outcome.benchmark.name}: ${note}`);
+  if ('results' in outcome) {
+    for (const note of outcome.results.flatMap((result) => result.notes)) {
+      console.log(`${outcome.benchmark.name}: ${note}`);
+    }
   }
 }
 const failures = outcomes.filter((o) => 'error' in o);
@@ -81,20 +84,22 @@ function renderTable(rows: readonly Outcome[]): string {
       lines.push([outcome.benchmark.name, 'FAILED', '', '', '', '', '']);
       continue;
     }
-    const { result } = outcome;
-    for (const [side, figures] of [
-      ['baseline', result.baseline],
-      ['hearth', result.hearth],
-    ] as const) {
-      lines.push([
-        side === 'baseline' ? outcome.benchmark.name : '',
-        `${side}: ${figures.label}`,
-        `${count(figures.throughput)} ${result.unit}`,
-        figures.latencyP50Ms.toFixed(2),
-        figures.latencyP99Ms.toFixed(2),
-        figures.rounds.map(count).join(' / '),
-        side === 'hearth' ? `${result.ratio.toFixed(3)}×` : '',
-      ]);
+    for (const result of outcome.results) {
+      for (const [side, figures] of [
+        ['baseline', result.baseline],
+        ['hearth', result.hearth],
+      ] as const) {
+        const name = result.metric === undefined ? outcome.benchmark.name : `${outcome.benchmark.name} ${result.metric}`;
+        lines.push([
+          side === 'baseline' ? name : '',
+          `${side}: ${figures.label}`,
+          `${count(figures.throughput)} ${result.unit}`,
+          figures.latencyP50Ms?.toFixed(2) ?? '–',
+          figures.latencyP99Ms?.toFixed(2) ?? '–',
+          figures.rounds.map(count).join(' / '),
+          side === 'hearth' ? `${result.ratio.toFixed(3)}×${result.lowerIsBetter ? ' (lower is better)' : ''}` : '',
+        ]);
+      }
     }
   }
   const widths = header.map((_, i) => Math.max(...lines.map((line) => line[i]!.length)));

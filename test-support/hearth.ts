@@ -16,8 +16,17 @@ export interface ApiInit extends Omit<RequestInit, 'body'> {
   version?: string;
 }
 
+/** What createHearth takes besides config and clock: gateway timing (short heartbeats for 4009 tests). */
+export interface StartOptions {
+  gateway?: { heartbeatIntervalMs?: number };
+}
+
 /** A server in this process on a random port, on in-memory SQLite unless told otherwise. */
-export async function startHearth(overrides: Partial<Config> = {}, clock?: Clock): Promise<TestHearth> {
+export async function startHearth(
+  overrides: Partial<Config> = {},
+  clock?: Clock,
+  options: StartOptions = {},
+): Promise<TestHearth> {
   const logs: string[] = [];
   const logDestination = new Writable({
     write(chunk, _encoding, done) {
@@ -29,6 +38,7 @@ export async function startHearth(overrides: Partial<Config> = {}, clock?: Clock
     config: testConfig({ logLevel: 'info', ...overrides }),
     logDestination,
     ...(clock ? { clock } : {}),
+    ...(options.gateway ? { gateway: options.gateway } : {}),
   });
   // Requests go to the bound address; `hearth.url` is the public one clients are told about.
   const bound = await hearth.listen();

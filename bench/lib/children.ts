@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { type IpcRequest, isIpcReply } from './ipc.js';
 
 /** Every child still running, so that no exit path (error, timeout, Ctrl-C) leaves a server behind. */
 const live = new Set<ChildProcess>();
@@ -18,6 +19,10 @@ export interface Command {
   /** Added to the parent's environment, from which every HEARTH_* variable is removed first. */
   env?: Record<string, string>;
   timeoutMs: number;
+  /** Node flags before the script, e.g. `--expose-gc`. */
+  nodeFlags?: string[];
+  /** Opens an IPC channel to the child, for `ServerProcess.request` (the child answers with `lib/ipc.ts`). */
+  ipc?: boolean;
 }
 
 export interface ServerCommand extends Command {
@@ -32,6 +37,11 @@ export interface ServerProcess {
   assertAlive(): void;
   /** SIGTERM, then SIGKILL after a grace period; resolves once the process is gone. */
   stop(): Promise<void>;
+  /**
+   * Started with `ipc`: sends `request` over the IPC channel and answers the child's reply (`lib/ipc.ts`);
+   * rejects with the child's error, if it exits first, or after `timeoutMs`.
+   */
+  request(request: IpcRequest, timeoutMs?: number): Promise<unknown>;
 }
 
 /** Runs `node <args>` to completion and returns its stdout; throws on a non-zero exit or timeout. */
@@ -53,8 +63,22 @@ export async function runNode(command: Command): Promise<string> {
 export async function startServer(command: ServerCommand): Promise<ServerProcess> {
   const child = start(command);
   let exit: string | undefined;
+  const pending = new Map<number, { resolve: (value: unknown) => void; reject: (error: Error) => void }>();
+  let nextId = 0;
+  child.process.on('message', (message: unknown) => {
+    if (!isIpcReply(message)) return;
+    const waiter = pending.get(message.id);
+    if (!waiter) return;
+    pending.delete(message.id);
+    if ('error' in message) waiter.reject(new Error(`${command.name}: ${message.error}`));
+    else waiter.resolve(message.result);
+  });
   void child.exited.then(({ code, signal }) => {
     exit = `exited with ${code ?? signal}`;
+    for (const waiter of pending.values()) {
+      waiter.reject(new Error(`${command.name} ${exit}\n${child.stderrTail()}`));
+    }
+    pending.clear();
   });
   const url = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -86,6 +110,28 @@ export async function startServer(command: ServerCommand): Promise<ServerProcess
       await child.exited;
       clearTimeout(timer);
     },
+    request(request, timeoutMs = 30_000) {
+      if (exit !== undefined) return Promise.reject(new Error(`${command.name} ${exit}`));
+      if (!command.ipc) return Promise.reject(new Error(`${command.name} was started without ipc`));
+      const id = nextId++;
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(() => {
+          pending.delete(id);
+          reject(new Error(`${command.name} did not answer ${request.cmd} within ${timeoutMs} ms`));
+        }, timeoutMs);
+        pending.set(id, {
+          resolve: (value) => {
+            clearTimeout(timer);
+            resolve(value);
+          },
+          reject: (error) => {
+            clearTimeout(timer);
+            reject(error);
+          },
+        });
+        child.process.send({ ...request, id });
+      });
+    },
   };
 }
 
@@ -99,10 +145,10 @@ function start(command: Command): Started {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('HEARTH_')) env[key] = value;
   Object.assign(env, command.env);
-  const child = spawn(process.execPath, command.args, {
+  const child = spawn(process.execPath, [...(command.nodeFlags ?? []), ...command.args], {
     cwd: command.cwd,
     env,
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: command.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
   live.add(child);
   const stderr: string[] = [];

@@ -9,6 +9,7 @@ export {
 export type {
   AuthorizationCallback,
   AuthorizationOutcome,
+  AuthorizeRequestCallback,
   ChildTokenOutcome,
   ClientOptions,
   ExchangeChildTokenCallback,
@@ -20,6 +21,9 @@ export type {
 export { customSchemeRedirect } from './client.js';
 export type { ClientResultInit } from './client-result.js';
 export { ClientResult, ErrorType } from './client-result.js';
+export type { WebSocketConstructor, WebSocketLike } from './gateway/socket.js';
+export { ClientError, ClientStatus, type StatusChangedCallback } from './gateway/status.js';
 export { type Build, type LogCallback, LoggingSeverity } from './logging.js';
 export type { RedirectContext, RedirectReceiver, RedirectStrategy } from './redirect.js';
 export type { FetchLike } from './rest/rest-client.js';
+export { UserHandle } from './user-handle.js';

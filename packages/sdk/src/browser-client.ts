@@ -1,4 +1,5 @@
 import { ClientCore, type ClientOptions, customSchemeRedirect, withDefaults } from './client.js';
+import type { WebSocketConstructor } from './gateway/socket.js';
 
 /** Opens the authorization page in a new browser window (or the current one when blocked). */
 function browserOpener(url: string): void {
@@ -10,9 +11,22 @@ function browserOpener(url: string): void {
   if (!opened) window.location.assign(url);
 }
 
-/** The client of browser and mobile-style builds: custom-scheme redirects via HandleAuthorizeRedirect. */
+/**
+ * The client of browser and mobile-style builds: custom-scheme redirects via HandleAuthorizeRedirect, and
+ * the browser's WebSocket.
+ */
 export class Client extends ClientCore {
   constructor(apiBase?: string, webBase?: string, options?: ClientOptions) {
-    super(apiBase, webBase, withDefaults(options, { opener: browserOpener, redirect: customSchemeRedirect }));
+    super(
+      apiBase,
+      webBase,
+      withDefaults(options, {
+        opener: browserOpener,
+        redirect: customSchemeRedirect,
+        // The browser's own WebSocket, looked up when a connection opens (no Node built-in in this entry).
+        webSocket: () => (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket,
+        os: 'browser',
+      }),
+    );
   }
 }

@@ -11,6 +11,9 @@ import {
   toUint64,
 } from './authorization.js';
 import { ClientResult, ErrorType } from './client-result.js';
+import { GatewayClient } from './gateway/gateway-client.js';
+import type { SocketOpener, WebSocketConstructor } from './gateway/socket.js';
+import { ClientError, ClientStatus, nameOf, type StatusChangedCallback } from './gateway/status.js';
 import { type Build, type LogCallback, Logger, LoggingSeverity } from './logging.js';
 import { customSchemeReceiver, type RedirectReceiver, type RedirectStrategy } from './redirect.js';
 import {
@@ -21,6 +24,7 @@ import {
   type RestRequest,
 } from './rest/rest-client.js';
 import { base64url, randomBytes } from './sha256.js';
+import { UserHandle } from './user-handle.js';
 
 /** Opens the authorization URL for the player: a browser, a webview, or a test's headless page. */
 export type Opener = (url: string) => void | Promise<void>;
@@ -32,6 +36,28 @@ export interface ClientOptions {
   redirect?: RedirectStrategy;
   /** `release` logs Error and Warning only; `debug` also Info and Verbose. */
   build?: Build;
+  /** The gateway's WebSocket; default: the `ws` package on Node, `globalThis.WebSocket` in browsers. */
+  webSocket?: WebSocketConstructor;
+}
+
+/** What an entry (Node, browser) supplies that the options leave open. */
+export interface ClientEnvironment {
+  opener: Opener;
+  redirect: RedirectStrategy;
+  /** Looked up when a connection opens: a browser-like runtime may lack one, which is then a status error. */
+  webSocket: () => WebSocketConstructor | undefined;
+  /** `properties.os` of the gateway Identify. */
+  os: string;
+}
+
+/** The options with every default filled in. */
+export interface ClientSettings {
+  fetch: FetchLike;
+  opener: Opener;
+  redirect: RedirectStrategy;
+  build: Build;
+  openSocket: SocketOpener;
+  os: string;
 }
 
 export type AuthorizationCallback = (result: ClientResult, code: string, redirectUri: string) => void;
@@ -51,6 +77,11 @@ export type ExchangeChildTokenCallback = (
   scopes: string,
 ) => void;
 export type ResultCallback = (result: ClientResult) => void;
+/**
+ * AUTHORIZE_REQUEST: an entry point inside the platform client asks the game to authorize the player. The
+ * game answers by calling Authorize, with these scopes or its own.
+ */
+export type AuthorizeRequestCallback = (applicationId: bigint, scopes: string) => void;
 
 export interface AuthorizationOutcome {
   result: ClientResult;
@@ -102,6 +133,20 @@ export class ClientCore {
     return DEFAULT_PRESENCE_SCOPES;
   }
 
+  /** Client::Status: `Client.Status.Ready` and the others. */
+  static readonly Status = ClientStatus;
+
+  /** Client::Error: the `error` argument of the status callback. */
+  static readonly Error = ClientError;
+
+  static StatusToString(status: ClientStatus): string {
+    return nameOf(ClientStatus, status);
+  }
+
+  static ErrorToString(error: ClientError): string {
+    return nameOf(ClientError, error);
+  }
+
   readonly #webBase: string;
   readonly #rest: RestClient;
   readonly #logger: Logger;
@@ -111,12 +156,11 @@ export class ClientCore {
   #timeoutMs: number = Limits.sdkHttpRequestTimeoutMs;
   #token: { type: AuthorizationTokenType; value: string } | undefined;
   #authorizing: { receiver: RedirectReceiver; abort: () => void } | undefined;
+  readonly #gateway: GatewayClient;
+  #statusChanged: StatusChangedCallback | undefined;
+  #authorizeRequest: AuthorizeRequestCallback | undefined;
 
-  protected constructor(
-    apiBase: string | undefined,
-    webBase: string | undefined,
-    options: Required<ClientOptions>,
-  ) {
+  protected constructor(apiBase: string | undefined, webBase: string | undefined, options: ClientSettings) {
     this.#webBase = (webBase ?? DEFAULT_WEB_BASE).replace(/\/+$/, '');
     this.#logger = new Logger(options.build);
     this.#opener = options.opener;
@@ -126,6 +170,25 @@ export class ClientCore {
       fetch: options.fetch,
       timeoutMs: () => this.#timeoutMs,
       logger: this.#logger,
+    });
+    this.#gateway = new GatewayClient({
+      open: options.openSocket,
+      logger: this.#logger,
+      locate: async () => {
+        const answer = await this.#call({ method: 'GET', path: '/gateway' });
+        const url = (answer.body as { url?: unknown } | undefined)?.url;
+        if (typeof url !== 'string') throw new Error('GET /gateway answered no url');
+        return url;
+      },
+      identifyToken: () => {
+        const token = this.#token;
+        if (!token) return undefined;
+        // Players identify with their OAuth2 token as `Bearer <token>` (PROTOCOL.md §B.7).
+        return token.type === AuthorizationTokenType.Bearer ? `Bearer ${token.value}` : token.value;
+      },
+      properties: { os: options.os, browser: 'hearth-sdk', device: 'hearth-sdk' },
+      onStatus: (status, error, errorDetail) => this.#reportStatus(status, error, errorDetail),
+      onDispatch: (event, data) => this.#onDispatch(event, data),
     });
   }
 
@@ -158,6 +221,75 @@ export class ClientCore {
 
   RemoveLogCallback(callback: LogCallback): void {
     this.#logger.remove(callback);
+  }
+
+  // ---- Connection ----
+
+  /**
+   * Connects to the gateway with the token given to UpdateToken. Progress and failures arrive through
+   * SetStatusChangedCallback: Connecting, Connected, then Ready; without a token, Disconnected with
+   * `Client.Error.ConnectionFailed`.
+   */
+  Connect(): void {
+    this.#gateway.connect();
+  }
+
+  /** Ends the connection and its session: Disconnecting, then Disconnected. */
+  Disconnect(): void {
+    this.#gateway.disconnect();
+  }
+
+  GetStatus(): ClientStatus {
+    return this.#gateway.status;
+  }
+
+  /** One callback, replaced by the next call; `errorDetail` is the gateway's close code when there is one. */
+  SetStatusChangedCallback(callback: StatusChangedCallback): void {
+    this.#statusChanged = callback;
+  }
+
+  /** The player this client is connected as; undefined unless the client is Ready (seed, Library operations). */
+  GetCurrentUserV2(): UserHandle | undefined {
+    const user = this.#gateway.user;
+    return user ? new UserHandle(user) : undefined;
+  }
+
+  /**
+   * Called on AUTHORIZE_REQUEST. The callback belongs to the client, not to a connection: every connection
+   * after a reconnect, resumed or identified anew, delivers to it (seed, Events: re-subscribed after a reconnect).
+   */
+  RegisterAuthorizeRequestCallback(callback: AuthorizeRequestCallback): void {
+    this.#authorizeRequest = callback;
+  }
+
+  RemoveAuthorizeRequestCallback(): void {
+    this.#authorizeRequest = undefined;
+  }
+
+  #reportStatus(status: ClientStatus, error: ClientError, errorDetail: number): void {
+    try {
+      this.#statusChanged?.(status, error, errorDetail);
+    } catch (thrown) {
+      // A game's callback must not break the connection's state machine.
+      this.#logger.log(LoggingSeverity.Error, `the status callback threw: ${String(thrown)}`);
+    }
+  }
+
+  #onDispatch(event: string, data: unknown): void {
+    if (event !== 'AUTHORIZE_REQUEST') return;
+    const callback = this.#authorizeRequest;
+    const request = data as { application_id?: unknown; scopes?: unknown } | null;
+    const applicationId = request?.application_id;
+    // A malformed dispatch is dropped here: it must not throw into the socket's event handler.
+    if (!callback || typeof applicationId !== 'string' || !/^\d{1,20}$/.test(applicationId)) return;
+    try {
+      callback(
+        BigInt(applicationId),
+        typeof request?.scopes === 'string' ? request.scopes : DEFAULT_COMMUNICATION_SCOPES,
+      );
+    } catch (thrown) {
+      this.#logger.log(LoggingSeverity.Error, `the authorize request callback threw: ${String(thrown)}`);
+    }
   }
 
   // ---- Authorization ----
@@ -457,13 +589,20 @@ export class ClientCore {
 /** Options every entry shares; each entry (Node, browser) fills in its own defaults. */
 export function withDefaults(
   options: ClientOptions | undefined,
-  defaults: { opener: Opener; redirect: RedirectStrategy },
-): Required<ClientOptions> {
+  defaults: ClientEnvironment,
+): ClientSettings {
+  const injected = options?.webSocket;
   return {
     fetch: options?.fetch ?? ((input, init) => globalThis.fetch(input, init)),
     opener: options?.opener ?? defaults.opener,
     redirect: options?.redirect ?? defaults.redirect,
     build: options?.build ?? 'release',
+    openSocket: (url) => {
+      const WebSocket = injected ?? defaults.webSocket();
+      if (!WebSocket) throw new Error('this environment has no WebSocket: pass the webSocket option');
+      return new WebSocket(url);
+    },
+    os: defaults.os,
   };
 }
 

@@ -1,7 +1,9 @@
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { WebSocket } from 'ws';
 import { ClientCore, type ClientOptions, withDefaults } from './client.js';
+import type { WebSocketConstructor } from './gateway/socket.js';
 import { customSchemeReceiver, type RedirectReceiver, type RedirectStrategy } from './redirect.js';
 
 const CALLBACK_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Signed in</title></head>
@@ -79,9 +81,21 @@ export function systemOpener(url: string): Promise<void> {
   });
 }
 
-/** The client of desktop and server games on Node: loopback redirects and the system browser. */
+/** Node 20 has no global WebSocket: the gateway connection uses the `ws` package. */
+const nodeWebSocket: WebSocketConstructor = WebSocket;
+
+/** The client of desktop and server games on Node: loopback redirects, the system browser, `ws`. */
 export class Client extends ClientCore {
   constructor(apiBase?: string, webBase?: string, options?: ClientOptions) {
-    super(apiBase, webBase, withDefaults(options, { opener: systemOpener, redirect: loopbackRedirect }));
+    super(
+      apiBase,
+      webBase,
+      withDefaults(options, {
+        opener: systemOpener,
+        redirect: loopbackRedirect,
+        webSocket: () => nodeWebSocket,
+        os: process.platform,
+      }),
+    );
   }
 }

@@ -2,12 +2,20 @@ import {
   AuthorizationArgs,
   type AuthorizationCodeChallenge,
   type AuthorizationOutcome,
+  type AuthorizeRequestCallback,
   Client,
+  ClientError,
+  type ClientOptions,
   type ClientResult,
+  ClientStatus,
   IntegrationType,
+  type StatusChangedCallback,
   sdkpp,
+  UserHandle,
+  type WebSocketConstructor,
 } from '@hearth/sdk';
 import { describe, expect, expectTypeOf, it } from 'vitest';
+import { WebSocket } from 'ws';
 
 /**
  * Type tests of the public surface (STYLE 13), checked by `tsc -p tsconfig.json` in `npm test`: the seed's
@@ -103,5 +111,57 @@ describe('Client: operation types (seed, Library operations)', () => {
     expect(sdkpp.IntegrationType).toBe(IntegrationType);
     expectTypeOf<sdkpp.Client>().toEqualTypeOf<Client>();
     expectTypeOf<sdkpp.AuthorizationArgs>().toEqualTypeOf<AuthorizationArgs>();
+  });
+});
+
+describe('Client: the gateway connection (seed, Library operations: GetCurrentUserV2, AUTHORIZE_REQUEST)', () => {
+  it('Connect and Disconnect take nothing and return void: progress arrives through the status callback', () => {
+    expectTypeOf<Client['Connect']>().toEqualTypeOf<() => void>();
+    expectTypeOf<Client['Disconnect']>().toEqualTypeOf<() => void>();
+  });
+
+  it('Client.Status and Client.Error are the const objects; their types are closed unions', () => {
+    expect(Client.Status).toBe(ClientStatus);
+    expect(Client.Error).toBe(ClientError);
+    expectTypeOf(Client.Status.Ready).toEqualTypeOf<3>();
+    expectTypeOf<ClientStatus>().toEqualTypeOf<0 | 1 | 2 | 3 | 4 | 5>();
+    expectTypeOf<ClientError>().toEqualTypeOf<0 | 1 | 2 | 3>();
+    expectTypeOf<ReturnType<Client['GetStatus']>>().toEqualTypeOf<ClientStatus>();
+    expectTypeOf(Client.StatusToString).toEqualTypeOf<(status: ClientStatus) => string>();
+    expectTypeOf(Client.ErrorToString).toEqualTypeOf<(error: ClientError) => string>();
+  });
+
+  it('SetStatusChangedCallback takes (status, error, errorDetail)', () => {
+    expectTypeOf<StatusChangedCallback>().toEqualTypeOf<
+      (status: ClientStatus, error: ClientError, errorDetail: number) => void
+    >();
+    expectTypeOf<Client['SetStatusChangedCallback']>().parameter(0).toEqualTypeOf<StatusChangedCallback>();
+    const client = new Client();
+    // @ts-expect-error the status is a Client.Status value, not a string
+    client.SetStatusChangedCallback((status: string) => status);
+  });
+
+  it('GetCurrentUserV2 returns an optional UserHandle (std::optional → T | undefined)', () => {
+    expectTypeOf<ReturnType<Client['GetCurrentUserV2']>>().toEqualTypeOf<UserHandle | undefined>();
+    expectTypeOf<ReturnType<UserHandle['Id']>>().toEqualTypeOf<bigint>();
+    expectTypeOf<ReturnType<UserHandle['Username']>>().toEqualTypeOf<string>();
+    expectTypeOf<ReturnType<UserHandle['DisplayName']>>().toEqualTypeOf<string>();
+    expectTypeOf<ReturnType<UserHandle['IsProvisional']>>().toEqualTypeOf<boolean>();
+    expect(sdkpp.UserHandle).toBe(UserHandle);
+  });
+
+  it('RegisterAuthorizeRequestCallback takes (applicationId: bigint, scopes: string); Remove takes nothing', () => {
+    expectTypeOf<AuthorizeRequestCallback>().toEqualTypeOf<(applicationId: bigint, scopes: string) => void>();
+    expectTypeOf<Client['RegisterAuthorizeRequestCallback']>()
+      .parameter(0)
+      .toEqualTypeOf<AuthorizeRequestCallback>();
+    expectTypeOf<Client['RemoveAuthorizeRequestCallback']>().toEqualTypeOf<() => void>();
+    // A callback that ignores the arguments fits, as the C++ std::function<void()> does.
+    new Client().RegisterAuthorizeRequestCallback(() => undefined);
+  });
+
+  it('the webSocket option takes a WebSocket constructor: the `ws` package fits', () => {
+    expectTypeOf<ClientOptions['webSocket']>().toEqualTypeOf<WebSocketConstructor | undefined>();
+    expectTypeOf(WebSocket).toExtend<WebSocketConstructor>();
   });
 });

@@ -1,7 +1,8 @@
 import { expandScopes, HEARTBEAT_INTERVAL_MS } from '@hearth/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
-import { type Bus, MemoryBus } from './bus/bus.js';
+import { type Bus, type BusErrorReporter, MemoryBus } from './bus/bus.js';
+import { RedisStreamsBus } from './bus/redis-bus.js';
 import type { Config } from './config.js';
 import { accountsRoutes } from './domains/accounts/routes.js';
 import { AccountsService } from './domains/accounts/service.js';
@@ -73,7 +74,14 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const counters: RateLimitStore = redis ? new RedisRateLimitStore(redis) : new MemoryRateLimitStore();
   const snowflakes = new SnowflakeGenerator(clock, config.workerId, config.processId);
 
-  const bus: Bus = new MemoryBus();
+  const onBusError: BusErrorReporter = (error, event) =>
+    event
+      ? logger.error({ err: error, eventId: event.id, eventType: event.type }, 'bus listener failed')
+      : logger.error({ err: error }, 'bus transport failed');
+  // Many nodes share one Redis stream on the rate-limit connection; one node needs nothing outside.
+  const bus: Bus = redis
+    ? await RedisStreamsBus.open(redis, { onError: onBusError })
+    : new MemoryBus({ onError: onBusError });
 
   let url = config.publicUrl ?? '';
   const publicUrl = () => url;

@@ -1,44 +1,168 @@
 /**
  * The bus carries domain events from the service that committed a change to every node's gateway and
- * workers. It speaks Hearth's own terms; an adapter (in-process, Redis) only moves them.
+ * workers. It speaks Hearth's own terms; an adapter (in-process, Redis Streams) only moves them.
  */
 export interface BusEvent {
-  /** The event's name, e.g. `APPLICATION_DEAUTHORIZED`. */
+  /** The event's name, e.g. `LOBBY_MESSAGE_CREATE` (a gateway dispatch) or `APPLICATION_DEAUTHORIZED`. */
   type: string;
+  /** Plain JSON: a network adapter carries it as JSON text. */
   data: Record<string, unknown>;
+  /** Who on the gateway receives it; absent: nobody (the event is for workers and webhooks). */
+  audience?: Audience;
 }
 
-export type BusListener = (event: BusEvent) => void;
+/** The sessions an event is for: every listed key that is present must match. */
+export interface Audience {
+  /** Sessions of these users. */
+  users?: readonly string[];
+  /** Sessions authenticated for this application (bot sessions and bearer sessions of its players). */
+  applicationId?: string;
+  /** Sessions that can see this guild. */
+  guildId?: string;
+}
+
+/**
+ * An event as delivered: with the id the bus gave it, `<ms>-<seq>` like a Redis stream entry id,
+ * increasing in publish order on every node (compare two with `compareEventIds`).
+ */
+export interface DeliveredEvent extends BusEvent {
+  id: string;
+}
+
+export type BusListener = (event: DeliveredEvent) => void;
+
+/** Where a bus reports what it cannot throw: a listener's exception (with its event), a failed read. */
+export type BusErrorReporter = (error: unknown, event?: DeliveredEvent) => void;
+
+export interface BusOptions {
+  /** Default: stderr. The composition root passes its logger. */
+  onError?: BusErrorReporter;
+}
 
 export interface Bus {
-  /** Delivers `event` to every subscriber on every node. Call only after the change has committed. */
+  /** Delivers `event` to every subscriber on every node, in publish order. Call after the change committed. */
   publish(event: BusEvent): Promise<void>;
+  /** Every event published after this returns reaches `listener` once, in order, until unsubscribed. */
   subscribe(listener: BusListener): () => void;
+  /** Stops delivery at once; never closes a connection the bus was given. */
   close(): Promise<void>;
 }
 
-/** One node: listeners are called in order, and one throwing does not starve the others. */
-export class MemoryBus implements Bus {
-  readonly #listeners = new Set<BusListener>();
+const EVENT_ID = /^(\d+)-(\d+)$/;
 
-  async publish(event: BusEvent): Promise<void> {
-    for (const listener of this.#listeners) {
+/** Orders two event ids of one bus (negative, 0, positive), exactly, however large the numbers. */
+export function compareEventIds(a: string, b: string): number {
+  const [, aMs = '', aSeq = ''] = EVENT_ID.exec(a) ?? invalidId(a);
+  const [, bMs = '', bSeq = ''] = EVENT_ID.exec(b) ?? invalidId(b);
+  return compareDecimal(aMs, bMs) || compareDecimal(aSeq, bSeq);
+}
+
+function invalidId(id: string): never {
+  throw new TypeError(`not a bus event id: ${JSON.stringify(id)}`);
+}
+
+// Neither Redis nor MemoryBus writes leading zeros, so the longer number is the larger one.
+function compareDecimal(a: string, b: string): number {
+  if (a.length !== b.length) return a.length < b.length ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The JSON text a network adapter carries: only the event's own fields, whatever else the object holds. */
+export function encodeEvent(event: BusEvent): string {
+  const { type, data, audience } = event;
+  return JSON.stringify(audience === undefined ? { type, data } : { type, data, audience });
+}
+
+/** The event in `text`, or undefined when it is not one (a foreign or corrupt entry). */
+export function decodeEvent(text: string): BusEvent | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isObject(value) || typeof value['type'] !== 'string' || !isObject(value['data'])) return undefined;
+  const { type, data, audience } = value;
+  if (audience === undefined) return { type, data };
+  return isObject(audience) ? { type, data, audience: audience as Audience } : undefined;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+export const reportToStderr: BusErrorReporter = (error, event) => {
+  console.error(
+    event ? `bus: listener failed on ${event.type} id=${event.id}` : 'bus: transport failed',
+    error,
+  );
+};
+
+/**
+ * The listeners of one node, shared by every adapter so that delivery behaves alike: in subscription
+ * order, one throwing does not starve the others, and each subscription is its own even for one function.
+ */
+export class Subscribers {
+  readonly #entries = new Set<{ listener: BusListener }>();
+  readonly #onError: BusErrorReporter;
+
+  constructor(onError: BusErrorReporter = reportToStderr) {
+    this.#onError = onError;
+  }
+
+  add(listener: BusListener): () => void {
+    const entry = { listener };
+    this.#entries.add(entry);
+    return () => {
+      this.#entries.delete(entry);
+    };
+  }
+
+  deliver(event: DeliveredEvent): void {
+    for (const { listener } of this.#entries) {
       try {
         listener(event);
       } catch (error) {
-        queueMicrotask(() => {
-          throw error;
-        });
+        this.#onError(error, event);
       }
     }
   }
 
+  clear(): void {
+    this.#entries.clear();
+  }
+}
+
+/** One node. Ids are made as Redis makes stream ids: the clock's ms, never going back, and a sequence. */
+export class MemoryBus implements Bus {
+  readonly #subscribers: Subscribers;
+  #lastMs = 0;
+  #sequence = 0;
+
+  constructor(options: BusOptions = {}) {
+    this.#subscribers = new Subscribers(options.onError);
+  }
+
+  async publish(event: BusEvent): Promise<void> {
+    this.#subscribers.deliver({ ...event, id: this.#nextId() });
+  }
+
   subscribe(listener: BusListener): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#subscribers.add(listener);
   }
 
   async close(): Promise<void> {
-    this.#listeners.clear();
+    this.#subscribers.clear();
+  }
+
+  #nextId(): string {
+    const now = Date.now();
+    if (now > this.#lastMs) {
+      this.#lastMs = now;
+      this.#sequence = 0;
+    } else {
+      this.#sequence += 1;
+    }
+    return `${this.#lastMs}-${this.#sequence}`;
   }
 }

@@ -39,6 +39,8 @@ export class Connection implements SessionSink {
   readonly version: number;
   session: Session | undefined;
   #closed = false;
+  /** The code this side closed with: it, not the client's echo, decides whether the session lives on. */
+  #closeCode: number | undefined;
   #heartbeatDeadline: NodeJS.Timeout | undefined;
   #window = { start: 0, count: 0 };
   /** Frames are handled one at a time, in order: an Identify finishes before the next frame is read. */
@@ -88,6 +90,7 @@ export class Connection implements SessionSink {
   close(code: GatewayCloseCode | 1000 | 1001, reason = ''): void {
     if (this.#closed) return;
     this.#closed = true;
+    this.#closeCode = code;
     clearTimeout(this.#heartbeatDeadline);
     // Let queued frames (an Invalid Session, a Reconnect) go out before the close frame.
     void this.#sending.then(() => this.#socket.close(code, reason.slice(0, 120)));
@@ -160,6 +163,7 @@ export class Connection implements SessionSink {
   #ended(code: number): void {
     this.#closed = true;
     clearTimeout(this.#heartbeatDeadline);
-    this.#context.closed(this, code);
+    this.#zlib?.close();
+    this.#context.closed(this, this.#closeCode ?? code);
   }
 }

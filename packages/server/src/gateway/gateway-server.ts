@@ -62,6 +62,8 @@ export class GatewayServer implements ConnectionContext {
   readonly #connections = new Set<Connection>();
   readonly #presence = new Map<string, { status: string; activities: unknown[] }>();
   readonly #presenceWindows = new Map<string, { start: number; count: number }>();
+  /** When this node last served an all-members Request Guild Members, per bot and guild. */
+  readonly #allMembersServedAt = new Map<string, number>();
   readonly #unsubscribe: () => void;
   readonly #sweeper: NodeJS.Timeout;
   #draining = false;
@@ -72,7 +74,7 @@ export class GatewayServer implements ConnectionContext {
     this.logger = deps.logger;
     this.heartbeatIntervalMs = deps.heartbeatIntervalMs;
     this.#unsubscribe = deps.bus.subscribe((event) => this.deliver(event));
-    this.#sweeper = setInterval(() => this.registry.sweep(this.clock.now()), 30_000);
+    this.#sweeper = setInterval(() => this.#sweep(this.clock.now()), 30_000);
     this.#sweeper.unref();
   }
 
@@ -110,7 +112,7 @@ export class GatewayServer implements ConnectionContext {
     const session = connection.session;
     if (!session || session.attached !== connection) return;
     session.attached = undefined;
-    if (code === 1000 || code === 1001) {
+    if (code === 1000 || code === 1001 || SESSION_ENDING_CLOSE_CODES.has(code)) {
       this.#endSession(session);
     } else {
       session.expiresAt = this.clock.now() + RESUME_WINDOW_MS;
@@ -169,7 +171,7 @@ export class GatewayServer implements ConnectionContext {
         userId: principal.userId,
         applicationId: principal.kind === 'user' ? undefined : principal.applicationId,
         scopes: principal.kind === 'bearer' ? principal.scopes : new Set(),
-        tokenHash: hashToken(identify.token),
+        tokenHash: credentialHash(identify.token),
       },
       intents: intents as number,
       shard,
@@ -201,11 +203,27 @@ export class GatewayServer implements ConnectionContext {
       return;
     }
     const session = this.registry.get(resume.session_id);
-    const sameCredential = session?.identity.tokenHash === hashToken(resume.token);
+    const sameCredential = session?.identity.tokenHash === credentialHash(resume.token);
+    if (
+      session &&
+      sameCredential &&
+      (resume.seq as number | null) !== null &&
+      (resume.seq as number) > session.seq
+    ) {
+      connection.close(GatewayCloseCodes.InvalidSeq, 'Invalid seq');
+      return;
+    }
     const missed =
       session && sameCredential ? missedSince(session, (resume.seq as number | null) ?? 0) : undefined;
     if (!session || !sameCredential || !missed) {
       connection.sendOp(GatewayOpcodes.InvalidSession, false);
+      return;
+    }
+    // The credential must still hold: a token revoked while the client was away cannot resume.
+    const principal = await this.#authenticate(resume.token);
+    if (principal?.userId !== session.identity.userId) {
+      this.#endSession(session);
+      connection.close(GatewayCloseCodes.AuthenticationFailed, 'Authentication failed');
       return;
     }
     // A newer connection takes the session over from an older one still open.
@@ -268,9 +286,8 @@ export class GatewayServer implements ConnectionContext {
       session_id: session.id,
       resume_gateway_url: gateway.url(),
       shard: session.shard,
-      ...(application
-        ? { application: { id: application.id, flags: wireFlags(application.flags).flags } }
-        : {}),
+      // `application` is {id, flags, flags_new}, as discord-api-types' GatewayReadyDispatchData has it.
+      ...(application ? { application: { id: application.id, ...wireFlags(application.flags) } } : {}),
       ...(principal.kind === 'bearer' ? { scopes: [...principal.scopes].filter(isScope) } : {}),
     };
   }
@@ -279,6 +296,7 @@ export class GatewayServer implements ConnectionContext {
 
   /** Hands a bus event to every session of this node it is for, filtered by intents. */
   deliver(event: DeliveredEvent): void {
+    if (event.type === 'APPLICATION_DEAUTHORIZED') this.#deauthorized(event.data);
     const audience = event.audience;
     if (!audience) return;
     const intent = DISPATCH_INTENTS[event.type];
@@ -315,12 +333,16 @@ export class GatewayServer implements ConnectionContext {
   /** Spends the all-members budget of a bot in a guild; answers seconds to wait when it is spent. */
   async spendAllMembersRequest(userId: string, guildId: string): Promise<number | undefined> {
     const now = this.clock.now();
-    const { count, resetAt } = await this.#deps.counters.hit(
-      `request-all-members:${userId}:${guildId}`,
-      Limits.requestAllGuildMembersWindowMs,
-      now,
-    );
-    return count > 1 ? Math.max(0.001, (resetAt - now) / 1000) : undefined;
+    const key = `request-all-members:${userId}:${guildId}`;
+    const windowMs = Limits.requestAllGuildMembersWindowMs;
+    // The 30 s run from the request served (§D.6), which an epoch-aligned window alone would let through
+    // twice across its edge; the shared counter adds the requests served by other nodes.
+    const servedAt = this.#allMembersServedAt.get(key);
+    if (servedAt !== undefined && now - servedAt < windowMs) return (servedAt + windowMs - now) / 1000;
+    const { count, resetAt } = await this.#deps.counters.hit(key, windowMs, now);
+    if (count > 1) return Math.max(0.001, (resetAt - now) / 1000);
+    this.#allMembersServedAt.set(key, now);
+    return undefined;
   }
 
   async findMembers(
@@ -361,11 +383,49 @@ export class GatewayServer implements ConnectionContext {
     await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
   }
 
+  #sweep(now: number): void {
+    this.registry.sweep(now);
+    for (const [key, servedAt] of this.#allMembersServedAt) {
+      if (now - servedAt >= Limits.requestAllGuildMembersWindowMs) this.#allMembersServedAt.delete(key);
+    }
+  }
+
+  /** A revoked link ends the player's sessions of that game at once, live or waiting to resume. */
+  #deauthorized(data: Record<string, unknown>): void {
+    const userId = (data['user'] as { id?: unknown } | undefined)?.id;
+    const applicationId = data['application_id'];
+    if (typeof userId !== 'string' || typeof applicationId !== 'string') return;
+    for (const session of [...this.registry.candidates({ users: [userId] })]) {
+      if (session.identity.kind !== 'bearer' || session.identity.applicationId !== applicationId) continue;
+      session.attached?.close(GatewayCloseCodes.AuthenticationFailed, 'Authorization revoked');
+      this.#endSession(session);
+    }
+  }
+
   #endSession(session: Session): void {
     this.registry.remove(session);
     this.#presence.delete(session.id);
     this.#presenceWindows.delete(session.id);
   }
+}
+
+/** Server closes after which the client must identify afresh (PROTOCOL.md §D.4: DJS recovery mapping). */
+const SESSION_ENDING_CLOSE_CODES = new Set<number>([
+  GatewayCloseCodes.NotAuthenticated,
+  GatewayCloseCodes.AuthenticationFailed,
+  GatewayCloseCodes.AlreadyAuthenticated,
+  GatewayCloseCodes.InvalidSeq,
+  GatewayCloseCodes.RateLimited,
+  GatewayCloseCodes.InvalidShard,
+  GatewayCloseCodes.ShardingRequired,
+  GatewayCloseCodes.InvalidAPIVersion,
+  GatewayCloseCodes.InvalidIntents,
+  GatewayCloseCodes.DisallowedIntents,
+]);
+
+/** One credential however it is written: a bot token with or without its `Bot ` prefix. */
+function credentialHash(token: string): string {
+  return hashToken(token.replace(/^Bot\s+/i, ''));
 }
 
 function isShard(value: unknown): value is [number, number] {

@@ -5,6 +5,7 @@ import { AuthorizeError, OAuth2Error } from './errors.js';
 import {
   AuthorizeDecision,
   AuthorizeLocation,
+  AuthorizeRequestBody,
   ChildTokenRequest,
   TokenResponseObject,
   UserInfoObject,
@@ -85,6 +86,17 @@ export function oauth2Routes(oauth2: OAuth2Service): FastifyPluginAsync {
           parent_client_secret?: string;
         };
         return reply.header('cache-control', 'no-store').send(await oauth2.exchangeChildToken(body));
+      },
+    );
+
+    // The platform client (a session token, never a game's token) asks a game to authorize the player.
+    app.post(
+      '/users/@me/authorize-requests',
+      { config: { auth: { user: true } }, schema: { body: AuthorizeRequestBody } },
+      async (request, reply) => {
+        const body = request.body as { application_id: string; scopes?: string };
+        await oauth2.requestAuthorization(request.principal!.userId, body);
+        return reply.code(204).send();
       },
     );
 

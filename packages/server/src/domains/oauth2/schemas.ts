@@ -32,3 +32,12 @@ export const UserInfoObject = Type.Object({
   picture: Type.Optional(Type.Null()),
   locale: Type.Optional(Type.String()),
 });
+
+/**
+ * POST /users/@me/authorize-requests: an entry point inside the platform client asks a game to authorize
+ * the player (seed, Events: AUTHORIZE_REQUEST). `scopes` is space-separated; absent, the SDK's default.
+ */
+export const AuthorizeRequestBody = Type.Object({
+  application_id: Type.String({ format: 'snowflake' }),
+  scopes: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+});

@@ -7,8 +7,10 @@ import {
   CODE_CHALLENGE_METHOD,
   CODE_CHALLENGE_PATTERN,
   CODE_VERIFIER_PATTERN,
+  DEFAULT_COMMUNICATION_SCOPES,
   defaultRedirectUri,
   expandScopes,
+  FormErrors,
   GrantTypes,
   IntegrationTypes,
   isScope,
@@ -23,7 +25,7 @@ import {
 } from '@hearth/protocol';
 import type { Bus, BusEvent } from '../../bus/bus.js';
 import type { Clock } from '../../kernel/clock.js';
-import { HearthError } from '../../kernel/errors.js';
+import { HearthError, invalidForm } from '../../kernel/errors.js';
 import { generateSecret, generateToken, hashToken } from '../../kernel/secrets.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import type { Executor, Storage } from '../../storage/database.js';
@@ -522,6 +524,31 @@ export class OAuth2Service {
       expires_in: Math.max(0, Math.floor((parent.expiresAt - now) / 1000)),
       scope: parent.scopes.join(' '),
     };
+  }
+
+  // ---- Authorization requests from the platform client (seed, Events: AUTHORIZE_REQUEST) ----
+
+  /**
+   * An entry point inside the platform client asks a game to authorize the player: the player's gateway
+   * sessions of that game (its SDK) receive AUTHORIZE_REQUEST, and the game calls Authorize. Nothing is
+   * stored: a request missed by a game that is not running is not an authorization left pending.
+   */
+  async requestAuthorization(
+    userId: string,
+    input: { application_id: string; scopes?: string | undefined },
+  ): Promise<void> {
+    const application = await this.#deps.applications.getApplication(input.application_id);
+    if (!application) throw new HearthError('UnknownApplication');
+    const names = (input.scopes ?? DEFAULT_COMMUNICATION_SCOPES).split(/\s+/).filter(Boolean);
+    // The game passes these to Authorize as they are: refuse what the authorization endpoint would refuse.
+    if (names.length === 0 || !names.every(isScope)) throw invalidForm('scopes', FormErrors.invalid());
+    await this.#publish([
+      {
+        type: 'AUTHORIZE_REQUEST',
+        data: { application_id: application.id, scopes: names.join(' ') },
+        audience: { users: [userId], applicationId: application.id },
+      },
+    ]);
   }
 
   // ---- Resource server side ----

@@ -1,0 +1,375 @@
+// What the gateway benchmarks share: the servers (Hearth's gateway and a bare `ws` server, each a child
+// with an IPC channel), the descriptor budget, and a fleet of WebSocket clients in this process.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { type RawData, WebSocket } from 'ws';
+import { type ServerProcess, startServer } from './children.js';
+import { BENCH_EVENT_TYPE } from './gateway-event.js';
+import { HOST, ROOT } from './hearth.js';
+
+
+/** The sessions each side holds: 1,000, or 500 when the descriptor limit cannot take 1,000. */
+export const FULL_SESSIONS = 1000;
+export const REDUCED_SESSIONS = 500;
+/** Descriptors a process needs besides its sockets (stdio, pipes, the module loader, SQLite…). */
+const SPARE_FDS = 256;
+
+/**
+ * How many sessions per side fit in this process's open-file limit: the bench holds the clients of both
+ * sides at once (2 × sessions sockets) and each server child its own (the children inherit the limit).
+ */
+export function sessionBudget(): { sessions: number; limit: number; note: string | undefined } {
+  const limit = openFileLimit();
+  const fits = (sessions: number) => limit >= 2 * sessions + SPARE_FDS;
+  if (fits(FULL_SESSIONS)) return { sessions: FULL_SESSIONS, limit, note: undefined };
+  if (fits(REDUCED_SESSIONS)) {
+    return {
+      sessions: REDUCED_SESSIONS,
+      limit,
+      note:
+        `open-file limit ${limit} (ulimit -n) is too low for ${FULL_SESSIONS} sessions per side ` +
+        `(needs ${2 * FULL_SESSIONS + SPARE_FDS}): ran with ${REDUCED_SESSIONS}; raise it with ulimit -n`,
+    };
+  }
+  throw new Error(
+    `open-file limit ${limit} (ulimit -n) is too low even for ${REDUCED_SESSIONS} sessions per side ` +
+      `(needs ${2 * REDUCED_SESSIONS + SPARE_FDS}); raise it with ulimit -n`,
+  );
+}
+
+/** The soft limit on open files (`ulimit -n`), from /proc on Linux; Infinity when unlimited or unknown. */
+function openFileLimit(): number {
+  try {
+    const line = readFileSync('/proc/self/limits', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('Max open files'));
+    const soft = line?.slice('Max open files'.length).trim().split(/\s+/)[0];
+    if (soft === undefined || soft === 'unlimited') return Number.POSITIVE_INFINITY;
+    const value = Number(soft);
+    return Number.isFinite(value) ? value : Number.POSITIVE_INFINITY;
+  } catch {
+    return Number.POSITIVE_INFINITY;
+  }
+}
+
+export interface GatewayServers {
+  hearth: ServerProcess;
+  bare: ServerProcess;
+}
+
+/**
+ * Both servers as children with IPC, started side by side: Hearth (`servers/hearth-gateway.ts`, minting
+ * `players` players with tokens) and the bare `ws` server (`baseline/bare-ws.ts`).
+ */
+export async function startGatewayServers(options: {
+  players: number;
+  exposeGc: boolean;
+}): Promise<GatewayServers> {
+  const nodeFlags = options.exposeGc ? ['--expose-gc'] : [];
+  const [hearth, bare] = await Promise.allSettled([
+    startServer({
+      name: 'hearth-gateway',
+      args: [
+        '--import',
+        'tsx',
+        join(ROOT, 'bench/servers/hearth-gateway.ts'),
+        '--host',
+        HOST,
+        '--players',
+        String(options.players),
+        // Idle sessions then need no heartbeats during the run; the deadline timer exists either way.
+        '--heartbeat-ms',
+        String(HEARTBEAT_MS),
+      ],
+      nodeFlags,
+      ipc: true,
+      cwd: ROOT,
+      ready: /^hearth-gateway listening on (http:\/\/\S+)$/,
+      timeoutMs: 60_000,
+    }),
+    startServer({
+      name: 'bare-ws',
+      args: ['--import', 'tsx', join(ROOT, 'bench/baseline/bare-ws.ts'), '--host', HOST],
+      nodeFlags,
+      ipc: true,
+      cwd: ROOT,
+      ready: /^bare-ws listening on (http:\/\/\S+)$/,
+      timeoutMs: 30_000,
+    }),
+  ]);
+  if (hearth.status === 'fulfilled' && bare.status === 'fulfilled') {
+    return { hearth: hearth.value, bare: bare.value };
+  }
+  await Promise.allSettled(
+    [hearth, bare].flatMap((started) => (started.status === 'fulfilled' ? [started.value.stop()] : [])),
+  );
+  throw hearth.status === 'rejected' ? hearth.reason : (bare as PromiseRejectedResult).reason;
+}
+
+/** Hearth's heartbeat interval in these runs: 10 minutes, longer than any benchmark. */
+export const HEARTBEAT_MS = 600_000;
+
+/** The WebSocket address of a server's gateway, as a client connects to it. */
+export function gatewayUrl(httpUrl: string): string {
+  return `${httpUrl.replace(/^http/, 'ws')}/gateway?v=10&encoding=json`;
+}
+
+/** The access tokens the Hearth child minted, in order. */
+export async function playerTokens(hearth: ServerProcess): Promise<string[]> {
+  const tokens = await hearth.request({ cmd: 'players' });
+  if (!Array.isArray(tokens) || !tokens.every((t): t is string => typeof t === 'string')) {
+    throw new Error('hearth-gateway answered no token list');
+  }
+  return tokens;
+}
+
+export interface FleetOptions {
+  /** Names the fleet in errors. */
+  label: string;
+  url: string;
+  /** One connection each: Hello, Identify with `Bearer <token>`, READY. */
+  tokens?: readonly string[];
+  /** Without tokens: this many plain connections, ready once open. */
+  count?: number;
+  /** Connections being opened at once. */
+  concurrency: number;
+  /** For the whole fleet to be ready. */
+  timeoutMs: number;
+}
+
+export interface Burst {
+  seconds: number;
+  /** Each delivery's time from the start of the burst, ms, in arrival order. */
+  latencies: Float64Array;
+}
+
+interface Round {
+  events: number;
+  expected: number;
+  received: number;
+  perClient: Uint32Array;
+  started: number;
+  latencies: Float64Array;
+  done: () => void;
+}
+
+/**
+ * WebSocket clients of one server, each parsing every message it receives as a gateway payload and
+ * counting the dispatches of BENCH_EVENT_TYPE; `burst` times a number of them reaching every client.
+ */
+export class Fleet {
+  readonly label: string;
+  /** The text of the first BENCH_EVENT_TYPE dispatch received: what the baseline sends in Hearth's stead. */
+  sample: string | undefined;
+  readonly #sockets: WebSocket[] = [];
+  #round: Round | undefined;
+  #failure: Error | undefined;
+  #closing = false;
+
+  private constructor(label: string) {
+    this.label = label;
+  }
+
+  get size(): number {
+    return this.#sockets.length;
+  }
+
+  /** Opens the connections, `concurrency` at a time; rejects (closing those open) if one fails. */
+  static async open(options: FleetOptions): Promise<Fleet> {
+    const fleet = new Fleet(options.label);
+    const count = options.tokens?.length ?? options.count ?? 0;
+    const deadline = performance.now() + options.timeoutMs;
+    let next = 0;
+    const worker = async () => {
+      while (next < count) {
+        const index = next++;
+        const remaining = deadline - performance.now();
+        if (remaining <= 0) throw new Error(`${options.label}: ${index} of ${count} ready in time`);
+        fleet.#sockets[index] = await fleet.#connect(index, options.url, options.tokens?.[index], remaining);
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: Math.min(options.concurrency, count) }, worker));
+    } catch (error) {
+      await fleet.close(5_000);
+      throw error;
+    }
+    return fleet;
+  }
+
+  /**
+   * Calls `trigger` (which makes the server send `events` dispatches to every client) and waits until every
+   * client has received all of them; the time runs from just before `trigger` to the last delivery.
+   */
+  async burst(events: number, trigger: () => Promise<unknown>, timeoutMs: number): Promise<Burst> {
+    this.#check();
+    const expected = this.#sockets.length * events;
+    let done!: () => void;
+    const finished = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    const round: Round = {
+      events,
+      expected,
+      received: 0,
+      perClient: new Uint32Array(this.#sockets.length),
+      started: performance.now(),
+      latencies: new Float64Array(expected),
+      done,
+    };
+    this.#round = round;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      const triggered = trigger();
+      await Promise.race([
+        Promise.all([finished, triggered]),
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(
+            () =>
+              reject(
+                new Error(
+                  `${this.label}: ${round.received} of ${expected} deliveries within ${timeoutMs} ms` +
+                    (this.#failure ? `; ${this.#failure.message}` : ''),
+                ),
+              ),
+            timeoutMs,
+          );
+        }),
+      ]);
+      const seconds = (round.latencies[expected - 1]!) / 1000;
+      this.#check();
+      if (round.perClient.some((n) => n !== events)) {
+        throw new Error(`${this.label}: a client received other than ${events} dispatches`);
+      }
+      return { seconds, latencies: round.latencies };
+    } finally {
+      clearTimeout(timer);
+      this.#round = undefined;
+    }
+  }
+
+  /** Closes every connection with 1000 (ending Hearth sessions); terminates those not closed in time. */
+  async close(timeoutMs: number): Promise<void> {
+    this.#closing = true;
+    const open = this.#sockets.filter((s) => s !== undefined && s.readyState !== WebSocket.CLOSED);
+    const closed = open.map(
+      (socket) => new Promise<void>((resolve) => socket.once('close', () => resolve())),
+    );
+    for (const socket of open) {
+      if (socket.readyState === WebSocket.CONNECTING) socket.terminate();
+      else socket.close(1000);
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, timeoutMs);
+    });
+    await Promise.race([Promise.all(closed), late]);
+    clearTimeout(timer);
+    for (const socket of open) if (socket.readyState !== WebSocket.CLOSED) socket.terminate();
+  }
+
+  #check(): void {
+    if (this.#failure) throw this.#failure;
+  }
+
+  #connect(index: number, url: string, token: string | undefined, timeoutMs: number): Promise<WebSocket> {
+    const socket = new WebSocket(url, { perMessageDeflate: false });
+    return new Promise<WebSocket>((resolve, reject) => {
+      let ready = false;
+      const fail = (why: string) => {
+        clearTimeout(timer);
+        socket.terminate();
+        reject(new Error(`${this.label}: connection ${index} ${why}`));
+      };
+      const timer = setTimeout(() => fail(`not ready within ${Math.round(timeoutMs)} ms`), timeoutMs);
+      const becomeReady = () => {
+        ready = true;
+        clearTimeout(timer);
+        resolve(socket);
+      };
+      socket.on('error', (error) => {
+        if (!ready) fail(`failed: ${error.message}`);
+        else this.#failure ??= new Error(`${this.label}: connection ${index} failed: ${error.message}`);
+      });
+      socket.on('close', (code, reason) => {
+        if (!ready) fail(`closed ${code} ${reason.toString()} before it was ready`);
+        else if (!this.#closing) {
+          this.#failure ??= new Error(`${this.label}: connection ${index} closed ${code} ${reason.toString()}`);
+        }
+      });
+      if (token === undefined) socket.once('open', becomeReady);
+      socket.on('message', (data) => {
+        const frame = parseFrame(data);
+        if (ready) {
+          this.#received(index, frame);
+          return;
+        }
+        if (token === undefined) return;
+        if (frame?.op === HELLO) {
+          socket.send(
+            JSON.stringify({
+              op: IDENTIFY,
+              d: {
+                token: `Bearer ${token}`,
+                intents: 0,
+                properties: { os: process.platform, browser: 'hearth-bench', device: 'hearth-bench' },
+              },
+            }),
+          );
+        } else if (frame?.op === DISPATCH && frame.t === 'READY') {
+          becomeReady();
+        } else if (frame?.op === INVALID_SESSION) {
+          fail('was refused Identify (op 9 Invalid Session)');
+        }
+      });
+    });
+  }
+
+  #received(index: number, frame: Frame | undefined): void {
+    if (frame === undefined || frame.op !== DISPATCH || frame.t !== BENCH_EVENT_TYPE) return;
+    this.sample ??= frame.text;
+    const round = this.#round;
+    if (!round) {
+      this.#failure ??= new Error(`${this.label}: a dispatch arrived outside a burst`);
+      return;
+    }
+    if (++round.perClient[index]! > round.events) {
+      this.#failure ??= new Error(`${this.label}: connection ${index} received more than ${round.events}`);
+      return;
+    }
+    round.latencies[round.received++] = performance.now() - round.started;
+    if (round.received === round.expected) round.done();
+  }
+}
+
+const DISPATCH = 0;
+const IDENTIFY = 2;
+const INVALID_SESSION = 9;
+const HELLO = 10;
+
+interface Frame {
+  op: number;
+  t: string | null;
+  text: string;
+}
+
+/** A gateway payload's op and t (every message is parsed whole, as a client would). */
+function parseFrame(data: RawData): Frame | undefined {
+  const bytes = Buffer.isBuffer(data)
+    ? data
+    : Array.isArray(data)
+      ? Buffer.concat(data)
+      : Buffer.from(data);
+  const text = bytes.toString('utf8');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (typeof value !== 'object' || value === null || !('op' in value) || typeof value.op !== 'number') {
+    return undefined;
+  }
+  const t = 't' in value && typeof value.t === 'string' ? value.t : null;
+  return { op: value.op, t, text };
+}

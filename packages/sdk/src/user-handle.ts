@@ -1,0 +1,42 @@
+/** The user object as the gateway sends it in READY and USER_UPDATE (the fields the library reads). */
+export interface GatewayUser {
+  id: string;
+  username: string;
+  global_name?: string | null;
+}
+
+/**
+ * UserHandle: a snapshot of a user, as GetCurrentUserV2 answers it. Ids are uint64_t, so bigint.
+ */
+export class UserHandle {
+  readonly #user: GatewayUser;
+
+  /** Made by the library from what the gateway sent; games receive handles, they do not build them. */
+  constructor(user: GatewayUser) {
+    this.#user = { ...user };
+  }
+
+  Id(): bigint {
+    return BigInt(this.#user.id);
+  }
+
+  Username(): string {
+    return this.#user.username;
+  }
+
+  /** The display name (`global_name`, at most 32 characters) or, when it is unset, the username. */
+  DisplayName(): string {
+    const globalName = this.#user.global_name;
+    return globalName !== undefined && globalName !== null && globalName !== ''
+      ? globalName
+      : this.#user.username;
+  }
+
+  /**
+   * Whether this is a provisional account. The platform has no provisional accounts yet (they come with the
+   * provisional-account token endpoints), so every user the gateway sends is a full account.
+   */
+  IsProvisional(): boolean {
+    return false;
+  }
+}
