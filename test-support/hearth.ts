@@ -1,5 +1,12 @@
 import { Writable } from 'node:stream';
-import { type Clock, type Config, createHearth, type Hearth, testConfig } from '@hearth/server';
+import {
+  type Clock,
+  type Config,
+  createHearth,
+  type Hearth,
+  type HearthOptions,
+  testConfig,
+} from '@hearth/server';
 
 export interface TestHearth extends Hearth {
   /** Every log line written so far. */
@@ -17,9 +24,7 @@ export interface ApiInit extends Omit<RequestInit, 'body'> {
 }
 
 /** What createHearth takes besides config and clock: gateway timing (short heartbeats for 4009 tests). */
-export interface StartOptions {
-  gateway?: { heartbeatIntervalMs?: number };
-}
+export type StartOptions = Pick<HearthOptions, 'gateway' | 'shared'>;
 
 /** A server in this process on a random port, on in-memory SQLite unless told otherwise. */
 export async function startHearth(
@@ -38,7 +43,7 @@ export async function startHearth(
     config: testConfig({ logLevel: 'info', ...overrides }),
     logDestination,
     ...(clock ? { clock } : {}),
-    ...(options.gateway ? { gateway: options.gateway } : {}),
+    ...options,
   });
   // Requests go to the bound address; `hearth.url` is the public one clients are told about.
   const bound = await hearth.listen();

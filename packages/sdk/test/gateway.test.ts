@@ -287,7 +287,7 @@ describe('against a live server', () => {
       changes.length = 0;
       skew += 6_000; // past the identify window, so that the new Identify is not refused in turn
       const old = dropFromServer(player.user.id);
-      hearth.gateway.registry.remove(old);
+      hearth.gateway.forget(old.id);
       await waitFor(() => changes.length === 2, 'Reconnecting and Ready');
       expect(changes).toEqual([
         ['Reconnecting', 'UnexpectedClose', 4000],

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { expandScopes, HEARTBEAT_INTERVAL_MS } from '@hearth/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
@@ -17,6 +18,7 @@ import { OAuth2Service } from './domains/oauth2/service.js';
 import { GatewayServer } from './gateway/gateway-server.js';
 import { gatewayRoutes } from './gateway/routes.js';
 import { GatewayService } from './gateway/service.js';
+import { MemorySessionStore, RedisSessionStore, type SessionStore } from './gateway/session-store.js';
 import type { Authenticators } from './http/auth.js';
 import { createHttpServer } from './http/server.js';
 import { type Clock, startingAt, systemClock } from './kernel/clock.js';
@@ -31,6 +33,11 @@ import { openStorage, type Storage } from './storage/database.js';
 export interface HearthOptions {
   /** Gateway timing, for tests of heartbeats; default: the platform's 41250 ms. */
   gateway?: { heartbeatIntervalMs?: number };
+  /**
+   * Several nodes in one process (tests) share these in-process backends as they would share Redis;
+   * with `redisUrl` set, Redis is used instead.
+   */
+  shared?: { bus?: Bus; sessions?: SessionStore };
   config: Config;
   /** Replaces the clock the config implies (tests). */
   clock?: Clock;
@@ -81,7 +88,10 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   // Many nodes share one Redis stream on the rate-limit connection; one node needs nothing outside.
   const bus: Bus = redis
     ? await RedisStreamsBus.open(redis, { onError: onBusError })
-    : new MemoryBus({ onError: onBusError });
+    : (options.shared?.bus ?? new MemoryBus({ onError: onBusError }));
+  const sessions: SessionStore = redis
+    ? new RedisSessionStore(redis)
+    : (options.shared?.sessions ?? new MemorySessionStore());
 
   let url = config.publicUrl ?? '';
   const publicUrl = () => url;
@@ -162,6 +172,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     guilds,
     gateway,
     heartbeatIntervalMs: options.gateway?.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
+    store: sessions,
+    nodeId: `${config.workerId}.${config.processId}.${randomBytes(4).toString('hex')}`,
   });
   gatewayServer.attach(http.server);
 
@@ -188,7 +200,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     async close() {
       await gatewayServer.close();
       await http.close();
-      await bus.close();
+      // A bus shared by several in-process nodes belongs to whoever made it.
+      if (!options.shared?.bus) await bus.close();
       await counters.close();
       await redis?.quit();
       await storage.close();

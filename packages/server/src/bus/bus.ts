@@ -44,9 +44,17 @@ export interface Bus {
   publish(event: BusEvent): Promise<void>;
   /** Every event published after this returns reaches `listener` once, in order, until unsubscribed. */
   subscribe(listener: BusListener): () => void;
+  /**
+   * The retained events published after `afterId`, in order: how a gateway node taking a session over
+   * finds what the previous owner had not recorded yet.
+   */
+  history(afterId: string): Promise<DeliveredEvent[]>;
   /** Stops delivery at once; never closes a connection the bus was given. */
   close(): Promise<void>;
 }
+
+/** How many recent events a bus keeps for `history` (Redis trims its stream more loosely). */
+export const BUS_HISTORY_SIZE = 10_000;
 
 const EVENT_ID = /^(\d+)-(\d+)$/;
 
@@ -136,6 +144,7 @@ export class Subscribers {
 /** One node. Ids are made as Redis makes stream ids: the clock's ms, never going back, and a sequence. */
 export class MemoryBus implements Bus {
   readonly #subscribers: Subscribers;
+  readonly #history: DeliveredEvent[] = [];
   #lastMs = 0;
   #sequence = 0;
 
@@ -144,7 +153,15 @@ export class MemoryBus implements Bus {
   }
 
   async publish(event: BusEvent): Promise<void> {
-    this.#subscribers.deliver({ ...event, id: this.#nextId() });
+    const delivered = { ...event, id: this.#nextId() };
+    this.#history.push(delivered);
+    if (this.#history.length > BUS_HISTORY_SIZE)
+      this.#history.splice(0, this.#history.length - BUS_HISTORY_SIZE);
+    this.#subscribers.deliver(delivered);
+  }
+
+  async history(afterId: string): Promise<DeliveredEvent[]> {
+    return this.#history.filter((event) => compareEventIds(event.id, afterId) > 0);
   }
 
   subscribe(listener: BusListener): () => void {

@@ -2,12 +2,14 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Redis } from 'ioredis';
 import {
+  BUS_HISTORY_SIZE,
   type Bus,
   type BusErrorReporter,
   type BusEvent,
   type BusListener,
   type BusOptions,
   compareEventIds,
+  type DeliveredEvent,
   decodeEvent,
   encodeEvent,
   reportToStderr,
@@ -175,6 +177,22 @@ export class RedisStreamsBus implements Bus {
         await this.#backoff(failures++);
       }
     }
+  }
+
+  async history(afterId: string): Promise<DeliveredEvent[]> {
+    const entries = await this.#redis.xrange(BUS_STREAM, `(${afterId}`, '+', 'COUNT', BUS_HISTORY_SIZE);
+    const seen = new Set<string>();
+    const events: DeliveredEvent[] = [];
+    for (const [id, fields] of entries) {
+      const entry = fieldMap(fields);
+      const publication = entry.get('pub');
+      // A resent XADD appears twice with one publication tag: keep the first.
+      if (publication !== undefined && seen.has(publication)) continue;
+      if (publication !== undefined) seen.add(publication);
+      const event = decodeEvent(entry.get('event') ?? '');
+      if (event) events.push({ ...event, id });
+    }
+    return events;
   }
 
   #deliver(id: string, fields: string[]): void {

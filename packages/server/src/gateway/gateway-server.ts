@@ -19,7 +19,7 @@ import {
   wireFlags,
 } from '@hearth/protocol';
 import { WebSocketServer } from 'ws';
-import type { Bus, DeliveredEvent } from '../bus/bus.js';
+import { type Bus, compareEventIds, type DeliveredEvent } from '../bus/bus.js';
 import type { AccountsService } from '../domains/accounts/service.js';
 import { toUserObject } from '../domains/accounts/service.js';
 import type { ApplicationsService } from '../domains/applications/service.js';
@@ -33,7 +33,15 @@ import { ZlibStream } from './compression.js';
 import { type ClientPayload, Connection, type ConnectionContext } from './connection.js';
 import { route } from './dispatch.js';
 import { type GatewayService, sessionStartKey } from './service.js';
-import { missedSince, RESUME_WINDOW_MS, record, type Session, SessionRegistry } from './sessions.js';
+import type { SessionStore, StoredSession } from './session-store.js';
+import {
+  missedSince,
+  RESUME_WINDOW_MS,
+  record,
+  type Sent,
+  type Session,
+  SessionRegistry,
+} from './sessions.js';
 
 export interface GatewayServerDeps {
   clock: Clock;
@@ -46,6 +54,10 @@ export interface GatewayServerDeps {
   guilds: GuildsService;
   gateway: GatewayService;
   heartbeatIntervalMs: number;
+  /** Sessions shared with the other nodes, so a client may resume on any of them. */
+  store: SessionStore;
+  /** This node's name in the store. */
+  nodeId: string;
 }
 
 /**
@@ -67,6 +79,12 @@ export class GatewayServer implements ConnectionContext {
   readonly #unsubscribe: () => void;
   readonly #sweeper: NodeJS.Timeout;
   #draining = false;
+  /** The id of the last bus event this node saw: where a new session's history starts. */
+  #lastEventId: string | undefined;
+  /** Appends to the store, one chain per session so that its dispatches stay in order. */
+  readonly #persisting = new WeakMap<Session, Promise<void>>();
+  /** Sessions being taken over from another node: their live events, kept until the merge. */
+  readonly #capturing = new Map<string, { target: Matchable; events: DeliveredEvent[] }>();
 
   constructor(deps: GatewayServerDeps) {
     this.#deps = deps;
@@ -181,6 +199,8 @@ export class GatewayServer implements ConnectionContext {
       expiresAt: Number.POSITIVE_INFINITY,
       guildIds: new Set(await this.#deps.guilds.guildIdsOf(principal.userId)),
     };
+    await this.#deps.store.create(toStored(session, this.#lastEventId), this.#deps.nodeId);
+    session.onRecord = (sent) => this.#persist(session, sent);
     connection.session = session;
     this.registry.add(session);
     record(session, 'READY', await this.#ready(session, connection.version, principal));
@@ -202,7 +222,8 @@ export class GatewayServer implements ConnectionContext {
       connection.close(GatewayCloseCodes.DecodeError, 'Resume needs token, session_id and seq');
       return;
     }
-    const session = this.registry.get(resume.session_id);
+    const session =
+      this.registry.get(resume.session_id) ?? (await this.#takeOver(resume.session_id, resume.token));
     const sameCredential = session?.identity.tokenHash === credentialHash(resume.token);
     if (
       session &&
@@ -297,15 +318,71 @@ export class GatewayServer implements ConnectionContext {
   /** Hands a bus event to every session of this node it is for, filtered by intents. */
   deliver(event: DeliveredEvent): void {
     if (event.type === 'APPLICATION_DEAUTHORIZED') this.#deauthorized(event.data);
+    this.#lastEventId = event.id;
     const audience = event.audience;
     if (!audience) return;
-    const intent = DISPATCH_INTENTS[event.type];
+    for (const capture of this.#capturing.values())
+      if (wants(capture.target, event)) capture.events.push(event);
     for (const session of this.registry.candidates(audience)) {
-      if (audience.applicationId && session.identity.applicationId !== audience.applicationId) continue;
-      if (audience.guildId && !session.guildIds.has(audience.guildId)) continue;
-      if (intent !== undefined && session.identity.kind === 'bot' && (session.intents & intent) === 0)
-        continue;
-      record(session, event.type, event.data);
+      if (wants(session, event)) record(session, event.type, event.data, event.id);
+    }
+  }
+
+  // ---- Sessions across nodes ----
+
+  /** Copies a dispatch to the shared store; losing ownership means another node has taken the session. */
+  #persist(session: Session, sent: Sent): void {
+    const previous = this.#persisting.get(session) ?? Promise.resolve();
+    const next = previous.then(async () => {
+      const owned = await this.#deps.store.append(session.id, this.#deps.nodeId, sent);
+      if (!owned && this.registry.get(session.id) === session) {
+        this.registry.remove(session);
+        session.attached?.close(GatewayCloseCodes.UnknownError, 'Session resumed on another node');
+      }
+    });
+    this.#persisting.set(
+      session,
+      next.catch((error: unknown) =>
+        this.logger.error({ err: error, session: session.id }, 'gateway store append failed'),
+      ),
+    );
+  }
+
+  /**
+   * Takes over a session another node owned (PROTOCOL.md §D.3: resume anywhere, miss nothing): capture
+   * live events, claim, then merge the stored buffer, the bus history after it, and the captured events.
+   */
+  async #takeOver(sessionId: string, token: string): Promise<Session | undefined> {
+    const { store, bus, nodeId } = this.#deps;
+    const stored = await store.peek(sessionId);
+    if (!stored || stored.identity.tokenHash !== credentialHash(token)) return undefined;
+    const capture = { target: fromStored(stored), events: [] as DeliveredEvent[] };
+    this.#capturing.set(sessionId, capture);
+    try {
+      const claimed = await store.claim(sessionId, nodeId);
+      if (!claimed) return undefined;
+      const session: Session = {
+        ...fromStored(claimed.session),
+        seq: claimed.buffer.at(-1)?.seq ?? 0,
+        buffer: claimed.buffer,
+        attached: undefined,
+        expiresAt: this.clock.now() + RESUME_WINDOW_MS,
+      };
+      const lastRecorded = [...claimed.buffer].reverse().find((sent) => sent.eventId !== undefined)?.eventId;
+      const after = lastRecorded ?? claimed.session.sinceEventId;
+      const history = after === undefined ? [] : await bus.history(after);
+      const merged = new Map<string, DeliveredEvent>();
+      for (const event of [...history, ...capture.events]) {
+        if (after === undefined || compareEventIds(event.id, after) > 0) merged.set(event.id, event);
+      }
+      session.onRecord = (sent) => this.#persist(session, sent);
+      for (const event of [...merged.values()].sort((a, b) => compareEventIds(a.id, b.id))) {
+        if (wants(session, event)) record(session, event.type, event.data, event.id);
+      }
+      this.registry.add(session);
+      return session;
+    } finally {
+      this.#capturing.delete(sessionId);
     }
   }
 
@@ -390,6 +467,13 @@ export class GatewayServer implements ConnectionContext {
     }
   }
 
+  /** Ends a session everywhere (operators, tests): a later Resume of it gets op 9. */
+  forget(sessionId: string): void {
+    const session = this.registry.get(sessionId);
+    if (session) this.#endSession(session);
+    else void this.#deps.store.remove(sessionId);
+  }
+
   /** A revoked link ends the player's sessions of that game at once, live or waiting to resume. */
   #deauthorized(data: Record<string, unknown>): void {
     const userId = (data['user'] as { id?: unknown } | undefined)?.id;
@@ -404,6 +488,11 @@ export class GatewayServer implements ConnectionContext {
 
   #endSession(session: Session): void {
     this.registry.remove(session);
+    void this.#deps.store
+      .remove(session.id)
+      .catch((error: unknown) =>
+        this.logger.error({ err: error, session: session.id }, 'gateway store remove failed'),
+      );
     this.#presence.delete(session.id);
     this.#presenceWindows.delete(session.id);
   }
@@ -422,6 +511,45 @@ const SESSION_ENDING_CLOSE_CODES = new Set<number>([
   GatewayCloseCodes.InvalidIntents,
   GatewayCloseCodes.DisallowedIntents,
 ]);
+
+/** What an event is matched against: a live session, or one being taken over. */
+interface Matchable {
+  identity: { kind: string; applicationId: string | undefined; userId: string };
+  intents: number;
+  guildIds: Set<string>;
+}
+
+/** Whether a bus event is for this session: its users or application, its guild, and (bots) its intents. */
+function wants(target: Matchable, event: DeliveredEvent): boolean {
+  const audience = event.audience;
+  if (!audience) return false;
+  if (audience.users && !audience.users.includes(target.identity.userId)) return false;
+  if (audience.applicationId && target.identity.applicationId !== audience.applicationId) return false;
+  if (audience.guildId && !target.guildIds.has(audience.guildId)) return false;
+  const intent = DISPATCH_INTENTS[event.type];
+  return intent === undefined || target.identity.kind !== 'bot' || (target.intents & intent) !== 0;
+}
+
+function toStored(session: Session, sinceEventId: string | undefined): StoredSession {
+  return {
+    id: session.id,
+    identity: { ...session.identity, scopes: [...session.identity.scopes] },
+    intents: session.intents,
+    shard: session.shard,
+    guildIds: [...session.guildIds],
+    sinceEventId,
+  };
+}
+
+function fromStored(stored: StoredSession): Omit<Session, 'seq' | 'buffer' | 'attached' | 'expiresAt'> {
+  return {
+    id: stored.id,
+    identity: { ...stored.identity, scopes: new Set(stored.identity.scopes.filter(isScope)) },
+    intents: stored.intents,
+    shard: stored.shard,
+    guildIds: new Set(stored.guildIds),
+  };
+}
 
 /** One credential however it is written: a bot token with or without its `Bot ` prefix. */
 function credentialHash(token: string): string {

@@ -5,6 +5,8 @@ export interface Sent {
   seq: number;
   t: string;
   d: unknown;
+  /** The bus event it came from: how a node taking the session over merges without gaps or repeats. */
+  eventId?: string;
 }
 
 /** Who a session stands for (from its Identify token). */
@@ -31,6 +33,8 @@ export interface Session {
   expiresAt: number;
   /** Guilds it can see: what `audience.guildId` is matched against. */
   guildIds: Set<string>;
+  /** Called for every recorded dispatch: the gateway copies it to the shared session store. */
+  onRecord?: (sent: Sent) => void;
 }
 
 /** Where a session's dispatches go while a client is connected. */
@@ -109,9 +113,10 @@ function unindex(map: Map<string, Set<Session>>, key: string, session: Session):
 }
 
 /** Records a dispatch in the session and hands it to the live connection, if any. */
-export function record(session: Session, t: string, d: unknown): Sent {
+export function record(session: Session, t: string, d: unknown, eventId?: string): Sent {
   session.seq += 1;
-  const sent = { seq: session.seq, t, d };
+  const sent: Sent = { seq: session.seq, t, d, ...(eventId !== undefined ? { eventId } : {}) };
+  session.onRecord?.(sent);
   session.buffer.push(sent);
   if (session.buffer.length > RESUME_BUFFER_SIZE)
     session.buffer.splice(0, session.buffer.length - RESUME_BUFFER_SIZE);
