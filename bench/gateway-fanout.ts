@@ -4,10 +4,11 @@ import {
   type Burst,
   Fleet,
   gatewayUrl,
-  type GatewayServers,
   playerTokens,
   sessionBudget,
-  startGatewayServers,
+  startAll,
+  startBareWs,
+  startHearthGateway,
 } from './lib/gateway.js';
 import { BENCH_EVENT_DATA } from './lib/gateway-event.js';
 import { median } from './lib/load.js';
@@ -41,12 +42,14 @@ const gatewayFanout: Benchmark = {
   async run(): Promise<Result> {
     const budget = sessionBudget();
     const sessions = budget.sessions;
-    let servers: GatewayServers | undefined;
+    const servers: ServerProcess[] = [];
     const fleets: Fleet[] = [];
     try {
       progress(`  starting Hearth (minting ${sessions} players with tokens) and bare ws`);
-      servers = await startGatewayServers({ players: sessions, exposeGc: false });
-      const { hearth, bare } = servers;
+      const [hearth, bare] = await startAll(servers, [
+        startHearthGateway({ players: sessions, exposeGc: false }),
+        startBareWs({ exposeGc: false }),
+      ]);
       const tokens = await playerTokens(hearth);
 
       progress(`  connecting ${sessions} identified sessions to Hearth, ${sessions} clients to bare ws`);
@@ -68,8 +71,7 @@ const gatewayFanout: Benchmark = {
       const hearthSide: Side = {
         label: 'Hearth',
         fleet: hearthFleet,
-        publish: () =>
-          published(hearth, { cmd: 'publish', count: EVENTS, data: BENCH_EVENT_DATA }, sessions),
+        publish: () => published(hearth, { cmd: 'publish', count: EVENTS, data: BENCH_EVENT_DATA }, sessions),
         bursts: [],
       };
       // The warm-up gives the frame Hearth sends; the baseline sends those very bytes.
@@ -113,7 +115,7 @@ const gatewayFanout: Benchmark = {
       };
     } finally {
       await Promise.allSettled(fleets.map((fleet) => fleet.close(5_000)));
-      if (servers) await Promise.allSettled([servers.hearth.stop(), servers.bare.stop()]);
+      await Promise.allSettled(servers.map((server) => server.stop()));
     }
   },
 };

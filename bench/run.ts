@@ -3,13 +3,14 @@
 import { cpus, loadavg } from 'node:os';
 import type { Benchmark, Result } from './benchmark.js';
 import gatewayFanout from './gateway-fanout.js';
+import gatewayMemory from './gateway-memory.js';
 import { killAllChildren } from './lib/children.js';
 import { progress } from './lib/progress.js';
 import readPath from './read-path.js';
 import tokenExchange from './token-exchange.js';
 
 /** The registry: add a module here to add a benchmark. */
-const BENCHMARKS: readonly Benchmark[] = [readPath, tokenExchange, gatewayFanout];
+const BENCHMARKS: readonly Benchmark[] = [readPath, tokenExchange, gatewayFanout, gatewayMemory];
 
 type Outcome = { benchmark: Benchmark; results: Result[] } | { benchmark: Benchmark; error: Error };
 
@@ -89,7 +90,8 @@ function renderTable(rows: readonly Outcome[]): string {
         ['baseline', result.baseline],
         ['hearth', result.hearth],
       ] as const) {
-        const name = result.metric === undefined ? outcome.benchmark.name : `${outcome.benchmark.name} ${result.metric}`;
+        const name =
+          result.metric === undefined ? outcome.benchmark.name : `${outcome.benchmark.name} ${result.metric}`;
         lines.push([
           side === 'baseline' ? name : '',
           `${side}: ${figures.label}`,
@@ -97,7 +99,9 @@ function renderTable(rows: readonly Outcome[]): string {
           figures.latencyP50Ms?.toFixed(2) ?? '–',
           figures.latencyP99Ms?.toFixed(2) ?? '–',
           figures.rounds.map(count).join(' / '),
-          side === 'hearth' ? `${result.ratio.toFixed(3)}×${result.lowerIsBetter ? ' (lower is better)' : ''}` : '',
+          side === 'hearth'
+            ? `${result.ratio.toFixed(3)}×${result.lowerIsBetter ? ' (lower is better)' : ''}`
+            : '',
         ]);
       }
     }

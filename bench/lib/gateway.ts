@@ -7,7 +7,6 @@ import { type ServerProcess, startServer } from './children.js';
 import { BENCH_EVENT_TYPE } from './gateway-event.js';
 import { HOST, ROOT } from './hearth.js';
 
-
 /** The sessions each side holds: 1,000, or 500 when the descriptor limit cannot take 1,000. */
 export const FULL_SESSIONS = 1000;
 export const REDUCED_SESSIONS = 500;
@@ -52,58 +51,65 @@ function openFileLimit(): number {
   }
 }
 
-export interface GatewayServers {
-  hearth: ServerProcess;
-  bare: ServerProcess;
+/**
+ * Hearth's gateway as a child with IPC (`servers/hearth-gateway.ts`): minting `players` players with tokens
+ * first when given, on `database` (default in-memory SQLite).
+ */
+export function startHearthGateway(options: {
+  players?: number;
+  database?: string;
+  exposeGc: boolean;
+}): Promise<ServerProcess> {
+  return startServer({
+    name: 'hearth-gateway',
+    args: [
+      '--import',
+      'tsx',
+      join(ROOT, 'bench/servers/hearth-gateway.ts'),
+      '--host',
+      HOST,
+      ...(options.players === undefined ? [] : ['--players', String(options.players)]),
+      ...(options.database === undefined ? [] : ['--database', options.database]),
+      // Idle sessions then need no heartbeats during the run; the deadline timer exists either way.
+      '--heartbeat-ms',
+      String(HEARTBEAT_MS),
+    ],
+    nodeFlags: options.exposeGc ? ['--expose-gc'] : [],
+    ipc: true,
+    cwd: ROOT,
+    ready: /^hearth-gateway listening on (http:\/\/\S+)$/,
+    timeoutMs: 60_000,
+  });
+}
+
+/** The bare `ws` server as a child with IPC (`baseline/bare-ws.ts`). */
+export function startBareWs(options: { exposeGc: boolean }): Promise<ServerProcess> {
+  return startServer({
+    name: 'bare-ws',
+    args: ['--import', 'tsx', join(ROOT, 'bench/baseline/bare-ws.ts'), '--host', HOST],
+    nodeFlags: options.exposeGc ? ['--expose-gc'] : [],
+    ipc: true,
+    cwd: ROOT,
+    ready: /^bare-ws listening on (http:\/\/\S+)$/,
+    timeoutMs: 30_000,
+  });
 }
 
 /**
- * Both servers as children with IPC, started side by side: Hearth (`servers/hearth-gateway.ts`, minting
- * `players` players with tokens) and the bare `ws` server (`baseline/bare-ws.ts`).
+ * Waits for servers started side by side, adding each that started to `started` (so that the caller stops
+ * it); throws the first failure once all have settled.
  */
-export async function startGatewayServers(options: {
-  players: number;
-  exposeGc: boolean;
-}): Promise<GatewayServers> {
-  const nodeFlags = options.exposeGc ? ['--expose-gc'] : [];
-  const [hearth, bare] = await Promise.allSettled([
-    startServer({
-      name: 'hearth-gateway',
-      args: [
-        '--import',
-        'tsx',
-        join(ROOT, 'bench/servers/hearth-gateway.ts'),
-        '--host',
-        HOST,
-        '--players',
-        String(options.players),
-        // Idle sessions then need no heartbeats during the run; the deadline timer exists either way.
-        '--heartbeat-ms',
-        String(HEARTBEAT_MS),
-      ],
-      nodeFlags,
-      ipc: true,
-      cwd: ROOT,
-      ready: /^hearth-gateway listening on (http:\/\/\S+)$/,
-      timeoutMs: 60_000,
-    }),
-    startServer({
-      name: 'bare-ws',
-      args: ['--import', 'tsx', join(ROOT, 'bench/baseline/bare-ws.ts'), '--host', HOST],
-      nodeFlags,
-      ipc: true,
-      cwd: ROOT,
-      ready: /^bare-ws listening on (http:\/\/\S+)$/,
-      timeoutMs: 30_000,
-    }),
-  ]);
-  if (hearth.status === 'fulfilled' && bare.status === 'fulfilled') {
-    return { hearth: hearth.value, bare: bare.value };
-  }
-  await Promise.allSettled(
-    [hearth, bare].flatMap((started) => (started.status === 'fulfilled' ? [started.value.stop()] : [])),
-  );
-  throw hearth.status === 'rejected' ? hearth.reason : (bare as PromiseRejectedResult).reason;
+export async function startAll<const T extends readonly Promise<ServerProcess>[]>(
+  started: ServerProcess[],
+  starting: T,
+): Promise<{ -readonly [K in keyof T]: ServerProcess }> {
+  const settled = await Promise.allSettled(starting);
+  for (const outcome of settled) if (outcome.status === 'fulfilled') started.push(outcome.value);
+  const failed = settled.find((outcome) => outcome.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((outcome) => (outcome as PromiseFulfilledResult<ServerProcess>).value) as {
+    -readonly [K in keyof T]: ServerProcess;
+  };
 }
 
 /** Hearth's heartbeat interval in these runs: 10 minutes, longer than any benchmark. */
@@ -236,7 +242,7 @@ export class Fleet {
           );
         }),
       ]);
-      const seconds = (round.latencies[expected - 1]!) / 1000;
+      const seconds = round.latencies[expected - 1]! / 1000;
       this.#check();
       if (round.perClient.some((n) => n !== events)) {
         throw new Error(`${this.label}: a client received other than ${events} dispatches`);
@@ -294,7 +300,9 @@ export class Fleet {
       socket.on('close', (code, reason) => {
         if (!ready) fail(`closed ${code} ${reason.toString()} before it was ready`);
         else if (!this.#closing) {
-          this.#failure ??= new Error(`${this.label}: connection ${index} closed ${code} ${reason.toString()}`);
+          this.#failure ??= new Error(
+            `${this.label}: connection ${index} closed ${code} ${reason.toString()}`,
+          );
         }
       });
       if (token === undefined) socket.once('open', becomeReady);
@@ -355,11 +363,7 @@ interface Frame {
 
 /** A gateway payload's op and t (every message is parsed whole, as a client would). */
 function parseFrame(data: RawData): Frame | undefined {
-  const bytes = Buffer.isBuffer(data)
-    ? data
-    : Array.isArray(data)
-      ? Buffer.concat(data)
-      : Buffer.from(data);
+  const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
   const text = bytes.toString('utf8');
   let value: unknown;
   try {

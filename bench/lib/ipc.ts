@@ -55,6 +55,8 @@ export function answerRequests(handle: (request: IpcRequest) => Promise<unknown>
 /** The server's memory after a forced full GC (the child runs with `--expose-gc`), as sent over IPC. */
 export interface MemorySample {
   heapUsed: number;
+  /** The heap V8 has reserved: pages it may fill before RSS grows. */
+  heapTotal: number;
   rss: number;
   external: number;
   arrayBuffers: number;
@@ -78,6 +80,7 @@ export async function sampleMemory(held: () => number): Promise<MemorySample> {
   const usage = process.memoryUsage();
   return {
     heapUsed: usage.heapUsed,
+    heapTotal: usage.heapTotal,
     rss: usage.rss,
     external: usage.external,
     arrayBuffers: usage.arrayBuffers,
@@ -88,5 +91,7 @@ export async function sampleMemory(held: () => number): Promise<MemorySample> {
 export function isMemorySample(value: unknown): value is MemorySample {
   if (typeof value !== 'object' || value === null) return false;
   const fields = value as Record<string, unknown>;
-  return ['heapUsed', 'rss', 'external', 'arrayBuffers', 'held'].every((k) => typeof fields[k] === 'number');
+  return ['heapUsed', 'heapTotal', 'rss', 'external', 'arrayBuffers', 'held'].every(
+    (k) => typeof fields[k] === 'number',
+  );
 }

@@ -1,9 +1,10 @@
-// Hearth for the gateway benchmarks, in its own process: createHearth on in-memory SQLite, loopback only,
-// with one game and `--players` players, each holding an access token for that game granted
-// `openid sdk.social_layer` (which carries gateway.connect), so that every client identifies as a different
-// player and no identify budget (max_concurrency per 5 s, 1000 a day, per user) is ever reached.
-// Prints `hearth-gateway listening on <url>` once the tokens exist, then answers over IPC (lib/ipc.ts):
-//   {cmd: 'players'}                → the access tokens, in order
+// Hearth for the gateway benchmarks, in its own process: createHearth on `--database` (default in-memory
+// SQLite), loopback only. With `--players N` it first creates a game and N players, each holding an access
+// token for that game granted `openid sdk.social_layer` (which carries gateway.connect), so that every client
+// identifies as a different player and no identify budget (max_concurrency per 5 s, 1000 a day, per user) is
+// reached; without it, it serves the game and players an earlier run left in the database.
+// Prints `hearth-gateway listening on <url>` once ready, then answers over IPC (lib/ipc.ts):
+//   {cmd: 'players'}                → the access tokens minted by this process, in order
 //   {cmd: 'publish', count, data}   → publishes `count` events of BENCH_EVENT_TYPE to the game's sessions
 //   {cmd: 'memory'}                 → a MemorySample after forced GC (needs --expose-gc); held = sessions
 import { parseArgs } from 'node:util';
@@ -13,88 +14,108 @@ import { answerRequests, sampleMemory } from '../lib/ipc.js';
 
 const REDIRECT_URI = 'http://127.0.0.1/callback';
 const SCOPE = 'openid sdk.social_layer';
+const GAME = 'Bench Game';
 
 const { values } = parseArgs({
   options: {
     players: { type: 'string' },
+    database: { type: 'string', default: 'sqlite::memory:' },
     host: { type: 'string', default: '127.0.0.1' },
     'heartbeat-ms': { type: 'string' },
   },
 });
-const players = Number(values.players);
-if (!Number.isInteger(players) || players < 1) throw new Error('usage: hearth-gateway.ts --players <n>');
+const players = values.players === undefined ? 0 : Number(values.players);
+if (!Number.isInteger(players) || players < 0) {
+  throw new Error('usage: hearth-gateway.ts [--players <n>] [--database <url>] [--heartbeat-ms <ms>]');
+}
 
 const hearth = await createHearth({
-  config: testConfig({ host: values.host, port: 0, logLevel: 'warn' }),
+  config: testConfig({ databaseUrl: values.database, host: values.host, port: 0, logLevel: 'warn' }),
   // Idle sessions need no heartbeats during the run (the deadline timer exists either way).
   ...(values['heartbeat-ms'] ? { gateway: { heartbeatIntervalMs: Number(values['heartbeat-ms']) } } : {}),
 });
 const { accounts, applications, oauth2 } = hearth.services;
 
-// One player registers as a person does (scrypt and all); the others are copies of that row with their own
-// id, name and email: hashing 1,000 passwords would take longer than the benchmark.
-const first = await accounts.createUser({
-  username: 'bench0',
-  email: 'bench0@example.com',
-  password: 'bench password',
-});
-const template = await hearth.storage.db
-  .selectFrom('users')
-  .selectAll()
-  .where('id', '=', first.user.id)
-  .executeTakeFirstOrThrow();
-const userIds = [first.user.id];
-const rows = [];
-for (let i = 1; i < players; i++) {
-  // Snowflakes from the first milliseconds of the epoch: no generator of this server will ever give them.
-  const id = (BigInt(i) << 22n).toString();
-  userIds.push(id);
-  rows.push({ ...template, id, username: `bench${i}`, email: `bench${i}@example.com` });
-}
-for (let i = 0; i < rows.length; i += 500) {
-  await hearth.storage.db
-    .insertInto('users')
-    .values(rows.slice(i, i + 500))
-    .execute();
-}
+const minted = players > 0 ? await mint(players) : undefined;
+const clientId =
+  minted?.clientId ??
+  (
+    await hearth.storage.db
+      .selectFrom('applications')
+      .select('id')
+      .where('name', '=', GAME)
+      .executeTakeFirstOrThrow()
+  ).id;
 
-const game = await applications.createApplication({
-  name: 'Bench Game',
-  redirect_uris: [REDIRECT_URI],
-  public_client: false,
-});
-const clientId = game.application.id;
-
-// The code flow of each player, through the services the HTTP routes call: consent, then the exchange.
-const tokens: string[] = [];
-const authTime = hearth.clock.now();
-for (const userId of userIds) {
-  const request = await oauth2.checkAuthorizationRequest({
-    client_id: clientId,
-    response_type: 'code',
-    scope: SCOPE,
-    redirect_uri: REDIRECT_URI,
+/** Creates the game and `count` players, and answers the game's id and one access token per player. */
+async function mint(count: number): Promise<{ clientId: string; tokens: string[] }> {
+  // One player registers as a person does (scrypt and all); the others are copies of that row with their own
+  // id, name and email: hashing 1,000 passwords would take longer than the benchmark.
+  const first = await accounts.createUser({
+    username: 'bench0',
+    email: 'bench0@example.com',
+    password: 'bench password',
   });
-  const location = new URL(await oauth2.decide({ id: userId, authTime }, request, true));
-  const code = location.searchParams.get('code');
-  if (!code) throw new Error(`consent gave no code: ${location}`);
-  const granted = await oauth2.token(
-    {
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: REDIRECT_URI,
+  const template = await hearth.storage.db
+    .selectFrom('users')
+    .selectAll()
+    .where('id', '=', first.user.id)
+    .executeTakeFirstOrThrow();
+  const userIds = [first.user.id];
+  const rows = [];
+  for (let i = 1; i < count; i++) {
+    // Snowflakes from the first milliseconds of the epoch: no generator of this server will ever give them.
+    const id = (BigInt(i) << 22n).toString();
+    userIds.push(id);
+    rows.push({ ...template, id, username: `bench${i}`, email: `bench${i}@example.com` });
+  }
+  for (let i = 0; i < rows.length; i += 500) {
+    await hearth.storage.db
+      .insertInto('users')
+      .values(rows.slice(i, i + 500))
+      .execute();
+  }
+
+  const game = await applications.createApplication({
+    name: GAME,
+    redirect_uris: [REDIRECT_URI],
+    public_client: false,
+  });
+  const clientId = game.application.id;
+
+  // The code flow of each player, through the services the HTTP routes call: consent, then the exchange.
+  const tokens: string[] = [];
+  const authTime = hearth.clock.now();
+  for (const userId of userIds) {
+    const request = await oauth2.checkAuthorizationRequest({
       client_id: clientId,
-      client_secret: game.clientSecret,
-    },
-    undefined,
-  );
-  tokens.push(granted.access_token);
+      response_type: 'code',
+      scope: SCOPE,
+      redirect_uri: REDIRECT_URI,
+    });
+    const location = new URL(await oauth2.decide({ id: userId, authTime }, request, true));
+    const code = location.searchParams.get('code');
+    if (!code) throw new Error(`consent gave no code: ${location}`);
+    const granted = await oauth2.token(
+      {
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT_URI,
+        client_id: clientId,
+        client_secret: game.clientSecret,
+      },
+      undefined,
+    );
+    tokens.push(granted.access_token);
+  }
+  return { clientId, tokens };
 }
 
 answerRequests(async (request) => {
   switch (request.cmd) {
     case 'players':
-      return tokens;
+      if (!minted) throw new Error('this process minted no players (no --players)');
+      return minted.tokens;
     case 'publish': {
       const count = Number(request['count']);
       const data = request['data'];
