@@ -460,8 +460,13 @@ export class GatewayServer implements ConnectionContext {
     await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
   }
 
+  /** Ends the sessions whose clients did not come back within the resume window, here and in the store. */
+  sweep(): void {
+    this.#sweep(this.clock.now());
+  }
+
   #sweep(now: number): void {
-    this.registry.sweep(now);
+    for (const session of this.registry.expired(now)) this.#endSession(session);
     for (const [key, servedAt] of this.#allMembersServedAt) {
       if (now - servedAt >= Limits.requestAllGuildMembersWindowMs) this.#allMembersServedAt.delete(key);
     }

@@ -89,11 +89,9 @@ export class SessionRegistry {
     return this.#byId.size;
   }
 
-  /** Forgets detached sessions whose resume window has passed. */
-  sweep(now: number): void {
-    for (const session of this.#byId.values()) {
-      if (!session.attached && session.expiresAt <= now) this.remove(session);
-    }
+  /** Detached sessions whose resume window has passed. */
+  expired(now: number): Session[] {
+    return [...this.#byId.values()].filter((session) => !session.attached && session.expiresAt <= now);
   }
 }
 

@@ -8,6 +8,7 @@ import { GatewayClient, type GatewayFrame } from '../../../../test-support/gatew
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import { createGame, type TestGame } from '../../../../test-support/oauth.js';
 import { REDIS_URL, redisAvailable, redisPrefix } from '../../../../test-support/services.js';
+import { RESUME_WINDOW_MS } from '../../src/gateway/sessions.js';
 
 const PROPERTIES = { os: 'linux', browser: 'hearth-test', device: 'hearth-test' };
 const directory = mkdtempSync(join(tmpdir(), 'hearth-nodes-'));
@@ -116,4 +117,38 @@ describe('three nodes sharing an in-process bus and session store', () => {
 
 describe.skipIf(!withRedis)('three nodes sharing Redis (bus on Streams, sessions in Redis)', () => {
   cluster('redis', 'redis');
+});
+
+describe('the resume window (PROTOCOL.md §D.3: resumable "for a few minutes")', () => {
+  it('a client that does not come back within it is forgotten on the node and in the shared store', async () => {
+    const clock = new ManualClock();
+    const sessions = new MemorySessionStore();
+    const hearth = await startHearth({ rateLimitGlobal: 1_000_000 }, clock, { shared: { sessions } });
+    try {
+      const game = await createGame(hearth);
+      const client = await GatewayClient.connect(hearth.url);
+      await client.nextOp(GatewayOpcodes.Hello);
+      client.send({ op: 2, d: { token: game.botToken, properties: PROPERTIES, intents: 0 } });
+      const ready = await client.nextDispatch('READY');
+      const sessionId = (ready.d as { session_id: string }).session_id;
+      client.socket.close(4000);
+      await client.closed;
+
+      clock.advance(RESUME_WINDOW_MS - 1);
+      hearth.gateway.sweep();
+      expect(await sessions.peek(sessionId)).toBeDefined();
+      clock.advance(1);
+      hearth.gateway.sweep();
+      expect(hearth.gateway.registry.get(sessionId)).toBeUndefined();
+      await expect.poll(() => sessions.peek(sessionId)).toBeUndefined();
+
+      const late = await GatewayClient.connect(hearth.url);
+      await late.nextOp(GatewayOpcodes.Hello);
+      late.send({ op: 6, d: { token: game.botToken, session_id: sessionId, seq: ready.s } });
+      expect(await late.next()).toMatchObject({ op: GatewayOpcodes.InvalidSession, d: false });
+      late.socket.close(1000);
+    } finally {
+      await hearth.close();
+    }
+  });
 });
