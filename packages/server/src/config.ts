@@ -120,7 +120,7 @@ export const SETTINGS = [
     flag: '--redis',
     env: 'HEARTH_REDIS_URL',
     default: undefined,
-    description: 'Redis for rate-limit counters shared by many nodes; unset keeps them in-process.',
+    description: 'Redis shared by many nodes: rate-limit counters, the event bus (Streams), gateway sessions. Unset: in-process.',
     parse: url(['redis:', 'rediss:']),
   }),
   define({
