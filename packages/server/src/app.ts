@@ -18,7 +18,7 @@ import { OAuth2Service } from './domains/oauth2/service.js';
 import { GatewayServer } from './gateway/gateway-server.js';
 import { gatewayRoutes } from './gateway/routes.js';
 import { GatewayService } from './gateway/service.js';
-import { MemorySessionStore, RedisSessionStore, type SessionStore } from './gateway/session-store.js';
+import { RedisSessionStore, type SessionStore } from './gateway/session-store.js';
 import type { Authenticators } from './http/auth.js';
 import { createHttpServer } from './http/server.js';
 import { type Clock, startingAt, systemClock } from './kernel/clock.js';
@@ -89,9 +89,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const bus: Bus = redis
     ? await RedisStreamsBus.open(redis, { onError: onBusError })
     : (options.shared?.bus ?? new MemoryBus({ onError: onBusError }));
-  const sessions: SessionStore = redis
-    ? new RedisSessionStore(redis)
-    : (options.shared?.sessions ?? new MemorySessionStore());
+  // A lone node keeps its sessions to itself; a store is for nodes that share them.
+  const sessions: SessionStore | undefined = redis ? new RedisSessionStore(redis) : options.shared?.sessions;
 
   let url = config.publicUrl ?? '';
   const publicUrl = () => url;

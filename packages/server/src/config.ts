@@ -120,7 +120,8 @@ export const SETTINGS = [
     flag: '--redis',
     env: 'HEARTH_REDIS_URL',
     default: undefined,
-    description: 'Redis shared by many nodes: rate-limit counters, the event bus (Streams), gateway sessions. Unset: in-process.',
+    description:
+      'Redis shared by many nodes: rate-limit counters, the event bus (Streams), gateway sessions. Unset: in-process.',
     parse: url(['redis:', 'rediss:']),
   }),
   define({

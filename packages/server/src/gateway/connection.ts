@@ -150,13 +150,18 @@ export class Connection implements SessionSink {
   }
 
   #send(payload: { op: number; d: unknown; s: number | null; t: string | null }): void {
-    if (this.#socket.readyState !== this.#socket.OPEN) return;
+    // After close() nothing more goes out: a dispatch stays in the session buffer for the Resume.
+    if (this.#closed || this.#socket.readyState !== this.#socket.OPEN) return;
     const text = JSON.stringify(payload);
     const zlib = this.#zlib;
+    // Plain frames go out at once and in order; only compression is asynchronous and needs the queue.
+    if (!zlib) {
+      this.#socket.send(text);
+      return;
+    }
     this.#sending = this.#sending.then(async () => {
       if (this.#socket.readyState !== this.#socket.OPEN) return;
-      if (zlib) this.#socket.send(await zlib.compress(text));
-      else this.#socket.send(text);
+      this.#socket.send(await zlib.compress(text));
     });
   }
 

@@ -54,8 +54,8 @@ export interface GatewayServerDeps {
   guilds: GuildsService;
   gateway: GatewayService;
   heartbeatIntervalMs: number;
-  /** Sessions shared with the other nodes, so a client may resume on any of them. */
-  store: SessionStore;
+  /** Sessions shared with the other nodes, so a client may resume on any of them; none on a lone node. */
+  store: SessionStore | undefined;
   /** This node's name in the store. */
   nodeId: string;
 }
@@ -199,8 +199,11 @@ export class GatewayServer implements ConnectionContext {
       expiresAt: Number.POSITIVE_INFINITY,
       guildIds: new Set(await this.#deps.guilds.guildIdsOf(principal.userId)),
     };
-    await this.#deps.store.create(toStored(session, this.#lastEventId), this.#deps.nodeId);
-    session.onRecord = (sent) => this.#persist(session, sent);
+    const { store, nodeId } = this.#deps;
+    if (store) {
+      await store.create(toStored(session, this.#lastEventId), nodeId);
+      session.onRecord = (sent) => this.#persist(session, store, sent);
+    }
     connection.session = session;
     this.registry.add(session);
     record(session, 'READY', await this.#ready(session, connection.version, principal));
@@ -331,10 +334,10 @@ export class GatewayServer implements ConnectionContext {
   // ---- Sessions across nodes ----
 
   /** Copies a dispatch to the shared store; losing ownership means another node has taken the session. */
-  #persist(session: Session, sent: Sent): void {
+  #persist(session: Session, store: SessionStore, sent: Sent): void {
     const previous = this.#persisting.get(session) ?? Promise.resolve();
     const next = previous.then(async () => {
-      const owned = await this.#deps.store.append(session.id, this.#deps.nodeId, sent);
+      const owned = await store.append(session.id, this.#deps.nodeId, sent);
       if (!owned && this.registry.get(session.id) === session) {
         this.registry.remove(session);
         session.attached?.close(GatewayCloseCodes.UnknownError, 'Session resumed on another node');
@@ -354,6 +357,7 @@ export class GatewayServer implements ConnectionContext {
    */
   async #takeOver(sessionId: string, token: string): Promise<Session | undefined> {
     const { store, bus, nodeId } = this.#deps;
+    if (!store) return undefined;
     const stored = await store.peek(sessionId);
     if (!stored || stored.identity.tokenHash !== credentialHash(token)) return undefined;
     const capture = { target: fromStored(stored), events: [] as DeliveredEvent[] };
@@ -375,7 +379,7 @@ export class GatewayServer implements ConnectionContext {
       for (const event of [...history, ...capture.events]) {
         if (after === undefined || compareEventIds(event.id, after) > 0) merged.set(event.id, event);
       }
-      session.onRecord = (sent) => this.#persist(session, sent);
+      session.onRecord = (sent) => this.#persist(session, store, sent);
       for (const event of [...merged.values()].sort((a, b) => compareEventIds(a.id, b.id))) {
         if (wants(session, event)) record(session, event.type, event.data, event.id);
       }
@@ -476,7 +480,7 @@ export class GatewayServer implements ConnectionContext {
   forget(sessionId: string): void {
     const session = this.registry.get(sessionId);
     if (session) this.#endSession(session);
-    else void this.#deps.store.remove(sessionId);
+    else void this.#deps.store?.remove(sessionId);
   }
 
   /** A revoked link ends the player's sessions of that game at once, live or waiting to resume. */
@@ -494,7 +498,7 @@ export class GatewayServer implements ConnectionContext {
   #endSession(session: Session): void {
     this.registry.remove(session);
     void this.#deps.store
-      .remove(session.id)
+      ?.remove(session.id)
       .catch((error: unknown) =>
         this.logger.error({ err: error, session: session.id }, 'gateway store remove failed'),
       );
