@@ -114,6 +114,23 @@ interface TokenBody {
   scope?: string;
 }
 
+const NO_TOKENS: Omit<TokenOutcome, 'result'> = {
+  accessToken: '',
+  refreshToken: '',
+  tokenType: AuthorizationTokenType.Bearer,
+  expiresIn: 0,
+  scopes: '',
+};
+
+/** An id as the wire wants it, or the ValidationError to report: operations resolve, they never reject. */
+function snowflakeOf(value: bigint | string, name: string): string | ClientResult {
+  try {
+    return toUint64(value, name).toString();
+  } catch (error) {
+    return new ClientResult({ type: ErrorType.ValidationError, error: (error as Error).message });
+  }
+}
+
 const DEFAULT_API_BASE = 'http://127.0.0.1:8080/api';
 const DEFAULT_WEB_BASE = 'http://127.0.0.1:8080';
 const API_VERSION = 10;
@@ -410,22 +427,11 @@ export class ClientCore {
     redirectUri: string,
     callback?: TokenExchangeCallback,
   ): Promise<TokenOutcome> {
-    const outcome = await this.#tokens({
-      grant_type: 'authorization_code',
-      code,
-      code_verifier: codeVerifier,
-      redirect_uri: redirectUri,
-      client_id: toUint64(applicationId, 'applicationId').toString(),
-    });
-    callback?.(
-      outcome.result,
-      outcome.accessToken,
-      outcome.refreshToken,
-      outcome.tokenType,
-      outcome.expiresIn,
-      outcome.scopes,
+    return this.#tokens(
+      applicationId,
+      { grant_type: 'authorization_code', code, code_verifier: codeVerifier, redirect_uri: redirectUri },
+      callback,
     );
-    return outcome;
   }
 
   /** Trades a refresh token for a new pair. `invalid_grant` means the link is gone: treat it as deauthorization. */
@@ -435,20 +441,11 @@ export class ClientCore {
     callback?: TokenExchangeCallback,
   ): Promise<TokenOutcome> {
     this.#logger.secret(refreshToken);
-    const outcome = await this.#tokens({
-      grant_type: 'refresh_token',
-      refresh_token: refreshToken,
-      client_id: toUint64(applicationId, 'applicationId').toString(),
-    });
-    callback?.(
-      outcome.result,
-      outcome.accessToken,
-      outcome.refreshToken,
-      outcome.tokenType,
-      outcome.expiresIn,
-      outcome.scopes,
+    return this.#tokens(
+      applicationId,
+      { grant_type: 'refresh_token', refresh_token: refreshToken },
+      callback,
     );
-    return outcome;
   }
 
   /** The token the library authenticates with from now on (after a refresh or re-authentication). */
@@ -476,14 +473,18 @@ export class ClientCore {
     callback?: ResultCallback,
   ): Promise<ClientResult> {
     this.#logger.secret(token);
-    const result = await this.#call({
-      method: 'POST',
-      path: '/oauth2/token/revoke',
-      form: { token, client_id: toUint64(applicationId, 'applicationId').toString() },
-    }).then(
-      () => ClientResult.success(),
-      (failure: RestFailure) => failure.result,
-    );
+    const clientId = snowflakeOf(applicationId, 'applicationId');
+    const result =
+      clientId instanceof ClientResult
+        ? clientId
+        : await this.#call({
+            method: 'POST',
+            path: '/oauth2/token/revoke',
+            form: { token, client_id: clientId },
+          }).then(
+            () => ClientResult.success(),
+            (failure: RestFailure) => failure.result,
+          );
     if (this.#token?.value === token) this.#token = undefined;
     callback?.(result);
     return result;
@@ -496,14 +497,15 @@ export class ClientCore {
     callback?: ExchangeChildTokenCallback,
   ): Promise<ChildTokenOutcome> {
     this.#logger.secret(parentApplicationToken);
-    const answer = await this.#call({
-      method: 'POST',
-      path: '/partner-sdk/child-token',
-      json: {
-        parent_access_token: parentApplicationToken,
-        child_application_id: toUint64(childApplicationId, 'childApplicationId').toString(),
-      },
-    }).catch((failure: RestFailure) => failure);
+    const childId = snowflakeOf(childApplicationId, 'childApplicationId');
+    const answer =
+      childId instanceof ClientResult
+        ? new RestFailure(childId)
+        : await this.#call({
+            method: 'POST',
+            path: '/partner-sdk/child-token',
+            json: { parent_access_token: parentApplicationToken, child_application_id: childId },
+          }).catch((failure: RestFailure) => failure);
     const outcome =
       answer instanceof RestFailure
         ? {
@@ -529,7 +531,28 @@ export class ClientCore {
     };
   }
 
-  async #tokens(form: Record<string, string>): Promise<TokenOutcome> {
+  /** The token endpoint for GetToken and RefreshToken: reports to the callback and resolves, never rejects. */
+  async #tokens(
+    applicationId: bigint | string,
+    form: Record<string, string>,
+    callback: TokenExchangeCallback | undefined,
+  ): Promise<TokenOutcome> {
+    const outcome = await this.#exchange(applicationId, form);
+    callback?.(
+      outcome.result,
+      outcome.accessToken,
+      outcome.refreshToken,
+      outcome.tokenType,
+      outcome.expiresIn,
+      outcome.scopes,
+    );
+    return outcome;
+  }
+
+  async #exchange(applicationId: bigint | string, fields: Record<string, string>): Promise<TokenOutcome> {
+    const clientId = snowflakeOf(applicationId, 'applicationId');
+    if (clientId instanceof ClientResult) return { ...NO_TOKENS, result: clientId };
+    const form = { ...fields, client_id: clientId };
     const answer = await this.#call({ method: 'POST', path: '/oauth2/token', form }).catch(
       (failure: RestFailure) => failure,
     );

@@ -382,3 +382,23 @@ describe('callbacks get the same values as the Promise', () => {
     expect(result.Type()).toBe(sdkpp.ErrorType.NetworkError);
   });
 });
+
+describe('operations resolve, never reject: a malformed id is a ValidationError result', () => {
+  it.each(['12ab', '-1', '18446744073709551616'])(
+    'id %j: nothing is sent and each operation reports ValidationError',
+    async (id) => {
+      const { client, requests } = clientWith(() => json(200, {}));
+      const outcomes = [
+        (await client.GetToken(id, 'code', 'v'.repeat(43), 'http://127.0.0.1/callback')).result,
+        (await client.RefreshToken(id, 'refresh')).result,
+        await client.RevokeToken(id, 'token'),
+        (await client.ExchangeChildToken('parent token', id)).result,
+      ];
+      for (const result of outcomes) {
+        expect(result.Type()).toBe(sdkpp.ErrorType.ValidationError);
+        expect(result.Error()).toMatch(/must be an unsigned 64-bit integer/);
+      }
+      expect(requests).toEqual([]);
+    },
+  );
+});

@@ -342,3 +342,19 @@ describe('the user object of GET /users/@me (seed: Records, User; SPEC UserPIIRe
     });
   });
 });
+
+describe('guild creation', () => {
+  it('refuses an owner that does not exist with Unknown User (10013), not a storage error', async () => {
+    const hearth = await startHearth();
+    try {
+      await expect(
+        hearth.services.guilds.createGuild('123456789012345678', { name: 'Nobody Hall' }),
+      ).rejects.toMatchObject({
+        code: 10013,
+        status: 404,
+      });
+    } finally {
+      await hearth.close();
+    }
+  });
+});

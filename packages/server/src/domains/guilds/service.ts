@@ -1,6 +1,7 @@
 import { ALL_PERMISSIONS } from '@hearth/protocol';
 import type { Static } from 'typebox';
 import type { Clock } from '../../kernel/clock.js';
+import { HearthError } from '../../kernel/errors.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
 import type { Storage } from '../../storage/database.js';
@@ -20,6 +21,7 @@ export class GuildsService {
     const { storage, clock, snowflakes } = this.#deps;
     const id = snowflakes.next();
     const now = clock.now();
+    if (!(await store.userExists(storage.db, ownerId))) throw new HearthError('UnknownUser');
     await storage.transaction(async (tx) => {
       await store.insertGuild(tx, {
         id,

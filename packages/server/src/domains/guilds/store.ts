@@ -6,6 +6,12 @@ export async function insertGuild(db: Executor, row: Insertable<GuildsTable>): P
   await db.insertInto('guilds').values(row).execute();
 }
 
+export async function userExists(db: Executor, userId: string): Promise<boolean> {
+  return (
+    (await db.selectFrom('users').select('id').where('id', '=', userId).executeTakeFirst()) !== undefined
+  );
+}
+
 export async function insertMember(db: Executor, row: Insertable<GuildMembersTable>): Promise<void> {
   await db.insertInto('guild_members').values(row).execute();
 }
