@@ -14,6 +14,7 @@ import { ClientResult, ErrorType } from './client-result.js';
 import { GatewayClient } from './gateway/gateway-client.js';
 import type { SocketOpener, WebSocketConstructor } from './gateway/socket.js';
 import { ClientError, ClientStatus, nameOf, type StatusChangedCallback } from './gateway/status.js';
+import { snowflakeOf } from './ids.js';
 import { type Build, type LogCallback, Logger, LoggingSeverity } from './logging.js';
 import { customSchemeReceiver, type RedirectReceiver, type RedirectStrategy } from './redirect.js';
 import {
@@ -122,13 +123,21 @@ const NO_TOKENS: Omit<TokenOutcome, 'result'> = {
   scopes: '',
 };
 
-/** An id as the wire wants it, or the ValidationError to report: operations resolve, they never reject. */
-function snowflakeOf(value: bigint | string, name: string): string | ClientResult {
-  try {
-    return toUint64(value, name).toString();
-  } catch (error) {
-    return new ClientResult({ type: ErrorType.ValidationError, error: (error as Error).message });
-  }
+/**
+ * What a feature of the library (lobbies, relationships, messages…) needs of its client: authenticated
+ * calls, the gateway's dispatches, the logger and the connected player. Features live in their own
+ * modules; the Client's methods delegate to them.
+ */
+export interface FeatureContext {
+  /** A request with the token given to UpdateToken; throws a RestFailure carrying the ClientResult. */
+  call(request: RestRequest): Promise<RestAnswer>;
+  /** Adds a listener of one dispatch type; every connection, resumed or new, delivers to it. */
+  on(event: string, listener: (data: unknown) => void): void;
+  readonly logger: Logger;
+  /** The connected player's id, known once the client is Ready. */
+  currentUserId(): string | undefined;
+  /** The application set with SetApplicationId. */
+  applicationId(): bigint;
 }
 
 const DEFAULT_API_BASE = 'http://127.0.0.1:8080/api';
@@ -176,6 +185,9 @@ export class ClientCore {
   readonly #gateway: GatewayClient;
   #statusChanged: StatusChangedCallback | undefined;
   #authorizeRequest: AuthorizeRequestCallback | undefined;
+  readonly #listeners = new Map<string, Array<(data: unknown) => void>>();
+  /** Handed to the library's feature modules. */
+  protected readonly feature: FeatureContext;
 
   protected constructor(apiBase: string | undefined, webBase: string | undefined, options: ClientSettings) {
     this.#webBase = (webBase ?? DEFAULT_WEB_BASE).replace(/\/+$/, '');
@@ -207,6 +219,18 @@ export class ClientCore {
       onStatus: (status, error, errorDetail) => this.#reportStatus(status, error, errorDetail),
       onDispatch: (event, data) => this.#onDispatch(event, data),
     });
+    this.feature = {
+      call: (request) => this.authenticatedCall(request),
+      on: (event, listener) => {
+        const listeners = this.#listeners.get(event) ?? [];
+        listeners.push(listener);
+        this.#listeners.set(event, listeners);
+      },
+      logger: this.#logger,
+      currentUserId: () => this.#gateway.user?.id,
+      applicationId: () => this.#applicationId,
+    };
+    this.feature.on('AUTHORIZE_REQUEST', (data) => this.#onAuthorizeRequest(data));
   }
 
   // ---- Configuration ----
@@ -293,7 +317,17 @@ export class ClientCore {
   }
 
   #onDispatch(event: string, data: unknown): void {
-    if (event !== 'AUTHORIZE_REQUEST') return;
+    for (const listener of this.#listeners.get(event) ?? []) {
+      try {
+        listener(data);
+      } catch (thrown) {
+        // A game's callback (or a malformed dispatch) must not throw into the socket's event handler.
+        this.#logger.log(LoggingSeverity.Error, `the ${event} handler threw: ${String(thrown)}`);
+      }
+    }
+  }
+
+  #onAuthorizeRequest(data: unknown): void {
     const callback = this.#authorizeRequest;
     const request = data as { application_id?: unknown; scopes?: unknown } | null;
     const applicationId = request?.application_id;
