@@ -20,6 +20,13 @@ export const JSONErrors = {
   BotsCannotUseEndpoint: { code: 20001, status: 403, message: 'Bots cannot use this endpoint' },
   OnlyBotsCanUseEndpoint: { code: 20002, status: 403, message: 'Only bots can use this endpoint' },
   MaximumFriends: { code: 30002, status: 400, message: 'Maximum number of friends reached (1000)' },
+  // Hearth-defined: the platform publishes no code for the two lobby caps (PROTOCOL.md §A.2).
+  MaximumLobbyMembers: {
+    code: 30100,
+    status: 400,
+    message: 'Maximum number of lobby members reached (1000)',
+  },
+  MaximumLobbies: { code: 30101, status: 400, message: 'Maximum number of lobbies reached (100)' },
   Unauthorized: { code: 40001, status: 401, message: 'Unauthorized. Provide a valid token and try again' },
   RequestEntityTooLarge: { code: 40005, status: 413, message: 'Request entity too large' },
   OnlyConsumableSKUsCanBeConsumed: {
@@ -43,6 +50,11 @@ export const JSONErrors = {
     message: 'The entitlement for this SKU has already been granted',
   },
   MissingAccess: { code: 50001, status: 403, message: 'Missing Access' },
+  CannotEditOtherUsersMessage: {
+    code: 50005,
+    status: 403,
+    message: 'Cannot edit a message authored by another user',
+  },
   CannotSendEmptyMessage: { code: 50006, status: 400, message: 'Cannot send an empty message' },
   CannotSendMessagesToThisUser: { code: 50007, status: 400, message: 'Cannot send messages to this user' },
   MissingPermissions: { code: 50013, status: 403, message: 'Missing Permissions' },

@@ -3,6 +3,7 @@ export * from './errors.js';
 export * from './gateway.js';
 export * from './http.js';
 export * from './limits.js';
+export * from './lobby.js';
 export * from './oauth2.js';
 export * from './permissions.js';
 export * from './scopes.js';

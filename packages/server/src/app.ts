@@ -11,6 +11,8 @@ import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
 import { guildsRoutes } from './domains/guilds/routes.js';
 import { GuildsService } from './domains/guilds/service.js';
+import { lobbiesRoutes } from './domains/lobbies/routes.js';
+import { LobbiesService } from './domains/lobbies/service.js';
 import { SigningKeys } from './domains/oauth2/keys.js';
 import { oauth2Pages } from './domains/oauth2/pages.js';
 import { oauth2Routes } from './domains/oauth2/routes.js';
@@ -24,7 +26,9 @@ import { createHttpServer } from './http/server.js';
 import { type Clock, startingAt, systemClock } from './kernel/clock.js';
 import { createLogger, type Logger } from './kernel/logger.js';
 import { SnowflakeGenerator } from './kernel/snowflake.js';
+import { Sweeper } from './kernel/sweeper.js';
 import { MemoryRateLimitStore } from './ratelimit/memory-store.js';
+import { Quotas } from './ratelimit/quota.js';
 import { RedisRateLimitStore } from './ratelimit/redis-store.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import { connectRedis } from './redis.js';
@@ -49,6 +53,7 @@ export interface Services {
   accounts: AccountsService;
   applications: ApplicationsService;
   guilds: GuildsService;
+  lobbies: LobbiesService;
   oauth2: OAuth2Service;
   keys: SigningKeys;
   gateway: GatewayService;
@@ -69,6 +74,9 @@ export interface Hearth {
   /** Stops accepting, lets in-flight requests finish, then closes storage and connections. */
   close(): Promise<void>;
 }
+
+/** How often each node marks its players' lobbies active and deletes idle ones (shortest timeout: 5 s). */
+const LOBBY_SWEEP_INTERVAL_MS = 1000;
 
 /** The composition root: the only place where storage, counters, clock, services and transports meet. */
 export async function createHearth(options: HearthOptions): Promise<Hearth> {
@@ -118,8 +126,6 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   });
   const guilds = new GuildsService({ storage, clock, snowflakes });
   const gateway = new GatewayService({ publicUrl, counters, clock });
-  const services: Services = { accounts, applications, guilds, oauth2, keys, gateway };
-
   const authenticators: Authenticators = {
     async bot(token) {
       const application = await applications.authenticateBot(token);
@@ -149,17 +155,6 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
   };
 
-  const http = createHttpServer(
-    { logger, clock, rateLimits: counters, authenticators, globalPerSecond: config.rateLimitGlobal },
-    [
-      accountsRoutes(accounts),
-      applicationsRoutes(applications),
-      guildsRoutes(guilds),
-      oauth2Routes(oauth2),
-      gatewayRoutes(gateway),
-    ],
-    [oauth2Pages(oauth2, publicUrl)],
-  );
   const gatewayServer = new GatewayServer({
     clock,
     logger,
@@ -174,7 +169,37 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     store: sessions,
     nodeId: `${config.workerId}.${config.processId}.${randomBytes(4).toString('hex')}`,
   });
+  const lobbies = new LobbiesService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    logger,
+    accounts,
+    applications,
+    quotas: new Quotas(counters, clock),
+    connectedPlayers: () => gatewayServer.connectedPlayers(),
+  });
+  const services: Services = { accounts, applications, guilds, lobbies, oauth2, keys, gateway };
+
+  const http = createHttpServer(
+    { logger, clock, rateLimits: counters, authenticators, globalPerSecond: config.rateLimitGlobal },
+    [
+      accountsRoutes(accounts),
+      applicationsRoutes(applications),
+      guildsRoutes(guilds),
+      lobbiesRoutes(lobbies),
+      oauth2Routes(oauth2),
+      gatewayRoutes(gateway),
+    ],
+    [oauth2Pages(oauth2, publicUrl)],
+  );
   gatewayServer.attach(http.server);
+  const sweeping = new Sweeper(
+    () => lobbies.sweep(),
+    LOBBY_SWEEP_INTERVAL_MS,
+    (error) => logger.error({ err: error }, 'lobby sweep failed'),
+  );
 
   return {
     config,
@@ -197,6 +222,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       return `http://${host}:${port}`;
     },
     async close() {
+      await sweeping.stop();
       await gatewayServer.close();
       await http.close();
       // A bus shared by several in-process nodes belongs to whoever made it.

@@ -464,6 +464,22 @@ export class GatewayServer implements ConnectionContext {
     await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
   }
 
+  /** The players connected to this node (bearer sessions with a live socket), by application. */
+  connectedPlayers(): Map<string, string[]> {
+    const players = new Map<string, Set<string>>();
+    for (const session of this.registry.all()) {
+      const { kind, applicationId, userId } = session.identity;
+      if (kind !== 'bearer' || !applicationId || !session.attached) continue;
+      let users = players.get(applicationId);
+      if (!users) {
+        users = new Set();
+        players.set(applicationId, users);
+      }
+      users.add(userId);
+    }
+    return new Map([...players].map(([applicationId, users]) => [applicationId, [...users]]));
+  }
+
   /** Ends the sessions whose clients did not come back within the resume window, here and in the store. */
   sweep(): void {
     this.#sweep(this.clock.now());

@@ -4,6 +4,9 @@ import {
   type FormErrorTree,
   type JSONErrorName,
   JSONErrors,
+  RATE_LIMITED_MESSAGE,
+  RateLimitHeaders,
+  RateLimitScopes,
 } from '@hearth/protocol';
 
 /** An error that knows its wire form. HearthError is one; the OAuth2 endpoints have their own RFC shape. */
@@ -81,4 +84,25 @@ export function formErrorTree(entries: Iterable<readonly [readonly string[], For
     node._errors = [...(node._errors ?? []), leaf];
   }
   return root;
+}
+
+/** 429 from a limit a service keeps (the pre-approval limits): the body and headers of the HTTP limiter. */
+export class RateLimitedError extends Error implements WireError {
+  readonly status = 429;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly retryAfter: number;
+
+  constructor(retryAfterSeconds: number) {
+    super(RATE_LIMITED_MESSAGE);
+    this.name = 'RateLimitedError';
+    this.retryAfter = Math.max(0.001, Number(retryAfterSeconds.toFixed(3)));
+    this.headers = {
+      [RateLimitHeaders.RetryAfter]: String(Math.ceil(this.retryAfter)),
+      [RateLimitHeaders.Scope]: RateLimitScopes.Shared,
+    };
+  }
+
+  body(): object {
+    return { message: this.message, retry_after: this.retryAfter, global: false, code: 0 };
+  }
 }

@@ -16,6 +16,9 @@ export interface Schema {
   guilds: GuildsTable;
   guild_members: GuildMembersTable;
   outbox: OutboxTable;
+  lobbies: LobbiesTable;
+  lobby_members: LobbyMembersTable;
+  lobby_messages: LobbyMessagesTable;
 }
 
 export interface UsersTable {
@@ -144,4 +147,43 @@ export interface OutboxTable {
   application_id: string;
   payload: string;
   created_at: number;
+}
+
+export interface LobbiesTable {
+  id: string;
+  application_id: string;
+  /** JSON object of strings, or null. */
+  metadata: string | null;
+  flags: number;
+  idle_timeout_seconds: number;
+  secret: string | null;
+  secret_expires_at: number | null;
+  sdk_created: number;
+  override_event_webhooks_url: string | null;
+  created_at: number;
+  active_at: number;
+}
+
+export interface LobbyMembersTable {
+  lobby_id: string;
+  user_id: string;
+  application_id: string;
+  metadata: string | null;
+  flags: number;
+  additional_name: string | null;
+  joined_at: number;
+}
+
+export interface LobbyMessagesTable {
+  id: string;
+  lobby_id: string;
+  author_id: string;
+  application_id: string;
+  content: string;
+  metadata: string | null;
+  moderation_metadata: string | null;
+  author_additional_name: string | null;
+  flags: number;
+  created_at: number;
+  edited_at: number | null;
 }

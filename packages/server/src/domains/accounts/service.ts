@@ -175,6 +175,12 @@ export class AccountsService {
     return this.getUserIn(this.#deps.storage.db, id);
   }
 
+  /** Several users at once, by id; unknown ids are absent from the map. */
+  async getUsers(ids: readonly string[]): Promise<Map<string, User>> {
+    const rows = await store.findUsersByIds(this.#deps.storage.db, [...new Set(ids)]);
+    return new Map(rows.map((row) => [row.id, toUser(row)]));
+  }
+
   /** getUser inside a caller's transaction. */
   async getUserIn(db: Executor, id: string): Promise<User | undefined> {
     const row = await store.findUserById(db, id);

@@ -14,6 +14,11 @@ export const findUserById: (db: Executor, id: string) => Promise<UserRow | undef
   (db, id: string) => db.selectFrom('users').selectAll().where('id', '=', id),
 );
 
+export async function findUsersByIds(db: Executor, ids: readonly string[]): Promise<UserRow[]> {
+  if (ids.length === 0) return [];
+  return db.selectFrom('users').selectAll().where('id', 'in', ids).execute();
+}
+
 export function findUserByEmail(db: Executor, email: string): Promise<UserRow | undefined> {
   return db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
 }
