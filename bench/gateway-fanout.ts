@@ -5,6 +5,7 @@ import {
   Fleet,
   gatewayUrl,
   playerTokens,
+  publishTo,
   sessionBudget,
   startAll,
   startBareWs,
@@ -71,7 +72,8 @@ const gatewayFanout: Benchmark = {
       const hearthSide: Side = {
         label: 'Hearth',
         fleet: hearthFleet,
-        publish: () => published(hearth, { cmd: 'publish', count: EVENTS, data: BENCH_EVENT_DATA }, sessions),
+        publish: () =>
+          publishTo(hearth, { cmd: 'publish', count: EVENTS, data: BENCH_EVENT_DATA }, sessions, BURST_TIMEOUT_MS),
         bursts: [],
       };
       // The warm-up gives the frame Hearth sends; the baseline sends those very bytes.
@@ -81,7 +83,7 @@ const gatewayFanout: Benchmark = {
       const bareSide: Side = {
         label: 'bare ws',
         fleet: bareFleet,
-        publish: () => published(bare, { cmd: 'publish', count: EVENTS, payload }, sessions),
+        publish: () => publishTo(bare, { cmd: 'publish', count: EVENTS, payload }, sessions, BURST_TIMEOUT_MS),
         bursts: [],
       };
       await burst(bareSide, 'warm-up');
@@ -130,23 +132,6 @@ async function burst(side: Side, what: string): Promise<void> {
     `  ${what} ${side.label}: ${Math.round(deliveries / result.seconds)} deliveries/s ` +
       `(${deliveries} in ${(result.seconds * 1000).toFixed(0)} ms)`,
   );
-}
-
-/** Asks a server to publish; checks that it had the expected number of receivers. */
-async function published(
-  server: ServerProcess,
-  request: { cmd: 'publish'; [key: string]: unknown },
-  receivers: number,
-): Promise<void> {
-  server.assertAlive();
-  const reply = await server.request(request, BURST_TIMEOUT_MS);
-  const held =
-    typeof reply === 'object' && reply !== null
-      ? ((reply as Record<string, unknown>)['sessions'] ?? (reply as Record<string, unknown>)['clients'])
-      : undefined;
-  if (held !== receivers) {
-    throw new Error(`${server.name} published to ${String(held)} receivers, not ${receivers}`);
-  }
 }
 
 function figures(side: Side, sessions: number): Figures {

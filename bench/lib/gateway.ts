@@ -53,11 +53,14 @@ function openFileLimit(): number {
 
 /**
  * Hearth's gateway as a child with IPC (`servers/hearth-gateway.ts`): minting `players` players with tokens
- * first when given, on `database` (default in-memory SQLite).
+ * first when given, on `database` (default in-memory SQLite); granting the game the approval flag `approve`
+ * and setting the per-identity request budget to `rateLimitGlobal` per second when given.
  */
 export function startHearthGateway(options: {
   players?: number;
   database?: string;
+  approve?: string;
+  rateLimitGlobal?: number;
   exposeGc: boolean;
 }): Promise<ServerProcess> {
   return startServer({
@@ -70,6 +73,8 @@ export function startHearthGateway(options: {
       HOST,
       ...(options.players === undefined ? [] : ['--players', String(options.players)]),
       ...(options.database === undefined ? [] : ['--database', options.database]),
+      ...(options.approve === undefined ? [] : ['--approve', options.approve]),
+      ...(options.rateLimitGlobal === undefined ? [] : ['--rate-limit-global', String(options.rateLimitGlobal)]),
       // Idle sessions then need no heartbeats during the run; the deadline timer exists either way.
       '--heartbeat-ms',
       String(HEARTBEAT_MS),
@@ -129,6 +134,27 @@ export async function playerTokens(hearth: ServerProcess): Promise<string[]> {
   return tokens;
 }
 
+/**
+ * Asks a gateway server child to publish (`{cmd: 'publish', …}`, see the servers) and checks that it had
+ * the expected number of receivers (Hearth's sessions or bare ws's clients).
+ */
+export async function publishTo(
+  server: ServerProcess,
+  request: { cmd: 'publish'; [key: string]: unknown },
+  receivers: number,
+  timeoutMs: number,
+): Promise<void> {
+  server.assertAlive();
+  const reply = await server.request(request, timeoutMs);
+  const held =
+    typeof reply === 'object' && reply !== null
+      ? ((reply as Record<string, unknown>)['sessions'] ?? (reply as Record<string, unknown>)['clients'])
+      : undefined;
+  if (held !== receivers) {
+    throw new Error(`${server.name} published to ${String(held)} receivers, not ${receivers}`);
+  }
+}
+
 export interface FleetOptions {
   /** Names the fleet in errors. */
   label: string;
@@ -141,6 +167,11 @@ export interface FleetOptions {
   concurrency: number;
   /** For the whole fleet to be ready. */
   timeoutMs: number;
+  /**
+   * Given: every BENCH_EVENT_TYPE dispatch goes here, with its parsed `d` and its arrival time, instead of
+   * being counted for `burst` (for traffic that comes in a stream rather than in bursts).
+   */
+  onEvent?: (client: number, data: unknown, at: number) => void;
 }
 
 export interface Burst {
@@ -171,9 +202,11 @@ export class Fleet {
   #round: Round | undefined;
   #failure: Error | undefined;
   #closing = false;
+  readonly #onEvent: FleetOptions['onEvent'];
 
-  private constructor(label: string) {
+  private constructor(label: string, onEvent: FleetOptions['onEvent']) {
     this.label = label;
+    this.#onEvent = onEvent;
   }
 
   get size(): number {
@@ -182,7 +215,7 @@ export class Fleet {
 
   /** Opens the connections, `concurrency` at a time; rejects (closing those open) if one fails. */
   static async open(options: FleetOptions): Promise<Fleet> {
-    const fleet = new Fleet(options.label);
+    const fleet = new Fleet(options.label, options.onEvent);
     const count = options.tokens?.length ?? options.count ?? 0;
     const deadline = performance.now() + options.timeoutMs;
     let next = 0;
@@ -201,6 +234,11 @@ export class Fleet {
       throw error;
     }
     return fleet;
+  }
+
+  /** The first failure of a connection (an error, or closed by the server) since the fleet opened, if any. */
+  get failure(): Error | undefined {
+    return this.#failure;
   }
 
   /**
@@ -336,6 +374,10 @@ export class Fleet {
   #received(index: number, frame: Frame | undefined): void {
     if (frame === undefined || frame.op !== DISPATCH || frame.t !== BENCH_EVENT_TYPE) return;
     this.sample ??= frame.text;
+    if (this.#onEvent) {
+      this.#onEvent(index, frame.d, performance.now());
+      return;
+    }
     const round = this.#round;
     if (!round) {
       this.#failure ??= new Error(`${this.label}: a dispatch arrived outside a burst`);
@@ -358,10 +400,11 @@ const HELLO = 10;
 interface Frame {
   op: number;
   t: string | null;
+  d: unknown;
   text: string;
 }
 
-/** A gateway payload's op and t (every message is parsed whole, as a client would). */
+/** A gateway payload's op, t and d (every message is parsed whole, as a client would). */
 function parseFrame(data: RawData): Frame | undefined {
   const bytes = Buffer.isBuffer(data) ? data : Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data);
   const text = bytes.toString('utf8');
@@ -375,5 +418,5 @@ function parseFrame(data: RawData): Frame | undefined {
     return undefined;
   }
   const t = 't' in value && typeof value.t === 'string' ? value.t : null;
-  return { op: value.op, t, text };
+  return { op: value.op, t, d: 'd' in value ? value.d : null, text };
 }

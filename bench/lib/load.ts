@@ -241,7 +241,7 @@ function summarise(target: Target, rounds: Round[]): Figures {
 }
 
 /** Nearest-rank percentile of sorted samples. */
-function percentile(sorted: Float64Array, p: number): number {
+export function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return Number.NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil(p * sorted.length) - 1)]!;
 }

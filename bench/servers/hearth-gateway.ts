@@ -2,7 +2,9 @@
 // SQLite), loopback only. With `--players N` it first creates a game and N players, each holding an access
 // token for that game granted `openid sdk.social_layer` (which carries gateway.connect), so that every client
 // identifies as a different player and no identify budget (max_concurrency per 5 s, 1000 a day, per user) is
-// reached; without it, it serves the game and players an earlier run left in the database.
+// reached; without it, it serves the game and players an earlier run left in the database. `--approve <flag>`
+// grants the game an approval flag (as `hearth apps update --approve` does), and `--rate-limit-global <n>` sets
+// the per-identity request budget (as `hearth serve --rate-limit-global` does), for the HTTP benchmarks.
 // Prints `hearth-gateway listening on <url>` once ready, then answers over IPC (lib/ipc.ts):
 //   {cmd: 'players'}                → the access tokens minted by this process, in order
 //   {cmd: 'publish', count, data}   → publishes `count` events of BENCH_EVENT_TYPE to the game's sessions
@@ -22,15 +24,26 @@ const { values } = parseArgs({
     database: { type: 'string', default: 'sqlite::memory:' },
     host: { type: 'string', default: '127.0.0.1' },
     'heartbeat-ms': { type: 'string' },
+    approve: { type: 'string' },
+    'rate-limit-global': { type: 'string' },
   },
 });
 const players = values.players === undefined ? 0 : Number(values.players);
 if (!Number.isInteger(players) || players < 0) {
-  throw new Error('usage: hearth-gateway.ts [--players <n>] [--database <url>] [--heartbeat-ms <ms>]');
+  throw new Error(
+    'usage: hearth-gateway.ts [--players <n>] [--database <url>] [--heartbeat-ms <ms>] [--approve <flag>] ' +
+      '[--rate-limit-global <n>]',
+  );
 }
 
 const hearth = await createHearth({
-  config: testConfig({ databaseUrl: values.database, host: values.host, port: 0, logLevel: 'warn' }),
+  config: testConfig({
+    databaseUrl: values.database,
+    host: values.host,
+    port: 0,
+    logLevel: 'warn',
+    ...(values['rate-limit-global'] ? { rateLimitGlobal: Number(values['rate-limit-global']) } : {}),
+  }),
   // Idle sessions need no heartbeats during the run (the deadline timer exists either way).
   ...(values['heartbeat-ms'] ? { gateway: { heartbeatIntervalMs: Number(values['heartbeat-ms']) } } : {}),
 });
@@ -46,6 +59,7 @@ const clientId =
       .where('name', '=', GAME)
       .executeTakeFirstOrThrow()
   ).id;
+if (values.approve !== undefined) await applications.adminUpdate(clientId, { grant_flags: [values.approve] });
 
 /** Creates the game and `count` players, and answers the game's id and one access token per player. */
 async function mint(count: number): Promise<{ clientId: string; tokens: string[] }> {

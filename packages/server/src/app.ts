@@ -155,7 +155,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
   };
 
-  const gatewayServer = new GatewayServer({
+  const gatewayServer: GatewayServer = new GatewayServer({
     clock,
     logger,
     bus,
@@ -165,11 +165,12 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     applications,
     guilds,
     gateway,
+    lobbiesOf: (userId, applicationId) => lobbies.lobbiesOf(userId, applicationId),
     heartbeatIntervalMs: options.gateway?.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
     store: sessions,
     nodeId: `${config.workerId}.${config.processId}.${randomBytes(4).toString('hex')}`,
   });
-  const lobbies = new LobbiesService({
+  const lobbies: LobbiesService = new LobbiesService({
     storage,
     clock,
     snowflakes,

@@ -53,6 +53,8 @@ export interface GatewayServerDeps {
   applications: ApplicationsService;
   guilds: GuildsService;
   gateway: GatewayService;
+  /** The lobbies a player is in, as READY lists them for the player's game (PROTOCOL.md §A.6). */
+  lobbiesOf: (userId: string, applicationId: string) => Promise<unknown[]>;
   heartbeatIntervalMs: number;
   /** Sessions shared with the other nodes, so a client may resume on any of them; none on a lone node. */
   store: SessionStore | undefined;
@@ -312,7 +314,12 @@ export class GatewayServer implements ConnectionContext {
       shard: session.shard,
       // `application` is {id, flags, flags_new}, as discord-api-types' GatewayReadyDispatchData has it.
       ...(application ? { application: { id: application.id, ...wireFlags(application.flags) } } : {}),
-      ...(principal.kind === 'bearer' ? { scopes: [...principal.scopes].filter(isScope) } : {}),
+      ...(principal.kind === 'bearer'
+        ? {
+            scopes: [...principal.scopes].filter(isScope),
+            lobbies: await this.#deps.lobbiesOf(principal.userId, principal.applicationId),
+          }
+        : {}),
     };
   }
 

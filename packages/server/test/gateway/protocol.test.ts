@@ -226,6 +226,7 @@ describe('Identify with a bearer token: players with gateway.connect (PROTOCOL.m
         shard: [0, 1],
         application: { id: game.id, flags: application.flags, flags_new: application.flags_new },
         scopes: expect.any(Array),
+        lobbies: [],
       },
     });
     expect(user).toMatchObject({ id: player.user.id });

@@ -137,6 +137,15 @@ export class LobbiesService {
     return toLobbyObject(lobby, await store.listMembers(this.#deps.storage.db, lobby.id));
   }
 
+  /** The lobbies of an application a player is in, as the gateway shows them (READY `lobbies`). */
+  async lobbiesOf(userId: string, applicationId: string): Promise<Json[]> {
+    const { db } = this.#deps.storage;
+    const lobbies = await store.lobbiesOf(db, userId, applicationId);
+    return Promise.all(
+      lobbies.map(async (lobby) => toGatewayLobby(lobby, await store.listMembers(db, lobby.id))),
+    );
+  }
+
   /** PATCH: fields given replace the stored ones; `members` replaces the member list. */
   async modifyLobby(applicationId: string, lobbyId: string, input: ModifyLobby): Promise<Json> {
     await this.#spend(applicationId, 'modify');

@@ -19,6 +19,17 @@ export async function findLobby(db: Executor, id: string, lock?: Engine): Promis
   return (lock === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
 }
 
+export async function lobbiesOf(db: Executor, userId: string, applicationId: string): Promise<LobbyRow[]> {
+  return db
+    .selectFrom('lobbies')
+    .selectAll('lobbies')
+    .innerJoin('lobby_members', 'lobby_members.lobby_id', 'lobbies.id')
+    .where('lobby_members.user_id', '=', userId)
+    .where('lobby_members.application_id', '=', applicationId)
+    .orderBy('lobbies.id')
+    .execute();
+}
+
 export async function findLobbyBySecret(
   db: Executor,
   applicationId: string,
