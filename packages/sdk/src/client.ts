@@ -15,7 +15,21 @@ import { GatewayClient } from './gateway/gateway-client.js';
 import type { SocketOpener, WebSocketConstructor } from './gateway/socket.js';
 import { ClientError, ClientStatus, nameOf, type StatusChangedCallback } from './gateway/status.js';
 import { snowflakeOf } from './ids.js';
+import {
+  type CreateOrJoinLobbyCallback,
+  type CreateOrJoinLobbyOutcome,
+  type GetLobbyMessagesCallback,
+  type GetLobbyMessagesOutcome,
+  Lobbies,
+  type LobbyCallback,
+  type LobbyMemberCallback,
+  type SendLobbyMessageCallback,
+  type SendLobbyMessageOutcome,
+} from './lobbies/lobbies.js';
+import type { LobbyHandle } from './lobbies/lobby-handle.js';
 import { type Build, type LogCallback, Logger, LoggingSeverity } from './logging.js';
+import type { MessageHandle } from './messages/message-handle.js';
+import { type MessageCallback, type MessageDeletedCallback, MessageStore } from './messages/message-store.js';
 import { customSchemeReceiver, type RedirectReceiver, type RedirectStrategy } from './redirect.js';
 import {
   type FetchLike,
@@ -186,6 +200,8 @@ export class ClientCore {
   #statusChanged: StatusChangedCallback | undefined;
   #authorizeRequest: AuthorizeRequestCallback | undefined;
   readonly #listeners = new Map<string, Array<(data: unknown) => void>>();
+  readonly #messages: MessageStore;
+  readonly #lobbies: Lobbies;
   /** Handed to the library's feature modules. */
   protected readonly feature: FeatureContext;
 
@@ -231,6 +247,8 @@ export class ClientCore {
       applicationId: () => this.#applicationId,
     };
     this.feature.on('AUTHORIZE_REQUEST', (data) => this.#onAuthorizeRequest(data));
+    this.#messages = new MessageStore(this.#logger);
+    this.#lobbies = new Lobbies(this.feature, this.#messages);
   }
 
   // ---- Configuration ----
@@ -622,6 +640,129 @@ export class ClientCore {
       expiresIn: body.expires_in ?? 0,
       scopes: body.scope ?? '',
     };
+  }
+
+  // ---- Lobbies ----
+
+  /**
+   * Joins the lobby of this secret, creating it when there is none; the secret is the game's (≤ 250
+   * characters, unique per game, admitting new members for 30 days). Lobbies made by the game's backend
+   * cannot be joined or left this way.
+   */
+  async CreateOrJoinLobby(
+    secret: string,
+    callback?: CreateOrJoinLobbyCallback,
+  ): Promise<CreateOrJoinLobbyOutcome> {
+    return this.CreateOrJoinLobbyWithMetadata(secret, {}, {}, callback);
+  }
+
+  /** CreateOrJoinLobby that also sets the lobby's metadata and the player's member metadata (overwriting). */
+  async CreateOrJoinLobbyWithMetadata(
+    secret: string,
+    lobbyMetadata: Record<string, string>,
+    memberMetadata: Record<string, string>,
+    callback?: CreateOrJoinLobbyCallback,
+  ): Promise<CreateOrJoinLobbyOutcome> {
+    const outcome = await this.#lobbies.createOrJoin(
+      secret,
+      Object.keys(lobbyMetadata).length > 0 ? lobbyMetadata : undefined,
+      Object.keys(memberMetadata).length > 0 ? memberMetadata : undefined,
+    );
+    callback?.(outcome.result, outcome.lobbyId);
+    return outcome;
+  }
+
+  async LeaveLobby(lobbyId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {
+    const result = await this.#lobbies.leave(lobbyId);
+    callback?.(result);
+    return result;
+  }
+
+  /** The lobby as last heard from the platform; undefined unless the player is in it. */
+  GetLobbyHandle(lobbyId: bigint | string): LobbyHandle | undefined {
+    return this.#lobbies.handle(lobbyId);
+  }
+
+  GetLobbyIds(): bigint[] {
+    return this.#lobbies.ids();
+  }
+
+  async SendLobbyMessage(
+    lobbyId: bigint | string,
+    content: string,
+    callback?: SendLobbyMessageCallback,
+  ): Promise<SendLobbyMessageOutcome> {
+    return this.SendLobbyMessageWithMetadata(lobbyId, content, {}, callback);
+  }
+
+  async SendLobbyMessageWithMetadata(
+    lobbyId: bigint | string,
+    content: string,
+    metadata: Record<string, string>,
+    callback?: SendLobbyMessageCallback,
+  ): Promise<SendLobbyMessageOutcome> {
+    const outcome = await this.#lobbies.send(
+      lobbyId,
+      content,
+      Object.keys(metadata).length > 0 ? metadata : undefined,
+    );
+    callback?.(outcome.result, outcome.messageId);
+    return outcome;
+  }
+
+  /** Lobby history, most recent first: at most 200 messages and at most 72 hours (seed). */
+  async GetLobbyMessagesWithLimit(
+    lobbyId: bigint | string,
+    limit: number,
+    callback?: GetLobbyMessagesCallback,
+  ): Promise<GetLobbyMessagesOutcome> {
+    const outcome = await this.#lobbies.history(lobbyId, limit);
+    callback?.(outcome.result, outcome.messages);
+    return outcome;
+  }
+
+  SetLobbyCreatedCallback(callback: LobbyCallback): void {
+    this.#lobbies.created = callback;
+  }
+
+  SetLobbyUpdatedCallback(callback: LobbyCallback): void {
+    this.#lobbies.updated = callback;
+  }
+
+  SetLobbyDeletedCallback(callback: LobbyCallback): void {
+    this.#lobbies.deleted = callback;
+  }
+
+  SetLobbyMemberAddedCallback(callback: LobbyMemberCallback): void {
+    this.#lobbies.memberAdded = callback;
+  }
+
+  SetLobbyMemberUpdatedCallback(callback: LobbyMemberCallback): void {
+    this.#lobbies.memberUpdated = callback;
+  }
+
+  SetLobbyMemberRemovedCallback(callback: LobbyMemberCallback): void {
+    this.#lobbies.memberRemoved = callback;
+  }
+
+  // ---- Messages (every kind of channel) ----
+
+  /** A message the library has seen: sent, received or read from history. */
+  GetMessageHandle(messageId: bigint | string): MessageHandle | undefined {
+    return this.#messages.get(String(messageId));
+  }
+
+  SetMessageCreatedCallback(callback: MessageCallback): void {
+    this.#messages.created = callback;
+  }
+
+  /** Also called when the game's moderation metadata of a message changes (PROTOCOL.md §B.4). */
+  SetMessageUpdatedCallback(callback: MessageCallback): void {
+    this.#messages.updated = callback;
+  }
+
+  SetMessageDeletedCallback(callback: MessageDeletedCallback): void {
+    this.#messages.deleted = callback;
   }
 
   /** A request authenticated with the token given to UpdateToken, if any. */
