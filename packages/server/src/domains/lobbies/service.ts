@@ -460,6 +460,28 @@ export class LobbiesService {
     await this.#publish(changes);
   }
 
+  // ---- Account links (PROTOCOL.md §B.3) ----
+
+  /** A merge: the provisional account's lobby memberships and lobby messages become the full account's. */
+  async mergeInto(
+    tx: Executor,
+    provisionalUserId: string,
+    fullUserId: string,
+    applicationId: string,
+  ): Promise<void> {
+    await store.transferMemberships(tx, provisionalUserId, fullUserId, applicationId, true);
+  }
+
+  /** An unmerge: the new provisional account keeps the active lobby memberships; messages stay. */
+  async unmergeInto(
+    tx: Executor,
+    fullUserId: string,
+    newProvisionalUserId: string,
+    applicationId: string,
+  ): Promise<void> {
+    await store.transferMemberships(tx, fullUserId, newProvisionalUserId, applicationId, false);
+  }
+
   // ---- Idle lobbies ----
 
   /**

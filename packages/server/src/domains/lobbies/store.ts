@@ -209,3 +209,38 @@ export async function idleLobbies(db: Executor, now: number, limit: number): Pro
 export async function pruneMessages(db: Executor, before: number): Promise<void> {
   await db.deleteFrom('lobby_messages').where('created_at', '<', before).execute();
 }
+
+/**
+ * Gives `from`'s memberships in an application's lobbies to `to`: where `to` is already a member, `from`'s
+ * membership just ends. With `messages`, `from`'s lobby messages there become `to`'s too.
+ */
+export async function transferMemberships(
+  db: Executor,
+  from: string,
+  to: string,
+  applicationId: string,
+  messages: boolean,
+): Promise<void> {
+  await db
+    .deleteFrom('lobby_members')
+    .where('user_id', '=', from)
+    .where('application_id', '=', applicationId)
+    .where('lobby_id', 'in', (eb) =>
+      eb.selectFrom('lobby_members as m').select('m.lobby_id').where('m.user_id', '=', to),
+    )
+    .execute();
+  await db
+    .updateTable('lobby_members')
+    .set({ user_id: to })
+    .where('user_id', '=', from)
+    .where('application_id', '=', applicationId)
+    .execute();
+  if (messages) {
+    await db
+      .updateTable('lobby_messages')
+      .set({ author_id: to })
+      .where('author_id', '=', from)
+      .where('application_id', '=', applicationId)
+      .execute();
+  }
+}
