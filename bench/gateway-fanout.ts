@@ -73,7 +73,12 @@ const gatewayFanout: Benchmark = {
         label: 'Hearth',
         fleet: hearthFleet,
         publish: () =>
-          publishTo(hearth, { cmd: 'publish', count: EVENTS, data: BENCH_EVENT_DATA }, sessions, BURST_TIMEOUT_MS),
+          publishTo(
+            hearth,
+            { cmd: 'publish', count: EVENTS, data: BENCH_EVENT_DATA },
+            sessions,
+            BURST_TIMEOUT_MS,
+          ),
         bursts: [],
       };
       // The warm-up gives the frame Hearth sends; the baseline sends those very bytes.
@@ -83,7 +88,8 @@ const gatewayFanout: Benchmark = {
       const bareSide: Side = {
         label: 'bare ws',
         fleet: bareFleet,
-        publish: () => publishTo(bare, { cmd: 'publish', count: EVENTS, payload }, sessions, BURST_TIMEOUT_MS),
+        publish: () =>
+          publishTo(bare, { cmd: 'publish', count: EVENTS, payload }, sessions, BURST_TIMEOUT_MS),
         bursts: [],
       };
       await burst(bareSide, 'warm-up');

@@ -80,8 +80,9 @@ const lobbyChat: Benchmark = {
         startBareWs({ exposeGc: false }),
       ]);
       const tokens = await playerTokens(hearth);
-      http = new JsonClient(hearth.url, SENDERS);
-      const lobbyId = await joinLobby(http, tokens);
+      const client = new JsonClient(hearth.url, SENDERS);
+      http = client;
+      const lobbyId = await joinLobby(client, tokens);
 
       progress(`  connecting ${MEMBERS} members to Hearth's gateway, ${MEMBERS} clients to bare ws`);
       const chat = new Chat();
@@ -104,19 +105,22 @@ const lobbyChat: Benchmark = {
       const senders = tokens.slice(0, SENDERS);
       const chats: ChatRun[] = [];
       const fanouts: FanoutRun[] = [];
+      /** How many messages Hearth's last run (the warm-up too) sent: the size of the next bare run. */
+      let lastMessages = 0;
       const hearthRun = async (what: string) => {
-        const run = await chat.run(http!, hearthFleet, lobbyId, senders);
+        const run = await chat.run(client, hearthFleet, lobbyId, senders);
         chats.push(run);
+        lastMessages = run.messages;
         progress(
           `  ${what} Hearth: ${Math.round(run.messages / run.sendSeconds)} messages/s, ` +
             `${Math.round(run.deliveries / run.deliverSeconds)} deliveries/s ` +
             `(${run.messages} messages, ${run.deliveries} deliveries in ${run.deliverSeconds.toFixed(2)} s)`,
         );
       };
-      // The bare side pushes as many events as Hearth's last run delivered per member, in frames of the
+      // The bare side pushes as many events as Hearth's last run delivered to each member, in frames of the
       // bytes Hearth sent.
       const bareRun = async (what: string) => {
-        const messages = chats.at(-1)!.messages;
+        const messages = lastMessages;
         const payload = hearthFleet.sample;
         if (payload === undefined) throw new Error('Hearth delivered no LOBBY_MESSAGE_CREATE to sample');
         const burst = await bareFleet.burst(
@@ -137,20 +141,9 @@ const lobbyChat: Benchmark = {
       await bareRun('warm-up');
       chats.length = 0;
       fanouts.length = 0;
-      // The first measured bare run takes its size from the warm-up, as it goes first.
-      let lastWarmUp: ChatRun | undefined = chat.last;
       for (let i = 0; i < ROUNDS; i++) {
         const order = i % 2 === 0 ? [bareRun, hearthRun] : [hearthRun, bareRun];
-        for (const side of order) {
-          if (side === bareRun && chats.length === 0 && lastWarmUp) {
-            chats.push(lastWarmUp);
-            await side(`round ${i + 1}/${ROUNDS}`);
-            chats.pop();
-            lastWarmUp = undefined;
-          } else {
-            await side(`round ${i + 1}/${ROUNDS}`);
-          }
-        }
+        for (const side of order) await side(`round ${i + 1}/${ROUNDS}`);
       }
 
       const sample = hearthFleet.sample ?? '';
@@ -241,28 +234,32 @@ interface Pending {
 
 /** Posts messages into the lobby and matches each delivery to its message, run after run. */
 class Chat {
-  /** The last run, kept so that the first measured baseline run can take its size from the warm-up. */
-  last: ChatRun | undefined;
   #pending: Pending | undefined;
   #runs = 0;
+  /** A delivery between runs: reported by the next run (throwing in a socket's handler would crash). */
+  #stray: Error | undefined;
 
   /** A member's session received a LOBBY_MESSAGE_CREATE. */
   delivered(client: number, data: unknown, at: number): void {
     const pending = this.#pending;
     const metadata = (data as { metadata?: { run?: unknown; seq?: unknown } } | null)?.metadata;
     if (!pending || metadata?.run !== pending.tag) {
-      this.#fail(new Error(`member ${client} received a message of no current run: ${JSON.stringify(data)}`));
+      const stray = new Error(
+        `member ${client} received a message of no current run: ${JSON.stringify(data)}`,
+      );
+      if (pending) pending.failure ??= stray;
+      else this.#stray ??= stray;
       return;
     }
     const seq = Number(metadata.seq);
     const receivedBy = pending.receivedBy[seq];
     const postedAt = pending.postedAt[seq];
     if (receivedBy === undefined || postedAt === undefined) {
-      this.#fail(new Error(`member ${client} received unknown message ${String(metadata.seq)}`));
+      pending.failure ??= new Error(`member ${client} received unknown message ${String(metadata.seq)}`);
       return;
     }
     if (receivedBy[client] !== 0) {
-      this.#fail(new Error(`member ${client} received message ${seq} twice`));
+      pending.failure ??= new Error(`member ${client} received message ${seq} twice`);
       return;
     }
     receivedBy[client] = 1;
@@ -272,6 +269,7 @@ class Chat {
   }
 
   async run(http: JsonClient, fleet: Fleet, lobbyId: string, senders: readonly string[]): Promise<ChatRun> {
+    if (this.#stray) throw this.#stray;
     let done!: () => void;
     const drained = new Promise<void>((resolve) => {
       done = resolve;
@@ -305,7 +303,11 @@ class Chat {
           lastAnswer = performance.now();
           posts.push(lastAnswer - postedAt);
           if (reply.status !== 201) {
-            throw new Error(`POST ${path} answered ${reply.status}: ${reply.body.slice(0, 300)}`);
+            // The other senders stop at their next message.
+            pending.failure ??= new Error(
+              `POST ${path} answered ${reply.status}: ${reply.body.slice(0, 300)}`,
+            );
+            throw pending.failure;
           }
         }
       };
@@ -340,16 +342,10 @@ class Chat {
         deliverSeconds: (pending.lastDelivery - started) / 1000,
         latencies: Float64Array.from(pending.latencies),
       };
-      this.last = run;
       return run;
     } finally {
       this.#pending = undefined;
     }
-  }
-
-  #fail(error: Error): void {
-    if (this.#pending) this.#pending.failure ??= error;
-    else throw error;
   }
 }
 

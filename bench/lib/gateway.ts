@@ -74,7 +74,9 @@ export function startHearthGateway(options: {
       ...(options.players === undefined ? [] : ['--players', String(options.players)]),
       ...(options.database === undefined ? [] : ['--database', options.database]),
       ...(options.approve === undefined ? [] : ['--approve', options.approve]),
-      ...(options.rateLimitGlobal === undefined ? [] : ['--rate-limit-global', String(options.rateLimitGlobal)]),
+      ...(options.rateLimitGlobal === undefined
+        ? []
+        : ['--rate-limit-global', String(options.rateLimitGlobal)]),
       // Idle sessions then need no heartbeats during the run; the deadline timer exists either way.
       '--heartbeat-ms',
       String(HEARTBEAT_MS),
