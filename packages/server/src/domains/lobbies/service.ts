@@ -89,6 +89,7 @@ class Changes {
 }
 
 const SWEEP_BATCH = 100;
+const ACTIVITY_RESOLUTION_MS = 1000;
 const TOUCH_CHUNK = 500;
 
 /** Lobbies (PROTOCOL.md §A): membership, metadata, chat, and the events each change sends to members. */
@@ -368,7 +369,9 @@ export class LobbiesService {
         edited_at: null,
       };
       await store.insertMessage(tx, message);
-      await store.updateLobby(tx, lobby.id, { active_at: now });
+      // Activity only matters against timeouts of 5 s or more: a busy chat need not write it every time.
+      if (now - lobby.active_at >= ACTIVITY_RESOLUTION_MS)
+        await store.updateLobby(tx, lobby.id, { active_at: now });
       await this.#recordWebhook(tx, lobby, LobbyEvents.MessageCreate, toMessageObject(message, author), now);
       return { message, changes: new Changes(lobby), members: await store.listMembers(tx, lobby.id) };
     });
