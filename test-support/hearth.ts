@@ -18,7 +18,7 @@ export interface TestHearth extends Hearth {
 export interface ApiInit extends Omit<RequestInit, 'body'> {
   /** Sent as the Authorization header, as is (`Bot …`, `Bearer …` or a bare token). */
   auth?: string;
-  /** Sent as JSON unless it is a string. */
+  /** Sent as JSON unless it is a string or a FormData. */
   body?: unknown;
   version?: string;
 }
@@ -52,13 +52,15 @@ export async function startHearth(
     const prefix = version === '' ? '/api' : `/api/${version}`;
     const sent = new Headers(headers);
     if (auth !== undefined) sent.set('authorization', auth);
-    if (body !== undefined && typeof body !== 'string' && !sent.has('content-type')) {
+    // Strings and forms go as they are (fetch sets a form's multipart boundary); anything else as JSON.
+    const raw = typeof body === 'string' || body instanceof FormData;
+    if (body !== undefined && !raw && !sent.has('content-type')) {
       sent.set('content-type', 'application/json');
     }
     return fetch(`${bound}${prefix}${path}`, {
       ...rest,
       headers: sent,
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+      ...(body === undefined ? {} : { body: raw ? body : JSON.stringify(body) }),
     });
   };
   return Object.assign(hearth, { logs, api });

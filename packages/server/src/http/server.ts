@@ -21,6 +21,7 @@ import {
   type RouteAuth,
   resolvePrincipal,
 } from './auth.js';
+import { parseMultipart } from './multipart.js';
 import { applyRateLimits, type RouteBucket, type RouteRateLimit, routeBucket } from './rate-limit.js';
 
 declare module 'fastify' {
@@ -176,6 +177,13 @@ function registerBodyParsers(app: FastifyInstance): void {
     json(request, body, (error: Error | null, value?: unknown) =>
       error ? done(new HearthError('InvalidJSON'), undefined) : done(null, value),
     );
+  });
+  app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer' }, (request, body, done) => {
+    try {
+      done(null, parseMultipart(body as Buffer, request.headers['content-type'] ?? ''));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
   });
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
