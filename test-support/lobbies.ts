@@ -8,6 +8,8 @@ import { createGame, createPlayer, grantTokens, type TestGame, tokenRequest } fr
 
 export interface LobbyPlayer {
   id: string;
+  /** The account behind it (its session token), to authorize another game as the same person. */
+  account: Account;
   /** `Bearer <access token>` of scope `openid sdk.social_layer` for the game. */
   bearer: string;
   accessToken: string;
@@ -15,12 +17,22 @@ export interface LobbyPlayer {
   revoke(): Promise<Response>;
 }
 
-/** A new player of `game` holding an SDK token (`openid sdk.social_layer`, which includes lobbies.write). */
-export async function lobbyPlayer(hearth: TestHearth, game: TestGame): Promise<LobbyPlayer> {
-  const player = await createPlayer(hearth);
+type Account = Awaited<ReturnType<typeof createPlayer>>;
+
+/**
+ * A player of `game` holding an SDK token (`openid sdk.social_layer`, which includes lobbies.write): a new
+ * account, or `account` authorizing one more game.
+ */
+export async function lobbyPlayer(
+  hearth: TestHearth,
+  game: TestGame,
+  account?: Account,
+): Promise<LobbyPlayer> {
+  const player = account ?? (await createPlayer(hearth));
   const tokens = await grantTokens(hearth, game, player.token, DEFAULT_COMMUNICATION_SCOPES);
   return {
     id: player.user.id,
+    account: player,
     bearer: `Bearer ${tokens.access_token}`,
     accessToken: tokens.access_token,
     revoke: () =>
@@ -30,6 +42,20 @@ export async function lobbyPlayer(hearth: TestHearth, game: TestGame): Promise<L
         { path: '/oauth2/token/revoke', basic: [game.id, game.clientSecret] },
       ),
   };
+}
+
+/** A tuple of `N` items of `T`, so `const [a, b] = await lobbyPlayers(…, 2)` needs no checks. */
+type Tuple<N extends number, T, R extends T[] = []> = R['length'] extends N ? R : Tuple<N, T, [...R, T]>;
+
+/** `count` new players of `game`, one after another. */
+export async function lobbyPlayers<N extends number>(
+  hearth: TestHearth,
+  game: TestGame,
+  count: N,
+): Promise<Tuple<N, LobbyPlayer>> {
+  const players: LobbyPlayer[] = [];
+  for (let i = 0; i < count; i++) players.push(await lobbyPlayer(hearth, game));
+  return players as Tuple<N, LobbyPlayer>;
 }
 
 /** A game whose backend calls with `Bot <token>`; `approved` grants CommunicationFeaturesApproved. */
@@ -100,16 +126,34 @@ export async function call<T = unknown>(
     ...(body === undefined ? {} : { body }),
   });
   const text = await response.text();
-  return { status: response.status, body: (text === '' ? null : JSON.parse(text)) as T, headers: response.headers };
+  return {
+    status: response.status,
+    body: (text === '' ? null : JSON.parse(text)) as T,
+    headers: response.headers,
+  };
 }
 
 const PROPERTIES = { os: 'linux', browser: 'hearth-test', device: 'hearth-test' };
 
+export interface PlayerSession {
+  client: GatewayClient;
+  sessionId: string;
+  /** The next dispatch (op 0) of any type: the exact order of what the player is sent. */
+  dispatch(): Promise<{ t: string | null; d: unknown }>;
+}
+
 /** A raw gateway session of a player (identified with `Bearer <token>`), READY received. */
-export async function playerSession(url: string, player: LobbyPlayer): Promise<GatewayClient> {
+export async function playerSession(url: string, player: LobbyPlayer): Promise<PlayerSession> {
   const client = await GatewayClient.connect(url);
   await client.nextOp(GatewayOpcodes.Hello);
   client.send({ op: 2, d: { token: player.bearer, properties: PROPERTIES, intents: 0 } });
-  await client.nextDispatch('READY');
-  return client;
+  const ready = await client.nextDispatch('READY');
+  return {
+    client,
+    sessionId: (ready.d as { session_id: string }).session_id,
+    dispatch: async () => {
+      const { t, d } = await client.next((frame) => frame.op === GatewayOpcodes.Dispatch);
+      return { t, d };
+    },
+  };
 }
