@@ -15,6 +15,9 @@ import { SigningKeys } from './domains/oauth2/keys.js';
 import { oauth2Pages } from './domains/oauth2/pages.js';
 import { oauth2Routes } from './domains/oauth2/routes.js';
 import { OAuth2Service } from './domains/oauth2/service.js';
+// ---- issue 9: webhooks, entitlements ----
+import { WebhooksService } from './domains/webhooks/service.js';
+import { DeliveryWorker } from './domains/webhooks/worker.js';
 import { GatewayServer } from './gateway/gateway-server.js';
 import { gatewayRoutes } from './gateway/routes.js';
 import { GatewayService } from './gateway/service.js';
@@ -43,6 +46,8 @@ export interface HearthOptions {
   clock?: Clock;
   /** Where log lines go; default stderr. */
   logDestination?: DestinationStream;
+  /** Runs the webhook delivery worker (default); one-shot CLI commands leave delivery to the servers. */
+  deliverWebhooks?: boolean;
 }
 
 export interface Services {
@@ -52,6 +57,7 @@ export interface Services {
   oauth2: OAuth2Service;
   keys: SigningKeys;
   gateway: GatewayService;
+  webhooks: WebhooksService;
 }
 
 export interface Hearth {
@@ -97,12 +103,39 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const accounts = new AccountsService({ storage, clock, snowflakes });
   // The application object reports authorization counts the authorization server keeps; bound below.
   let oauth2: OAuth2Service | undefined;
+  // Applications show the webhook settings; webhooks sign with the application's key: bound below.
+  let webhooks: WebhooksService | undefined;
   const applications = new ApplicationsService({
     storage,
     clock,
     snowflakes,
     accounts,
     authorizationCounts: (id) => oauth2!.authorizationCounts(id),
+    eventWebhooks: {
+      describe: async (id) => {
+        const settings = await webhooks!.settings(id);
+        return {
+          event_webhooks_url: settings.url,
+          event_webhooks_status: settings.status,
+          event_webhooks_types: settings.types,
+        };
+      },
+      configure: (id, changes) => webhooks!.configure(id, changes),
+    },
+  });
+  webhooks = new WebhooksService({
+    storage,
+    clock,
+    snowflakes,
+    logger,
+    signerFor: (id) => applications.eventSigner(id),
+  });
+  const deliveryWorker = new DeliveryWorker({
+    storage,
+    clock,
+    logger,
+    webhooks,
+    pollMs: config.webhookPollMs,
   });
   const keys = new SigningKeys({ storage, clock });
   await keys.ensure();
@@ -118,7 +151,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   });
   const guilds = new GuildsService({ storage, clock, snowflakes });
   const gateway = new GatewayService({ publicUrl, counters, clock });
-  const services: Services = { accounts, applications, guilds, oauth2, keys, gateway };
+  const services: Services = { accounts, applications, guilds, oauth2, keys, gateway, webhooks };
 
   const authenticators: Authenticators = {
     async bot(token) {
@@ -175,6 +208,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     nodeId: `${config.workerId}.${config.processId}.${randomBytes(4).toString('hex')}`,
   });
   gatewayServer.attach(http.server);
+  if (options.deliverWebhooks !== false) deliveryWorker.start();
 
   return {
     config,
@@ -197,6 +231,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       return `http://${host}:${port}`;
     },
     async close() {
+      await deliveryWorker.stop();
       await gatewayServer.close();
       await http.close();
       // A bus shared by several in-process nodes belongs to whoever made it.

@@ -191,7 +191,63 @@ export function buildProgram(): Command {
       });
     });
 
+  // ---- issue 9: webhooks, SKUs, entitlements, subscriptions ----
+  webhookCommands(program);
+
   return program;
+}
+
+/** `hearth webhooks log | replay` (README: Commands). */
+function webhookCommands(program: Command): void {
+  const webhooks = program.command('webhooks').description('the delivery log of outgoing webhook events');
+  withSettings(webhooks.command('log').description("an application's recent events and attempts"), isStorage)
+    .requiredOption('--app <id>', 'application id')
+    .option('--limit <n>', 'how many events, newest first', '50')
+    .option('--json', 'print JSON, one event per line', false)
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        const limit = Number(options['limit']);
+        if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+          throw new CommandError('--limit must be an integer from 1 to 1000');
+        }
+        const entries = await hearth.services.webhooks.log(String(options['app']), limit);
+        for (const entry of entries) {
+          if (options['json'] === true) {
+            process.stdout.write(`${JSON.stringify(entry)}\n`);
+            continue;
+          }
+          const when = new Date(entry.createdAt).toISOString();
+          const error = entry.lastError ? ` (${entry.lastError})` : '';
+          process.stdout.write(
+            `${entry.id} ${when} ${entry.type} ${entry.status} attempts=${entry.attempts}${error}\n`,
+          );
+          for (const attempt of entry.tries) {
+            const answer = attempt.httpStatus ?? attempt.error;
+            process.stdout.write(`  ${new Date(attempt.at).toISOString()} ${attempt.url} ${answer}\n`);
+          }
+        }
+      });
+    });
+
+  withSettings(
+    webhooks.command('replay').description('queue an event again, or every failed and skipped one'),
+    isStorage,
+  )
+    .requiredOption('--app <id>', 'application id')
+    .option('--event <id>', 'only this event (whatever became of it)')
+    .option('--json', 'print JSON', false)
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        const event = options['event'];
+        const queued = await hearth.services.webhooks.replay(
+          String(options['app']),
+          typeof event === 'string' ? event : undefined,
+        );
+        if (typeof event === 'string' && queued === 0)
+          throw new CommandError(`no event ${event} of that application`);
+        print(options['json'] === true, { queued: String(queued) });
+      });
+    });
 }
 
 /** The approval flags an operator grants (Hearth's own bits of the application flags). */
@@ -239,7 +295,11 @@ async function withHearth(
   command: Command,
   work: (hearth: Awaited<ReturnType<typeof createHearth>>) => Promise<void>,
 ): Promise<void> {
-  const hearth = await createHearth({ config: loadConfig(toFlags(command), quietByDefault(process.env)) });
+  const hearth = await createHearth({
+    config: loadConfig(toFlags(command), quietByDefault(process.env)),
+    // A one-shot command leaves webhook delivery to the servers, which find its events in the queue.
+    deliverWebhooks: false,
+  });
   try {
     await work(hearth);
   } finally {
@@ -261,9 +321,12 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
+/** A refusal of the CLI itself (a bad option value), told in one line. */
+class CommandError extends Error {}
+
 /** Explains a refusal in one line: the setting or field at fault, never a stack trace. */
 export function describeFailure(error: unknown): string {
-  if (error instanceof ConfigError) return error.message;
+  if (error instanceof ConfigError || error instanceof CommandError) return error.message;
   if (error instanceof HearthError) {
     const fields = error.errors ? ` (${flattenErrors(error.errors).join('; ')})` : '';
     return `${error.message}${fields}`;
