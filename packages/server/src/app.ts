@@ -9,13 +9,15 @@ import { accountsRoutes } from './domains/accounts/routes.js';
 import { AccountsService } from './domains/accounts/service.js';
 import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
+// ---- issue 9: webhooks, entitlements ----
+import { entitlementsRoutes } from './domains/entitlements/routes.js';
+import { EntitlementsService } from './domains/entitlements/service.js';
 import { guildsRoutes } from './domains/guilds/routes.js';
 import { GuildsService } from './domains/guilds/service.js';
 import { SigningKeys } from './domains/oauth2/keys.js';
 import { oauth2Pages } from './domains/oauth2/pages.js';
 import { oauth2Routes } from './domains/oauth2/routes.js';
 import { OAuth2Service } from './domains/oauth2/service.js';
-// ---- issue 9: webhooks, entitlements ----
 import { WebhooksService } from './domains/webhooks/service.js';
 import { DeliveryWorker } from './domains/webhooks/worker.js';
 import { GatewayServer } from './gateway/gateway-server.js';
@@ -58,6 +60,7 @@ export interface Services {
   keys: SigningKeys;
   gateway: GatewayService;
   webhooks: WebhooksService;
+  entitlements: EntitlementsService;
 }
 
 export interface Hearth {
@@ -151,7 +154,25 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   });
   const guilds = new GuildsService({ storage, clock, snowflakes });
   const gateway = new GatewayService({ publicUrl, counters, clock });
-  const services: Services = { accounts, applications, guilds, oauth2, keys, gateway, webhooks };
+  const entitlements = new EntitlementsService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    applications,
+    accounts,
+    guilds,
+  });
+  const services: Services = {
+    accounts,
+    applications,
+    guilds,
+    oauth2,
+    keys,
+    gateway,
+    webhooks,
+    entitlements,
+  };
 
   const authenticators: Authenticators = {
     async bot(token) {
@@ -190,6 +211,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       guildsRoutes(guilds),
       oauth2Routes(oauth2),
       gatewayRoutes(gateway),
+      entitlementsRoutes(entitlements),
     ],
     [oauth2Pages(oauth2, publicUrl)],
   );
