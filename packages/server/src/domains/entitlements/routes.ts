@@ -6,10 +6,13 @@ import {
   ApplicationPath,
   EntitlementObject,
   EntitlementPath,
+  ListEntitlementsQuery,
+  ListSubscriptionsQuery,
   SkuObject,
   SkuPath,
   SubscriptionObject,
   SubscriptionPath,
+  UserEntitlementsQuery,
 } from './schemas.js';
 import type { Caller, EntitlementsService } from './service.js';
 
@@ -33,7 +36,11 @@ export function entitlementsRoutes(entitlements: EntitlementsService): FastifyPl
       '/applications/:application_id/entitlements',
       {
         ...botOrPlayer,
-        schema: { params: ApplicationPath, response: { 200: Type.Array(EntitlementObject) } },
+        schema: {
+          params: ApplicationPath,
+          querystring: ListEntitlementsQuery,
+          response: { 200: Type.Array(EntitlementObject) },
+        },
       },
       async (request) => entitlements.listEntitlements(callerOf(request), appId(request), request.query),
     );
@@ -67,12 +74,26 @@ export function entitlementsRoutes(entitlements: EntitlementsService): FastifyPl
     );
     app.get(
       '/users/@me/applications/:application_id/entitlements',
-      { ...player, schema: { params: ApplicationPath, response: { 200: Type.Array(EntitlementObject) } } },
+      {
+        ...player,
+        schema: {
+          params: ApplicationPath,
+          querystring: UserEntitlementsQuery,
+          response: { 200: Type.Array(EntitlementObject) },
+        },
+      },
       async (request) => entitlements.userEntitlements(callerOf(request), appId(request), request.query),
     );
     app.get(
       '/skus/:sku_id/subscriptions',
-      { ...botOrPlayer, schema: { params: SkuPath, response: { 200: Type.Array(SubscriptionObject) } } },
+      {
+        ...botOrPlayer,
+        schema: {
+          params: SkuPath,
+          querystring: ListSubscriptionsQuery,
+          response: { 200: Type.Array(SubscriptionObject) },
+        },
+      },
       async (request) =>
         entitlements.listSubscriptions(
           callerOf(request),

@@ -9,8 +9,8 @@ import { Type } from 'typebox';
 const Snowflake = Type.String({ format: 'snowflake' });
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
   Type.Union([schema, Type.Null()]);
-/** `?exclude_ended=true` and friends (PROTOCOL.md §E.1: True|true|1 / False|false|0). */
-const QueryBoolean = Type.Union([Type.Boolean(), Type.Literal('True'), Type.Literal('False')]);
+/** `?exclude_ended=true` and friends, read as the other query booleans of the API are. */
+const QueryBoolean = Type.Boolean();
 /** A comma-separated list of snowflakes (`sku_ids=1,2`). */
 const SnowflakeList = Type.String({ pattern: '^(0|[1-9][0-9]*)(,(0|[1-9][0-9]*))*$', maxLength: 2000 });
 

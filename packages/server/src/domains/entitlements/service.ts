@@ -477,8 +477,8 @@ export class EntitlementsService {
 
 type Emit = (tx: Executor, type: string, data: Record<string, unknown>) => Promise<void>;
 
-function truthy(value: boolean | 'True' | 'False' | undefined): boolean {
-  return value === true || value === 'True';
+function truthy(value: boolean | undefined): boolean {
+  return value === true;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
