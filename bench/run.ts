@@ -8,9 +8,16 @@ import { killAllChildren } from './lib/children.js';
 import { progress } from './lib/progress.js';
 import readPath from './read-path.js';
 import tokenExchange from './token-exchange.js';
+import webhookDelivery from './webhook-delivery.js';
 
 /** The registry: add a module here to add a benchmark. */
-const BENCHMARKS: readonly Benchmark[] = [readPath, tokenExchange, gatewayFanout, gatewayMemory];
+const BENCHMARKS: readonly Benchmark[] = [
+  readPath,
+  tokenExchange,
+  gatewayFanout,
+  gatewayMemory,
+  webhookDelivery,
+];
 
 type Outcome = { benchmark: Benchmark; results: Result[] } | { benchmark: Benchmark; error: Error };
 
