@@ -57,12 +57,6 @@ const DEFAULT_SETTINGS: EventWebhookSettings = {
   disabledReason: null,
 };
 
-/** The leaf of a URL that did not answer its PING with 204 (modelled on the interactions URL error). */
-const urlNotVerified = () => ({
-  code: 'APPLICATION_EVENT_WEBHOOKS_URL_INVALID',
-  message: 'The specified event webhooks url could not be verified.',
-});
-
 /** What happened to one delivery, to be written in one transaction with its attempt. */
 type Outcome =
   | { kind: 'delivered'; url: string; post: PostOutcome }
@@ -106,7 +100,7 @@ export class WebhooksService {
     const reenabled =
       status === EventWebhooksStatus.Enabled && current.status !== EventWebhooksStatus.Enabled;
     if (url !== null && (newUrl || reenabled) && !(await this.ping(applicationId, url))) {
-      throw invalidForm('event_webhooks_url', urlNotVerified());
+      throw invalidForm('event_webhooks_url', FormErrors.eventWebhooksUrlInvalid());
     }
     await store.saveSettings(storage.db, {
       application_id: applicationId,
