@@ -245,7 +245,7 @@ function webhookCommands(program: Command): void {
           typeof event === 'string' ? event : undefined,
         );
         if (typeof event === 'string' && queued === 0)
-          throw new CommandError(`no event ${event} of that application`);
+          throw new CommandError(`no finished event ${event} of that application`);
         print(options['json'] === true, { queued: String(queued) });
       });
     });

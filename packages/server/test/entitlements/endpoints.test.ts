@@ -2,6 +2,7 @@ import { EntitlementTypes, SKUFlags, SKUTypes } from '@hearth/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import { createGame, createPlayer, grantTokens, type TestGame } from '../../../../test-support/oauth.js';
+import { requiredKeys } from '../../../../test-support/openapi.js';
 
 let hearth: TestHearth;
 let game: TestGame;
@@ -286,7 +287,15 @@ describe('GET /skus/{sku}/subscriptions (PROTOCOL.md §I.3)', () => {
     expect(listed.status).toBe(200);
     expect(await listed.json()).toEqual([subscription]);
     const one = await asBot(`/skus/${subscriptionSku}/subscriptions/${subscription!.id}`);
-    expect(await one.json()).toEqual(subscription);
+    const body = (await one.json()) as Record<string, unknown>;
+    expect(body).toEqual(subscription);
+    expect(Object.keys(body)).toEqual(expect.arrayContaining(requiredKeys('SubscriptionResponse')));
+    const entitlement = await asBot(
+      `/applications/${game.id}/entitlements/${subscription!.entitlement_ids[0]}`,
+    );
+    expect(Object.keys((await entitlement.json()) as object)).toEqual(
+      expect.arrayContaining(requiredKeys('EntitlementResponse')),
+    );
     await expectError(
       await asBot(`/skus/${subscriptionSku}/subscriptions`),
       400,

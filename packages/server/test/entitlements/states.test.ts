@@ -57,10 +57,12 @@ describe('seed, States: entitlement for a subscription SKU', () => {
     const started = clock.now();
 
     // Row 1: (none) → subscription begins → active, ends_at null, type PURCHASE; ENTITLEMENT_CREATE.
+    // Daily periods keep the whole story within the delivery log's retention.
     const { entitlement, subscription } = await entitlements.purchase({
       applicationId: game.id,
       userId: player.id,
       skuId: sku.id,
+      periodMs: DAY,
     });
     const active = {
       id: entitlement.id,
@@ -86,7 +88,7 @@ describe('seed, States: entitlement for a subscription SKU', () => {
         entitlement_ids: [entitlement.id],
         renewal_sku_ids: [sku.id],
         current_period_start: iso(started),
-        current_period_end: iso(started + 30 * DAY),
+        current_period_end: iso(started + DAY),
         status: SubscriptionStatus.Active,
         canceled_at: null,
       },
@@ -102,6 +104,7 @@ describe('seed, States: entitlement for a subscription SKU', () => {
       applicationId: game.id,
       userId: other.id,
       skuId: sku.id,
+      periodMs: DAY,
       legacy: true,
     });
     expect(await nextDispatch()).toMatchObject({
@@ -109,7 +112,7 @@ describe('seed, States: entitlement for a subscription SKU', () => {
       d: {
         id: legacy.entitlement.id,
         type: EntitlementTypes.ApplicationSubscription,
-        ends_at: iso(started + 30 * DAY),
+        ends_at: iso(started + DAY),
       },
     });
     expect(await nextDispatch()).toMatchObject({
@@ -128,14 +131,14 @@ describe('seed, States: entitlement for a subscription SKU', () => {
     expect(creates.map((d) => d.body.event?.data)).toContainEqual(migrated);
 
     // Row 2: active → a new billing period → active; nothing for the entitlement, SUBSCRIPTION_UPDATE only.
-    clock.advance(30 * DAY);
-    await entitlements.renew(subscription!.id);
+    clock.advance(DAY);
+    await entitlements.renew(subscription!.id, DAY);
     expect(await nextDispatch()).toEqual({
       t: 'SUBSCRIPTION_UPDATE',
       d: expect.objectContaining({
         id: subscription?.id,
-        current_period_start: iso(started + 30 * DAY),
-        current_period_end: iso(started + 60 * DAY),
+        current_period_start: iso(started + DAY),
+        current_period_end: iso(started + 2 * DAY),
         renewal_sku_ids: [sku.id],
         status: SubscriptionStatus.Active,
       }),
@@ -146,7 +149,7 @@ describe('seed, States: entitlement for a subscription SKU', () => {
     expect(await afterRenewal.json()).toEqual(active);
 
     // The cancellation time is read from SUBSCRIPTION_UPDATE (ENDING, canceled_at); still no entitlement event.
-    clock.advance(DAY);
+    clock.advance(DAY / 4);
     const canceledAt = clock.now();
     await entitlements.cancel(subscription!.id);
     expect(await nextDispatch()).toEqual({
@@ -159,7 +162,7 @@ describe('seed, States: entitlement for a subscription SKU', () => {
     });
 
     // Row 3: active → the subscription ends → ended, ends_at = the end; ENTITLEMENT_UPDATE.
-    clock.advance(29 * DAY);
+    clock.advance((3 * DAY) / 4);
     const endedAt = clock.now();
     await entitlements.end(subscription!.id);
     const ended = { ...active, ends_at: iso(endedAt) };

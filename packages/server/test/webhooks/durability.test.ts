@@ -144,7 +144,7 @@ describe('durable delivery (PROTOCOL.md §F.2): a server killed between the writ
         /--limit must be an integer from 1 to 1000/,
       ),
       expect(hearthCommand(['webhooks', 'replay', '--app', '1', '--event', '2'], ENV)).rejects.toThrow(
-        /no event 2 of that application/,
+        /no finished event 2 of that application/,
       ),
       expect(
         hearthCommand(['entitlements', 'purchase', '--app', '1', '--user', '2', '--sku', '3'], ENV),

@@ -154,3 +154,13 @@ export async function requeue(
   const result = await query.executeTakeFirst();
   return Number(result.numUpdatedRows);
 }
+
+/** Forgets finished events (and, by cascade, their attempts) that finished before `before`. */
+export async function pruneFinished(db: Executor, before: number): Promise<number> {
+  const result = await db
+    .deleteFrom('outbox')
+    .where('status', '!=', 'pending')
+    .where('finished_at', '<', before)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}

@@ -24,6 +24,10 @@ export interface DeliveryWorkerDeps {
  */
 const LEASE_MS = 10 * WEBHOOK_TIMEOUT_MS;
 
+/** The delivery log keeps finished events this long, then forgets them (checked at most hourly). */
+export const LOG_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+
 /**
  * Reads the durable outbox and delivers what is due. It polls, and wakes at once when a transaction of this
  * node recorded an event; other nodes' events are found by their own workers or by the next poll.
@@ -37,6 +41,7 @@ export class DeliveryWorker {
   #again = false;
   #stopped = true;
   #unsubscribe: (() => void) | undefined;
+  #prunedAt = Number.NEGATIVE_INFINITY;
 
   constructor(deps: DeliveryWorkerDeps) {
     this.#deps = deps;
@@ -87,8 +92,17 @@ export class DeliveryWorker {
         claimed = await store.claimDue(storage.db, { owner, now, leaseUntil: now + LEASE_MS, limit });
         if (claimed.length > 0) await webhooks.deliverBatch(owner, claimed);
       } while (!this.#stopped && (claimed.length === limit || this.#again));
+      await this.#prune();
     } catch (error) {
       logger.error({ component: 'webhooks', err: error }, 'webhook delivery round failed');
     }
+  }
+
+  async #prune(): Promise<void> {
+    const now = this.#deps.clock.now();
+    if (now - this.#prunedAt < PRUNE_EVERY_MS) return;
+    this.#prunedAt = now;
+    const removed = await store.pruneFinished(this.#deps.storage.db, now - LOG_RETENTION_MS);
+    if (removed > 0) this.#deps.logger.info({ component: 'webhooks', removed }, 'webhook log pruned');
   }
 }
