@@ -111,7 +111,7 @@ const webhookDelivery: Benchmark = {
           `a round: ${EVENTS} LOBBY_MESSAGE_CREATE events, ${CONCURRENCY} requests in flight, one local receiver ` +
             'answering 204 in the bench process; 1 warm-up and 3 rounds per side (AB BA AB), medians',
           'Hearth: events recorded in the outbox (SQLite file, one transaction), then timed from the commit until ' +
-            'the receiver had them all: lease, sign (Ed25519), POST, outcome and attempt written per event',
+            'the receiver had them all: lease, sign (Ed25519), POST, then each outcome and attempt written (one transaction per batch)',
           'baseline: the same envelopes, signed (node:crypto Ed25519) and POSTed with fetch from a plain loop',
         ],
       };

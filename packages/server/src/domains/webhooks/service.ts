@@ -9,7 +9,7 @@ import type { Clock } from '../../kernel/clock.js';
 import { HearthError, invalidForm } from '../../kernel/errors.js';
 import type { Logger } from '../../kernel/logger.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
-import type { Storage } from '../../storage/database.js';
+import type { Executor, Storage } from '../../storage/database.js';
 import { eventBody, type PostOutcome, pingBody, postSigned, type Signer } from './delivery.js';
 import * as store from './store.js';
 
@@ -149,7 +149,7 @@ export class WebhooksService {
       }
       return signer;
     };
-    await Promise.all(
+    const results = await Promise.all(
       rows.map(async (row) => {
         // Backoff counts from the attempt's start, not from when its answer came.
         const startedAt = this.#deps.clock.now();
@@ -158,9 +158,10 @@ export class WebhooksService {
           settings.get(row.application_id) ?? DEFAULT_SETTINGS,
           signerOf,
         );
-        await this.#settle(owner, row, outcome, startedAt);
+        return { row, outcome, startedAt };
       }),
     );
+    await this.#settle(owner, results);
   }
 
   async #attempt(
@@ -189,54 +190,84 @@ export class WebhooksService {
     return { kind: 'failed', url, post, disable: row.override_url === null };
   }
 
-  async #settle(owner: string, row: store.OutboxRow, outcome: Outcome, startedAt: number): Promise<void> {
-    const { storage, clock, snowflakes, logger } = this.#deps;
+  /** Writes the batch's outcomes and attempts in one transaction (one commit for the whole batch). */
+  async #settle(owner: string, results: { row: store.OutboxRow; outcome: Outcome; startedAt: number }[]) {
+    const { storage, clock, logger } = this.#deps;
     const now = clock.now();
-    const log = { component: 'webhooks', applicationId: row.application_id, eventId: row.id, type: row.type };
+    const disabled = new Set<store.OutboxRow>();
+    const settled = new Set<store.OutboxRow>();
+    await storage.transaction(async (tx) => {
+      for (const { row, outcome, startedAt } of results) {
+        const written = await this.#write(tx, owner, row, outcome, startedAt, now);
+        if (written.settled) settled.add(row);
+        if (written.disabled) disabled.add(row);
+      }
+    });
+    for (const { row, outcome } of results) {
+      if (!settled.has(row)) continue;
+      const log = {
+        component: 'webhooks',
+        applicationId: row.application_id,
+        eventId: row.id,
+        type: row.type,
+      };
+      const attempts = row.attempts + 1;
+      if (outcome.kind === 'skipped')
+        logger.debug({ ...log, reason: outcome.reason }, 'webhook event skipped');
+      else if (outcome.kind === 'delivered') logger.debug({ ...log, attempts }, 'webhook event delivered');
+      else logger.warn({ ...log, attempts, error: outcome.post.error }, `webhook event ${outcome.kind}`);
+      if (disabled.has(row) && outcome.kind === 'failed') {
+        logger.warn(
+          { ...log, url: outcome.url },
+          'event webhooks disabled after repeated failures (event_webhooks_status 3)',
+        );
+      }
+    }
+  }
+
+  /** One row's outcome; nothing when this node's lease was taken over meanwhile. */
+  async #write(
+    tx: Executor,
+    owner: string,
+    row: store.OutboxRow,
+    outcome: Outcome,
+    startedAt: number,
+    now: number,
+  ): Promise<{ settled: boolean; disabled: boolean }> {
     if (outcome.kind === 'skipped') {
-      await store.settle(storage.db, row.id, owner, {
+      const settled = await store.settle(tx, row.id, owner, {
         status: 'skipped',
         finished_at: now,
         last_error: outcome.reason,
       });
-      logger.debug({ ...log, reason: outcome.reason }, 'webhook event skipped');
-      return;
+      return { settled, disabled: false };
     }
     const attempts = row.attempts + 1;
-    let disabled = false;
-    await storage.transaction(async (tx) => {
-      const settled = await store.settle(tx, row.id, owner, {
-        attempts,
-        last_error: outcome.post.error,
-        ...(outcome.kind === 'retry'
-          ? { next_attempt_at: startedAt + webhookRetryDelay(attempts) }
-          : { status: outcome.kind, finished_at: now }),
-      });
-      if (!settled) return;
-      await store.insertAttempt(tx, {
-        id: snowflakes.next(),
-        event_id: row.id,
-        application_id: row.application_id,
-        attempt: attempts,
-        url: outcome.url,
-        http_status: outcome.post.status,
-        error: outcome.post.error,
-        duration_ms: outcome.post.durationMs,
-        created_at: startedAt,
-      });
-      if (outcome.kind === 'failed' && outcome.disable) {
-        const reason = `event ${row.id} failed ${attempts} times; last: ${outcome.post.error}`;
-        disabled = await store.disableSettings(tx, row.application_id, outcome.url, reason, now);
-      }
+    const settled = await store.settle(tx, row.id, owner, {
+      attempts,
+      last_error: outcome.post.error,
+      ...(outcome.kind === 'retry'
+        ? { next_attempt_at: startedAt + webhookRetryDelay(attempts) }
+        : { status: outcome.kind, finished_at: now }),
     });
-    if (outcome.kind === 'delivered') logger.debug({ ...log, attempts }, 'webhook event delivered');
-    else logger.warn({ ...log, attempts, error: outcome.post.error }, `webhook event ${outcome.kind}`);
-    if (disabled) {
-      logger.warn(
-        { ...log, url: outcome.url },
-        'event webhooks disabled after repeated failures (event_webhooks_status 3)',
-      );
-    }
+    if (!settled) return { settled, disabled: false };
+    await store.insertAttempt(tx, {
+      id: this.#deps.snowflakes.next(),
+      event_id: row.id,
+      application_id: row.application_id,
+      attempt: attempts,
+      url: outcome.url,
+      http_status: outcome.post.status,
+      error: outcome.post.error,
+      duration_ms: outcome.post.durationMs,
+      created_at: startedAt,
+    });
+    if (outcome.kind !== 'failed' || !outcome.disable) return { settled, disabled: false };
+    const reason = `event ${row.id} failed ${attempts} times; last: ${outcome.post.error}`;
+    return {
+      settled,
+      disabled: await store.disableSettings(tx, row.application_id, outcome.url, reason, now),
+    };
   }
 
   #seconds(): number {
