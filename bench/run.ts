@@ -9,9 +9,17 @@ import { progress } from './lib/progress.js';
 import lobbyChat from './lobby-chat.js';
 import readPath from './read-path.js';
 import tokenExchange from './token-exchange.js';
+import webhookDelivery from './webhook-delivery.js';
 
 /** The registry: add a module here to add a benchmark. */
-const BENCHMARKS: readonly Benchmark[] = [readPath, tokenExchange, gatewayFanout, gatewayMemory, lobbyChat];
+const BENCHMARKS: readonly Benchmark[] = [
+  readPath,
+  tokenExchange,
+  gatewayFanout,
+  gatewayMemory,
+  lobbyChat,
+  webhookDelivery,
+];
 
 type Outcome = { benchmark: Benchmark; results: Result[] } | { benchmark: Benchmark; error: Error };
 

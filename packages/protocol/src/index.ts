@@ -1,4 +1,5 @@
 export * from './application.js';
+export * from './entitlements.js';
 export * from './errors.js';
 export * from './gateway.js';
 export * from './http.js';
@@ -10,3 +11,4 @@ export * from './scopes.js';
 export * from './snowflake.js';
 export * from './timeline.js';
 export * from './user.js';
+export * from './webhooks.js';

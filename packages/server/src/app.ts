@@ -9,6 +9,9 @@ import { accountsRoutes } from './domains/accounts/routes.js';
 import { AccountsService } from './domains/accounts/service.js';
 import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
+// ---- issue 9: webhooks, entitlements ----
+import { entitlementsRoutes } from './domains/entitlements/routes.js';
+import { EntitlementsService } from './domains/entitlements/service.js';
 import { guildsRoutes } from './domains/guilds/routes.js';
 import { GuildsService } from './domains/guilds/service.js';
 import { lobbiesRoutes } from './domains/lobbies/routes.js';
@@ -17,6 +20,8 @@ import { SigningKeys } from './domains/oauth2/keys.js';
 import { oauth2Pages } from './domains/oauth2/pages.js';
 import { oauth2Routes } from './domains/oauth2/routes.js';
 import { OAuth2Service } from './domains/oauth2/service.js';
+import { WebhooksService } from './domains/webhooks/service.js';
+import { DeliveryWorker } from './domains/webhooks/worker.js';
 import { GatewayServer } from './gateway/gateway-server.js';
 import { gatewayRoutes } from './gateway/routes.js';
 import { GatewayService } from './gateway/service.js';
@@ -47,6 +52,8 @@ export interface HearthOptions {
   clock?: Clock;
   /** Where log lines go; default stderr. */
   logDestination?: DestinationStream;
+  /** Runs the webhook delivery worker (default); one-shot CLI commands leave delivery to the servers. */
+  deliverWebhooks?: boolean;
 }
 
 export interface Services {
@@ -57,6 +64,8 @@ export interface Services {
   oauth2: OAuth2Service;
   keys: SigningKeys;
   gateway: GatewayService;
+  webhooks: WebhooksService;
+  entitlements: EntitlementsService;
 }
 
 export interface Hearth {
@@ -105,12 +114,39 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const accounts = new AccountsService({ storage, clock, snowflakes });
   // The application object reports authorization counts the authorization server keeps; bound below.
   let oauth2: OAuth2Service | undefined;
+  // Applications show the webhook settings; webhooks sign with the application's key: bound below.
+  let webhooks: WebhooksService | undefined;
   const applications = new ApplicationsService({
     storage,
     clock,
     snowflakes,
     accounts,
     authorizationCounts: (id) => oauth2!.authorizationCounts(id),
+    eventWebhooks: {
+      describe: async (id) => {
+        const settings = await webhooks!.settings(id);
+        return {
+          event_webhooks_url: settings.url,
+          event_webhooks_status: settings.status,
+          event_webhooks_types: settings.types,
+        };
+      },
+      configure: (id, changes) => webhooks!.configure(id, changes),
+    },
+  });
+  webhooks = new WebhooksService({
+    storage,
+    clock,
+    snowflakes,
+    logger,
+    signerFor: (id) => applications.eventSigner(id),
+  });
+  const deliveryWorker = new DeliveryWorker({
+    storage,
+    clock,
+    logger,
+    webhooks,
+    pollMs: config.webhookPollMs,
   });
   const keys = new SigningKeys({ storage, clock });
   await keys.ensure();
@@ -126,6 +162,15 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   });
   const guilds = new GuildsService({ storage, clock, snowflakes });
   const gateway = new GatewayService({ publicUrl, counters, clock });
+  const entitlements = new EntitlementsService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    applications,
+    accounts,
+    guilds,
+  });
   const authenticators: Authenticators = {
     async bot(token) {
       const application = await applications.authenticateBot(token);
@@ -181,7 +226,17 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     quotas: new Quotas(counters, clock),
     connectedPlayers: () => gatewayServer.connectedPlayers(),
   });
-  const services: Services = { accounts, applications, guilds, lobbies, oauth2, keys, gateway };
+  const services: Services = {
+    accounts,
+    applications,
+    guilds,
+    lobbies,
+    oauth2,
+    keys,
+    gateway,
+    webhooks,
+    entitlements,
+  };
 
   const http = createHttpServer(
     { logger, clock, rateLimits: counters, authenticators, globalPerSecond: config.rateLimitGlobal },
@@ -192,6 +247,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       lobbiesRoutes(lobbies),
       oauth2Routes(oauth2),
       gatewayRoutes(gateway),
+      entitlementsRoutes(entitlements),
     ],
     [oauth2Pages(oauth2, publicUrl)],
   );
@@ -201,6 +257,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     LOBBY_SWEEP_INTERVAL_MS,
     (error) => logger.error({ err: error }, 'lobby sweep failed'),
   );
+  if (options.deliverWebhooks !== false) deliveryWorker.start();
 
   return {
     config,
@@ -224,6 +281,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
     async close() {
       await sweeping.stop();
+      await deliveryWorker.stop();
       await gatewayServer.close();
       await http.close();
       // A bus shared by several in-process nodes belongs to whoever made it.

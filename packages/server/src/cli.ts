@@ -191,7 +191,180 @@ export function buildProgram(): Command {
       });
     });
 
+  // ---- issue 9: webhooks, SKUs, entitlements, subscriptions ----
+  webhookCommands(program);
+  entitlementCommands(program);
+
   return program;
+}
+
+/** `hearth webhooks log | replay` (README: Commands). */
+function webhookCommands(program: Command): void {
+  const webhooks = program.command('webhooks').description('the delivery log of outgoing webhook events');
+  withSettings(webhooks.command('log').description("an application's recent events and attempts"), isStorage)
+    .requiredOption('--app <id>', 'application id')
+    .option('--limit <n>', 'how many events, newest first', '50')
+    .option('--json', 'print JSON, one event per line', false)
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        const limit = Number(options['limit']);
+        if (!Number.isInteger(limit) || limit < 1 || limit > 1000) {
+          throw new CommandError('--limit must be an integer from 1 to 1000');
+        }
+        const entries = await hearth.services.webhooks.log(String(options['app']), limit);
+        for (const entry of entries) {
+          if (options['json'] === true) {
+            process.stdout.write(`${JSON.stringify(entry)}\n`);
+            continue;
+          }
+          const when = new Date(entry.createdAt).toISOString();
+          const error = entry.lastError ? ` (${entry.lastError})` : '';
+          process.stdout.write(
+            `${entry.id} ${when} ${entry.type} ${entry.status} attempts=${entry.attempts}${error}\n`,
+          );
+          for (const attempt of entry.tries) {
+            const answer = attempt.httpStatus ?? attempt.error;
+            process.stdout.write(`  ${new Date(attempt.at).toISOString()} ${attempt.url} ${answer}\n`);
+          }
+        }
+      });
+    });
+
+  withSettings(
+    webhooks.command('replay').description('queue an event again, or every failed and skipped one'),
+    isStorage,
+  )
+    .requiredOption('--app <id>', 'application id')
+    .option('--event <id>', 'only this event (whatever became of it)')
+    .option('--json', 'print JSON', false)
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        const event = options['event'];
+        const queued = await hearth.services.webhooks.replay(
+          String(options['app']),
+          typeof event === 'string' ? event : undefined,
+        );
+        if (typeof event === 'string' && queued === 0)
+          throw new CommandError(`no finished event ${event} of that application`);
+        print(options['json'] === true, { queued: String(queued) });
+      });
+    });
+}
+
+/** `hearth skus create`, `hearth entitlements purchase|migrate`, `hearth subscriptions renew|cancel|end`. */
+function entitlementCommands(program: Command): void {
+  type Options = Record<string, string | boolean | undefined>;
+  const periodMs = (options: Options) => {
+    const days = Number(options['periodDays'] ?? 30);
+    if (!Number.isFinite(days) || days <= 0 || days > 3660) {
+      throw new CommandError('--period-days must be a number of days from 0 (excluded) to 3660');
+    }
+    return Math.round(days * 24 * 60 * 60 * 1000);
+  };
+
+  const skus = program.command('skus').description("manage an application's SKUs");
+  withSettings(
+    skus.command('create').description('create a SKU (a subscription gets its group twin)'),
+    isStorage,
+  )
+    .requiredOption('--app <id>', 'application id')
+    .requiredOption('--name <name>', 'SKU name')
+    .requiredOption('--type <type>', 'durable, consumable or subscription')
+    .option('--slug <slug>', 'URL slug (default: from the name)')
+    .option('--json', 'print JSON', false)
+    .action(async (options: Options, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        const slug = options['slug'];
+        const sku = await hearth.services.entitlements.createSku(String(options['app']), {
+          name: options['name'],
+          type: options['type'],
+          ...(typeof slug === 'string' ? { slug } : {}),
+        });
+        print(options['json'] === true, { id: sku.id, type: String(sku.type), slug: sku.slug });
+      });
+    });
+
+  const entitlements = program.command('entitlements').description('purchases and entitlements');
+  withSettings(
+    entitlements
+      .command('purchase')
+      .description('a player buys a SKU (a subscription SKU starts a subscription)'),
+    isStorage,
+  )
+    .requiredOption('--app <id>', 'application id')
+    .requiredOption('--user <id>', 'the buying user')
+    .requiredOption('--sku <id>', 'the SKU bought')
+    .option('--period-days <n>', 'billing period of a subscription', '30')
+    .option('--legacy', 'an APPLICATION_SUBSCRIPTION entitlement as before the migration', false)
+    .option('--json', 'print JSON', false)
+    .action(async (options: Options, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        const { entitlement, subscription } = await hearth.services.entitlements.purchase({
+          applicationId: String(options['app']),
+          userId: String(options['user']),
+          skuId: String(options['sku']),
+          periodMs: periodMs(options),
+          legacy: options['legacy'] === true,
+        });
+        print(options['json'] === true, {
+          entitlement_id: entitlement.id,
+          subscription_id: subscription?.id ?? '',
+        });
+      });
+    });
+  withSettings(
+    entitlements.command('migrate').description('migrate a legacy subscription entitlement to PURCHASE'),
+    isStorage,
+  )
+    .requiredOption('--id <id>', 'entitlement id')
+    .option('--json', 'print JSON', false)
+    .action(async (options: Options, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        const entitlement = await hearth.services.entitlements.migrate(String(options['id']));
+        print(options['json'] === true, { id: entitlement.id, type: String(entitlement.type) });
+      });
+    });
+
+  const subscriptions = program.command('subscriptions').description("drive a player's subscription");
+  const subscriptionCommand = (
+    name: string,
+    description: string,
+    act: (
+      hearth: Awaited<ReturnType<typeof createHearth>>,
+      id: string,
+      options: Options,
+    ) => Promise<SubscriptionLike>,
+  ) =>
+    withSettings(subscriptions.command(name).description(description), isStorage)
+      .requiredOption('--id <id>', 'subscription id')
+      .option('--json', 'print JSON', false)
+      .action(async (options: Options, command: Command) => {
+        await withHearth(command, async (hearth) => {
+          const subscription = await act(hearth, String(options['id']), options);
+          print(options['json'] === true, {
+            id: subscription.id,
+            status: String(subscription.status),
+            current_period_end: subscription.current_period_end,
+            canceled_at: subscription.canceled_at ?? '',
+          });
+        });
+      });
+  subscriptionCommand('renew', 'a new billing period begins', (hearth, id, options) =>
+    hearth.services.entitlements.renew(id, periodMs(options)),
+  ).option('--period-days <n>', 'length of the new period', '30');
+  subscriptionCommand('cancel', 'the player cancels: ENDING until the period ends', (hearth, id) =>
+    hearth.services.entitlements.cancel(id),
+  );
+  subscriptionCommand('end', 'the subscription ends now: its entitlement gets ends_at', (hearth, id) =>
+    hearth.services.entitlements.end(id),
+  );
+}
+
+interface SubscriptionLike {
+  id: string;
+  status: number;
+  current_period_end: string;
+  canceled_at: string | null;
 }
 
 /** The approval flags an operator grants (Hearth's own bits of the application flags). */
@@ -239,7 +412,11 @@ async function withHearth(
   command: Command,
   work: (hearth: Awaited<ReturnType<typeof createHearth>>) => Promise<void>,
 ): Promise<void> {
-  const hearth = await createHearth({ config: loadConfig(toFlags(command), quietByDefault(process.env)) });
+  const hearth = await createHearth({
+    config: loadConfig(toFlags(command), quietByDefault(process.env)),
+    // A one-shot command leaves webhook delivery to the servers, which find its events in the queue.
+    deliverWebhooks: false,
+  });
   try {
     await work(hearth);
   } finally {
@@ -261,9 +438,12 @@ function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
 }
 
+/** A refusal of the CLI itself (a bad option value), told in one line. */
+class CommandError extends Error {}
+
 /** Explains a refusal in one line: the setting or field at fault, never a stack trace. */
 export function describeFailure(error: unknown): string {
-  if (error instanceof ConfigError) return error.message;
+  if (error instanceof ConfigError || error instanceof CommandError) return error.message;
   if (error instanceof HearthError) {
     const fields = error.errors ? ` (${flattenErrors(error.errors).join('; ')})` : '';
     return `${error.message}${fields}`;

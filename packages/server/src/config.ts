@@ -15,6 +15,7 @@ export interface Config {
   workerId: number;
   processId: number;
   rateLimitGlobal: number;
+  webhookPollMs: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -179,6 +180,15 @@ export const SETTINGS = [
     default: '50',
     description: 'Requests per second per identity (and for the whole legacy `/api` alias).',
     parse: integer(1, 1_000_000_000),
+  }),
+  define({
+    key: 'webhookPollMs',
+    flag: '--webhook-poll-ms',
+    env: 'HEARTH_WEBHOOK_POLL_MS',
+    default: '1000',
+    description:
+      'How often the webhook worker reads the event queue (ms); events this node records are sent at once.',
+    parse: integer(1, 3_600_000),
   }),
 ] as const;
 

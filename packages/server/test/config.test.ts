@@ -43,6 +43,7 @@ const SAMPLES: { [K in keyof Config]: Sample<K> } = {
   workerId: { flag: '31', fromFlag: 31, env: '7', fromEnv: 7 },
   processId: { flag: '1', fromFlag: 1, env: '2', fromEnv: 2 },
   rateLimitGlobal: { flag: '100', fromFlag: 100, env: '5', fromEnv: 5 },
+  webhookPollMs: { flag: '20', fromFlag: 20, env: '250', fromEnv: 250 },
 };
 
 const DEFAULTS: Config = {
@@ -57,6 +58,7 @@ const DEFAULTS: Config = {
   workerId: 0,
   processId: 0,
   rateLimitGlobal: 50,
+  webhookPollMs: 1000,
 };
 
 const cases = SETTINGS.map((setting) => ({ ...setting, sample: SAMPLES[setting.key] }));

@@ -26,6 +26,8 @@ export interface Storage {
    * `tx`: SQLite has one connection, so a query on `db` would wait for the transaction forever.
    */
   transaction<T>(work: (tx: Transaction<Schema>) => Promise<T>): Promise<T>;
+  /** Calls `listener` with each transaction after it committed (the webhook worker wakes on its own writes). */
+  onCommit(listener: (tx: Transaction<Schema>) => void): () => void;
   migrate(): Promise<string[]>;
   close(): Promise<void>;
 }
@@ -99,10 +101,23 @@ async function openPostgres(url: string): Promise<Storage> {
  * another schema's `kysely_migration` in the same database and skips creating ours.
  */
 function wrap(engine: Engine, db: Database, migrationSchema?: string): Storage {
+  const committed = new Set<(tx: Transaction<Schema>) => void>();
   return {
     engine,
     db,
-    transaction: (work) => db.transaction().execute(work),
+    async transaction(work) {
+      let open: Transaction<Schema> | undefined;
+      const result = await db.transaction().execute((tx) => {
+        open = tx;
+        return work(tx);
+      });
+      if (open) for (const listener of committed) listener(open);
+      return result;
+    },
+    onCommit(listener) {
+      committed.add(listener);
+      return () => committed.delete(listener);
+    },
     async migrate() {
       const migrator = new Migrator({
         db,

@@ -7,7 +7,12 @@ export interface OutboxEvent {
   applicationId: string;
   data: Record<string, unknown>;
   createdAt: number;
+  /** Delivered here instead of the application's URL: a lobby's `override_event_webhooks_url`. */
+  overrideUrl?: string;
 }
+
+/** Transactions that recorded an event: the delivery worker of this node starts at once when they commit. */
+const recordedIn = new WeakSet<object>();
 
 /** Records the event in the caller's transaction: it commits with the change, or not at all. */
 export async function recordWebhookEvent(tx: Executor, event: OutboxEvent): Promise<void> {
@@ -19,6 +24,14 @@ export async function recordWebhookEvent(tx: Executor, event: OutboxEvent): Prom
       application_id: event.applicationId,
       payload: JSON.stringify(event.data),
       created_at: event.createdAt,
+      next_attempt_at: event.createdAt,
+      override_url: event.overrideUrl ?? null,
     })
     .execute();
+  recordedIn.add(tx);
+}
+
+/** Whether `tx` recorded a webhook event (asked after it committed). */
+export function recordedWebhookEvent(tx: object): boolean {
+  return recordedIn.has(tx);
 }

@@ -19,6 +19,11 @@ export interface Schema {
   lobbies: LobbiesTable;
   lobby_members: LobbyMembersTable;
   lobby_messages: LobbyMessagesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  event_webhooks: EventWebhooksTable;
+  skus: SkusTable;
+  entitlements: EntitlementsTable;
+  subscriptions: SubscriptionsTable;
 }
 
 export interface UsersTable {
@@ -146,6 +151,81 @@ export interface OutboxTable {
   type: string;
   application_id: string;
   payload: string;
+  created_at: number;
+  // ---- issue 9: delivery state (0004_webhooks) ----
+  /** `pending`, `delivered`, `failed` (retries spent) or `skipped` (not subscribed, no URL, disabled). */
+  status: Generated<string>;
+  attempts: Generated<number>;
+  next_attempt_at: Generated<number>;
+  /** The node delivering it now, until `lease_until`. */
+  lease_owner: string | null;
+  lease_until: number | null;
+  finished_at: number | null;
+  last_error: string | null;
+  /** Where to deliver instead of the application's URL (a lobby's `override_event_webhooks_url`). */
+  override_url: string | null;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  event_id: string;
+  application_id: string;
+  attempt: number;
+  url: string;
+  http_status: number | null;
+  error: string | null;
+  duration_ms: number;
+  created_at: number;
+}
+
+/** An application's `event_webhooks_*` settings (PROTOCOL.md §F.1). */
+export interface EventWebhooksTable {
+  application_id: string;
+  url: string | null;
+  status: number;
+  /** JSON array of event type names. */
+  types: string;
+  disabled_reason: string | null;
+  updated_at: number;
+}
+
+export interface SkusTable {
+  id: string;
+  application_id: string;
+  type: number;
+  name: string;
+  slug: string;
+  flags: number;
+  created_at: number;
+}
+
+export interface EntitlementsTable {
+  id: string;
+  application_id: string;
+  sku_id: string;
+  user_id: string | null;
+  guild_id: string | null;
+  type: number;
+  deleted: number;
+  consumed: number;
+  starts_at: number | null;
+  ends_at: number | null;
+  subscription_id: string | null;
+  created_at: number;
+}
+
+export interface SubscriptionsTable {
+  id: string;
+  application_id: string;
+  user_id: string;
+  /** JSON arrays of snowflakes. */
+  sku_ids: string;
+  entitlement_ids: string;
+  renewal_sku_ids: string | null;
+  current_period_start: number;
+  current_period_end: number;
+  status: number;
+  canceled_at: number | null;
   created_at: number;
 }
 

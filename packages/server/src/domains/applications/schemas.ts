@@ -1,6 +1,7 @@
 import { MAX_REDIRECT_URIS } from '@hearth/protocol';
 import { Type } from 'typebox';
 import { UserObject } from '../accounts/schemas.js';
+import { EventWebhooksChanges, EventWebhooksFields } from '../webhooks/schemas.js';
 
 export const RedirectUri = Type.String({ minLength: 1, maxLength: 2048 });
 const Snowflake = Type.String({ format: 'snowflake' });
@@ -22,6 +23,7 @@ export const ModifyCurrentApplication = Type.Object({
   ),
   custom_install_url: Type.Optional(Nullable(Type.String({ format: 'uri', maxLength: 2048 }))),
   flags: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 4294967295 }))),
+  ...EventWebhooksChanges,
 });
 
 /** What an operator may change from the CLI. */
@@ -58,4 +60,5 @@ export const ApplicationObject = Type.Object({
   explicit_content_filter: Type.Integer(),
   team: Type.Null(),
   eligible_oauth2_scopes: Type.Array(Type.String()),
+  ...EventWebhooksFields,
 });

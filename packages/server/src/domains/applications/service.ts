@@ -1,4 +1,4 @@
-import { generateKeyPairSync, timingSafeEqual } from 'node:crypto';
+import { createPrivateKey, generateKeyPairSync, sign, timingSafeEqual } from 'node:crypto';
 import {
   ApplicationFlags,
   FormErrors,
@@ -55,12 +55,30 @@ export type AuthorizationCounts = (
   applicationId: string,
 ) => Promise<{ userInstalls: number; authorizations: number }>;
 
+/** The event webhook settings the webhooks domain keeps (PROTOCOL.md §F.1), as PATCH and GET show them. */
+export interface EventWebhooksPort {
+  describe(applicationId: string): Promise<{
+    event_webhooks_url: string | null;
+    event_webhooks_status: number;
+    event_webhooks_types: string[];
+  }>;
+  configure(
+    applicationId: string,
+    changes: {
+      event_webhooks_url?: string | null | undefined;
+      event_webhooks_status?: 1 | 2 | undefined;
+      event_webhooks_types?: string[] | undefined;
+    },
+  ): Promise<void>;
+}
+
 export interface ApplicationsDeps {
   storage: Storage;
   clock: Clock;
   snowflakes: SnowflakeGenerator;
   accounts: AccountsService;
   authorizationCounts: AuthorizationCounts;
+  eventWebhooks: EventWebhooksPort;
 }
 
 /** Applications (games), their credentials, their bot users and their approvals. */
@@ -139,6 +157,15 @@ export class ApplicationsService {
     const changes = parse(ModifyCurrentApplication, input);
     const current = await this.requireApplication(id);
     const update: Parameters<typeof store.updateApplication>[2] = {};
+    const { event_webhooks_url, event_webhooks_status, event_webhooks_types } = changes;
+    // First: a URL that does not answer its PING refuses the whole request.
+    if (event_webhooks_url !== undefined || event_webhooks_status !== undefined || event_webhooks_types) {
+      await this.#deps.eventWebhooks.configure(id, {
+        event_webhooks_url,
+        event_webhooks_status,
+        event_webhooks_types,
+      });
+    }
     if (changes.description !== undefined) update.description = changes.description ?? '';
     if (changes.tags !== undefined) update.tags = JSON.stringify(changes.tags ?? []);
     if (changes.custom_install_url !== undefined) update.custom_install_url = changes.custom_install_url;
@@ -209,7 +236,23 @@ export class ApplicationsService {
       explicit_content_filter: 0,
       team: null,
       eligible_oauth2_scopes: eligibleScopes(application),
+      ...(await this.#deps.eventWebhooks.describe(application.id)),
     };
+  }
+
+  /**
+   * Signs with the application's Ed25519 key (PROTOCOL.md §F.2), or undefined for an unknown application.
+   * The private key stays in this domain; callers get only the signing function.
+   */
+  async eventSigner(id: string): Promise<((message: Buffer) => string) | undefined> {
+    const row = await store.findApplicationById(this.#deps.storage.db, id);
+    if (!row) return undefined;
+    const key = createPrivateKey({
+      key: Buffer.from(row.signing_key, 'base64'),
+      format: 'der',
+      type: 'pkcs8',
+    });
+    return (message) => sign(null, message, key).toString('hex');
   }
 }
 

@@ -80,4 +80,9 @@ export class GuildsService {
       ...(with_counts ? { approximate_member_count: Number(row.member_count ?? 0) } : {}),
     }));
   }
+
+  // ---- issue 9 ----
+  async guildExists(guildId: string): Promise<boolean> {
+    return store.guildExists(this.#deps.storage.db, guildId);
+  }
 }

@@ -646,7 +646,7 @@ export class LobbiesService {
     return changes;
   }
 
-  /** LOBBY_MESSAGE_* for the game's webhook, in the transaction of the change (§F.4). */
+  /** LOBBY_MESSAGE_* for the game's webhook (or the lobby's own URL), in the transaction of the change (§F.4). */
   async #recordWebhook(tx: Tx, lobby: LobbyRow, type: string, data: Json, now: number): Promise<void> {
     await recordWebhookEvent(tx, {
       id: this.#deps.snowflakes.next(),
@@ -654,6 +654,7 @@ export class LobbiesService {
       applicationId: lobby.application_id,
       data,
       createdAt: now,
+      ...(lobby.override_event_webhooks_url ? { overrideUrl: lobby.override_event_webhooks_url } : {}),
     });
   }
 

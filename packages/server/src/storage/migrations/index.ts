@@ -2,12 +2,16 @@ import type { Migration, MigrationProvider } from 'kysely';
 import { foundation } from './0001_foundation.js';
 import { oauth2 } from './0002_oauth2.js';
 import { lobbies } from './0003_lobbies.js';
+import { webhooks } from './0004_webhooks.js';
+import { entitlements } from './0005_entitlements.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_oauth2': oauth2,
   '0003_lobbies': lobbies,
+  '0004_webhooks': webhooks,
+  '0005_entitlements': entitlements,
 };
 
 export const migrationProvider: MigrationProvider = {
