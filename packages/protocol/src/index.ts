@@ -5,6 +5,7 @@ export * from './http.js';
 export * from './limits.js';
 export * from './oauth2.js';
 export * from './permissions.js';
+export * from './provisional.js';
 export * from './scopes.js';
 export * from './snowflake.js';
 export * from './timeline.js';

@@ -1,10 +1,15 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { expandScopes, HEARTBEAT_INTERVAL_MS } from '@hearth/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { type Bus, type BusErrorReporter, MemoryBus } from './bus/bus.js';
 import { RedisStreamsBus } from './bus/redis-bus.js';
 import type { Config } from './config.js';
+// Provisional accounts (issue 7)
+import { type AccountLinkParticipant, AccountLinkService } from './domains/accounts/link.js';
+import { IdentityProvidersService } from './domains/accounts/providers.js';
+import { provisionalRoutes } from './domains/accounts/provisional-routes.js';
 import { accountsRoutes } from './domains/accounts/routes.js';
 import { AccountsService } from './domains/accounts/service.js';
 import { applicationsRoutes } from './domains/applications/routes.js';
@@ -52,6 +57,9 @@ export interface Services {
   oauth2: OAuth2Service;
   keys: SigningKeys;
   gateway: GatewayService;
+  // Provisional accounts (issue 7)
+  identityProviders: IdentityProvidersService;
+  accountLink: AccountLinkService;
 }
 
 export interface Hearth {
@@ -115,10 +123,42 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     accounts,
     applications,
     issuer: publicUrl,
+    provisionalMerge: () => accountLink,
   });
   const guilds = new GuildsService({ storage, clock, snowflakes });
   const gateway = new GatewayService({ publicUrl, counters, clock });
-  const services: Services = { accounts, applications, guilds, oauth2, keys, gateway };
+  // ---- Provisional accounts (issue 7) ----
+  const identityProviders = new IdentityProvidersService({
+    storage,
+    clock,
+    snowflakes,
+    fetch: {
+      extraCa: config.providerCaFile ? readFileSync(config.providerCaFile, 'utf8') : undefined,
+      allowLoopback: config.allowLoopbackProviders,
+    },
+  });
+  // What other domains move on merge/unmerge (lobby memberships, friends, DM history) registers here.
+  const linkParticipants: AccountLinkParticipant[] = [];
+  const accountLink = new AccountLinkService({
+    storage,
+    clock,
+    snowflakes,
+    accounts,
+    applications,
+    oauth2,
+    providers: identityProviders,
+    participants: linkParticipants,
+  });
+  const services: Services = {
+    accounts,
+    applications,
+    guilds,
+    oauth2,
+    keys,
+    gateway,
+    identityProviders,
+    accountLink,
+  };
 
   const authenticators: Authenticators = {
     async bot(token) {
@@ -157,6 +197,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       guildsRoutes(guilds),
       oauth2Routes(oauth2),
       gatewayRoutes(gateway),
+      provisionalRoutes({ link: accountLink, providers: identityProviders, adminToken: config.adminToken }),
     ],
     [oauth2Pages(oauth2, publicUrl)],
   );

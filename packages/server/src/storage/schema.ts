@@ -16,6 +16,10 @@ export interface Schema {
   guilds: GuildsTable;
   guild_members: GuildMembersTable;
   outbox: OutboxTable;
+  // Provisional accounts (issue 7)
+  external_identities: ExternalIdentitiesTable;
+  identity_providers: IdentityProvidersTable;
+  user_bans: UserBansTable;
 }
 
 export interface UsersTable {
@@ -30,6 +34,8 @@ export interface UsersTable {
   flags: number;
   created_at: number;
   premium_type: Generated<number>;
+  /** 1 for a provisional account (a game-owned placeholder keyed by an external identity). */
+  provisional: Generated<number>;
 }
 
 /** User session tokens (the bare `Authorization: <token>` form), stored hashed. */
@@ -143,5 +149,38 @@ export interface OutboxTable {
   type: string;
   application_id: string;
   payload: string;
+  created_at: number;
+}
+
+// ---- Provisional accounts (issue 7) ----
+
+export interface ExternalIdentitiesTable {
+  id: string;
+  application_id: string;
+  provider_type: string;
+  provider_id: string;
+  external_user_id: string;
+  user_id: string;
+  restricted_by: string | null;
+  created_at: number;
+}
+
+export interface IdentityProvidersTable {
+  id: string;
+  application_id: string;
+  type: string;
+  issuer: string | null;
+  client_id: string | null;
+  jwks_uri: string | null;
+  algorithms: Generated<string>;
+  verification_url: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface UserBansTable {
+  user_id: string;
+  reason: string | null;
+  expires_at: number | null;
   created_at: number;
 }

@@ -13,6 +13,7 @@ import {
   FormErrors,
   GrantTypes,
   IntegrationTypes,
+  isExternalAuthType,
   isScope,
   OAuth2ErrorCodes,
   OAuth2ErrorDescriptions,
@@ -46,6 +47,21 @@ export interface OAuth2Deps {
   applications: ApplicationsService;
   /** The issuer of ID tokens: this server's public URL. */
   issuer: () => string;
+  /** Provisional-account merges through the token endpoint (PROTOCOL.md §B.3); bound after construction. */
+  provisionalMerge?: () => ProvisionalMerge | undefined;
+}
+
+/**
+ * The accounts domain's side of a merge through `/oauth2/token`: checks the external credential and the
+ * accounts before the token transaction (it may fetch a provider's key set), then moves the data inside it.
+ */
+export interface ProvisionalMerge {
+  prepare(
+    application: Application,
+    externalAuthType: string,
+    externalAuthToken: string,
+    destinationUserId: string,
+  ): Promise<(tx: Executor) => Promise<BusEvent[]>>;
 }
 
 /** A checked authorization request, ready for the player's decision. */
@@ -285,10 +301,13 @@ export class OAuth2Service {
       throw invalidCode();
     }
     checkProofKey(row.code_challenge, verifier, invalidCode);
+    const merge = await this.#prepareMerge(fields, application, row.user_id);
     const sign = await this.#deps.keys.signer();
-    return storage.transaction(async (tx) => {
+    const events: BusEvent[] = [];
+    const response = await storage.transaction(async (tx) => {
       if (!(await store.spendCode(tx, codeHash, now))) throw invalidCode();
       if (!(await store.findGrant(tx, application.id, row.user_id))) throw invalidCode();
+      if (merge) events.push(...(await merge(tx)));
       return this.#issue(tx, {
         application,
         userId: row.user_id,
@@ -298,6 +317,27 @@ export class OAuth2Service {
         idToken: { sign, nonce: row.nonce, authTime: Number(row.auth_time) },
       });
     });
+    await this.#publish(events);
+    return response;
+  }
+
+  /** `external_auth_type` and `external_auth_token` turn a code exchange into a merge (PROTOCOL.md §B.3). */
+  async #prepareMerge(
+    fields: Fields,
+    application: Application,
+    destinationUserId: string,
+  ): Promise<((tx: Executor) => Promise<BusEvent[]>) | undefined> {
+    const type = fields['external_auth_type'];
+    const token = fields['external_auth_token'];
+    if (type === undefined && token === undefined) return undefined;
+    const merge = this.#deps.provisionalMerge?.();
+    if (!type || !token || !merge || !isExternalAuthType(type)) {
+      throw new OAuth2Error(
+        OAuth2ErrorCodes.InvalidRequest,
+        'external_auth_type and external_auth_token must be given together',
+      );
+    }
+    return merge.prepare(application, type, token, destinationUserId);
   }
 
   async #refreshTokenGrant(fields: Fields, authorization: string | undefined): Promise<TokenResponse> {
@@ -473,6 +513,79 @@ export class OAuth2Service {
         events.push(await this.#recordDeauthorized(tx, applicationId, userId));
       }
     });
+    await this.#publish(events);
+  }
+
+  // ---- Provisional accounts (issue 7): tokens the accounts domain mints and ends ----
+
+  /** A signer for the ID tokens of provisional token responses; get it before opening a transaction. */
+  signer(): Promise<IdTokenSigner> {
+    return this.#deps.keys.signer();
+  }
+
+  /**
+   * A provisional account's token (PROTOCOL.md §B.2): scope `sdk.social_layer`, 7 days, an ID token; a
+   * refresh token only where the reference still gives one (OIDC on confidential clients, deprecated).
+   * The grant is recorded quietly: a provisional account is not "authorized" by a person.
+   */
+  async issueProvisional(
+    tx: Executor,
+    application: Application,
+    userId: string,
+    options: { sign: IdTokenSigner; withRefresh: boolean },
+  ): Promise<TokenResponse & { id_token: string }> {
+    const now = this.#deps.clock.now();
+    const previous = await store.findGrant(tx, application.id, userId);
+    if (!previous) {
+      await store.saveGrant(tx, {
+        application_id: application.id,
+        user_id: userId,
+        scopes: Scopes.SdkSocialLayer,
+        integration_type: null,
+        created_at: now,
+      });
+    }
+    const response = await this.#issue(tx, {
+      application,
+      userId,
+      scopes: [Scopes.SdkSocialLayer, Scopes.OpenId],
+      withRefresh: options.withRefresh,
+      idToken: { sign: options.sign, nonce: null, authTime: now },
+    });
+    const idToken = response.id_token ?? '';
+    return { ...response, scope: Scopes.SdkSocialLayer, id_token: idToken };
+  }
+
+  /**
+   * Ends a user's link with an application inside the caller's transaction: every token (and child token)
+   * and the grant. Answers the APPLICATION_DEAUTHORIZED event to publish after commit, recorded for the
+   * webhook in this transaction, when a grant existed; with `quiet`, no webhook (a merge is not an unlink).
+   */
+  async endLinkIn(
+    tx: Executor,
+    applicationId: string,
+    userId: string,
+    options: { quiet?: boolean } = {},
+  ): Promise<BusEvent | undefined> {
+    await store.deleteTokensOfGrant(tx, applicationId, userId);
+    const existed = await store.deleteGrant(tx, applicationId, userId);
+    if (!existed) return undefined;
+    if (options.quiet) {
+      return {
+        type: 'APPLICATION_DEAUTHORIZED',
+        data: { application_id: applicationId, user: { id: userId } },
+      };
+    }
+    return this.#recordDeauthorized(tx, applicationId, userId);
+  }
+
+  /** Every application a user holds tokens or a grant of (a ban ends them all). */
+  async linkedApplications(tx: Executor, userId: string): Promise<string[]> {
+    return store.applicationsOfUser(tx, userId);
+  }
+
+  /** Publishes events after their transaction committed. */
+  async publish(events: BusEvent[]): Promise<void> {
     await this.#publish(events);
   }
 
