@@ -24,6 +24,7 @@ export { ClientResult, ErrorType } from './client-result.js';
 export type { WebSocketConstructor, WebSocketLike } from './gateway/socket.js';
 export { ClientError, ClientStatus, type StatusChangedCallback } from './gateway/status.js';
 export { type Build, type LogCallback, LoggingSeverity } from './logging.js';
+export { AuthenticationExternalAuthType } from './provisional/provisional.js';
 export type { RedirectContext, RedirectReceiver, RedirectStrategy } from './redirect.js';
 export type { FetchLike } from './rest/rest-client.js';
 export { UserHandle } from './user-handle.js';

@@ -16,6 +16,8 @@ import type { SocketOpener, WebSocketConstructor } from './gateway/socket.js';
 import { ClientError, ClientStatus, nameOf, type StatusChangedCallback } from './gateway/status.js';
 import { snowflakeOf } from './ids.js';
 import { type Build, type LogCallback, Logger, LoggingSeverity } from './logging.js';
+// Provisional accounts (issue 7)
+import { type AuthenticationExternalAuthType, ProvisionalAccounts } from './provisional/provisional.js';
 import { customSchemeReceiver, type RedirectReceiver, type RedirectStrategy } from './redirect.js';
 import {
   type FetchLike,
@@ -622,6 +624,74 @@ export class ClientCore {
       expiresIn: body.expires_in ?? 0,
       scopes: body.scope ?? '',
     };
+  }
+
+  // ---- Provisional accounts ----
+
+  #provisionalAccounts: ProvisionalAccounts | undefined;
+
+  get #provisional(): ProvisionalAccounts {
+    this.#provisionalAccounts ??= new ProvisionalAccounts({
+      feature: this.feature,
+      anonymous: (request) => this.#call(request),
+    });
+    return this.#provisionalAccounts;
+  }
+
+  /** A provisional account's token from an external credential (seed, Authentication 5). */
+  GetProvisionalToken(
+    applicationId: bigint | string,
+    externalAuthType: AuthenticationExternalAuthType,
+    externalAuthToken: string,
+    callback?: TokenExchangeCallback,
+  ): Promise<TokenOutcome> {
+    return this.#provisional.getProvisionalToken(
+      applicationId,
+      externalAuthType,
+      externalAuthToken,
+      callback,
+    );
+  }
+
+  /** GetToken that also merges the player's provisional account into their full account. */
+  GetTokenFromProvisionalMerge(
+    applicationId: bigint | string,
+    code: string,
+    codeVerifier: string,
+    redirectUri: string,
+    externalAuthType: AuthenticationExternalAuthType,
+    externalAuthToken: string,
+    callback?: TokenExchangeCallback,
+  ): Promise<TokenOutcome> {
+    return this.#provisional.getTokenFromProvisionalMerge(
+      applicationId,
+      code,
+      codeVerifier,
+      redirectUri,
+      externalAuthType,
+      externalAuthToken,
+      callback,
+    );
+  }
+
+  /** Unlinks the player: a new provisional account takes the external identity (public clients may call it). */
+  UnmergeIntoProvisionalAccount(
+    applicationId: bigint | string,
+    externalAuthType: AuthenticationExternalAuthType,
+    externalAuthToken: string,
+    callback?: ResultCallback,
+  ): Promise<ClientResult> {
+    return this.#provisional.unmergeIntoProvisionalAccount(
+      applicationId,
+      externalAuthType,
+      externalAuthToken,
+      callback,
+    );
+  }
+
+  /** Names the provisional player (1–32 characters). */
+  UpdateProvisionalAccountDisplayName(name: string, callback?: ResultCallback): Promise<ClientResult> {
+    return this.#provisional.updateDisplayName(name, callback);
   }
 
   /** A request authenticated with the token given to UpdateToken, if any. */
