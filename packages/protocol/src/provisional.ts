@@ -62,3 +62,6 @@ export const ProvisionalLimits = {
 
 /** The only scope a provisional token carries. */
 export const PROVISIONAL_SCOPE = 'sdk.social_layer';
+
+/** Gateway dispatch to the full account once a merge moved the provisional account's data (UDOC; PROTOCOL.md §B.3). */
+export const USER_MERGE_OPERATION_COMPLETED = 'USER_MERGE_OPERATION_COMPLETED';

@@ -4,6 +4,7 @@ import {
   ExternalAuthTypes,
   isExternalAuthType,
   Scopes,
+  USER_MERGE_OPERATION_COMPLETED,
 } from '@hearth/protocol';
 import type { BusEvent } from '../../bus/bus.js';
 import type { Clock } from '../../kernel/clock.js';
@@ -281,7 +282,7 @@ export class AccountLinkService implements ProvisionalMerge {
     return [
       ...(ended ? [ended] : []),
       {
-        type: 'USER_MERGE_OPERATION_COMPLETED',
+        type: USER_MERGE_OPERATION_COMPLETED,
         data: { merge_operation_id: snowflakes.next(), source_user_id: sourceId },
         audience: { users: [destinationId], applicationId },
       },
