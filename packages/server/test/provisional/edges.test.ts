@@ -333,7 +333,12 @@ describe('display names and the admin API', () => {
     const { userId } = await provisional();
     await expectBody(call('PUT', admin, userId, {}), 400, { code: 50229, message: 'Invalid user type' });
     expect((await call('PUT', admin, player.user.id, { duration_seconds: 60 })).status).toBe(200);
+    // Banned: the account signs in nowhere, and its session tokens are gone.
+    const login = { login: `${player.user.username}@example.com`, password: 'a long password' };
+    expect((await hearth.api('/auth/login', { method: 'POST', body: login })).status).toBe(403);
+    expect((await hearth.api('/users/@me', { auth: player.token })).status).toBe(401);
     expect((await call('DELETE', admin)).status).toBe(204);
+    expect((await hearth.api('/auth/login', { method: 'POST', body: login })).status).toBe(200);
     expect((await call('DELETE', admin)).status).toBe(404);
   });
 

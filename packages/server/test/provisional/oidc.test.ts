@@ -79,6 +79,17 @@ describe('OIDC configuration is validated when created (PROTOCOL.md §B.2; devel
       id_token_signing_alg_values: ['RS256'],
       verification_url: null,
     });
+    // The same issuer twice would make the configuration that verifies a token ambiguous.
+    const twice = await configure(hearth, game, {
+      type: 'OIDC',
+      issuer: `${issuer.url}/`,
+      client_id: 'other',
+    });
+    expect(twice.status).toBe(400);
+    expect(await twice.json()).toMatchObject({
+      code: 50035,
+      errors: { issuer: { _errors: [{ code: 'BASE_TYPE_INVALID' }] } },
+    });
     const listed = await hearth.api(`/applications/${game.id}/identity-providers`, {
       auth: `Bot ${game.botToken}`,
     });
@@ -205,8 +216,19 @@ describe('ID tokens are verified strictly, each failure with its own code (PROTO
     const tokens = (await response.json()) as Record<string, unknown>;
     expect(tokens).toMatchObject({ token_type: 'Bearer', expires_in: 604800, scope: 'sdk.social_layer' });
     expect(typeof tokens['id_token']).toBe('string');
-    // Confidential client, OIDC: the deprecated refresh token is still given.
+    // Confidential client, OIDC: the deprecated refresh token is still given, and still works.
     expect(typeof tokens['refresh_token']).toBe('string');
+    const refreshed = await hearth.api('/oauth2/token', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'refresh_token',
+        refresh_token: String(tokens['refresh_token']),
+        client_id: game.id,
+        client_secret: game.clientSecret,
+      }).toString(),
+    });
+    expect(refreshed.status).toBe(200);
     const me = await hearth.api('/users/@me', { auth: `Bearer ${tokens['access_token']}` });
     const user = (await me.json()) as { id: string };
     expect(user).toMatchObject({ global_name: 'Alice', provisional: true });

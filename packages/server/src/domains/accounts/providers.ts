@@ -60,6 +60,13 @@ export class IdentityProvidersService {
 
   async create(applicationId: string, input: unknown): Promise<Static<typeof IdentityProviderObject>> {
     const body = parse(NewIdentityProvider, input);
+    // One configuration per issuer (ID tokens) or per type (verification endpoints): which one verifies a
+    // credential must never be ambiguous.
+    const existing = await store.providersOf(this.#deps.storage.db, applicationId, body.type);
+    const issuer = body.issuer?.replace(/\/+$/, '');
+    if (existing.some((p) => !JWT_AUTH_TYPES.includes(body.type) || p.issuer === issuer)) {
+      throw invalidForm(JWT_AUTH_TYPES.includes(body.type) ? 'issuer' : 'type', FormErrors.invalid());
+    }
     const checked = await this.#validate(body.type, body);
     const now = this.#deps.clock.now();
     const row = {

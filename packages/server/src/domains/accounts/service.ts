@@ -7,6 +7,7 @@ import { generateToken, hashPassword, hashToken, verifyPassword } from '../../ke
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
 import { type Executor, isUniqueViolation, type Storage } from '../../storage/database.js';
+import { findBan } from './identities-store.js';
 import { Login, ModifyCurrentUser, NewUser, type UserObject } from './schemas.js';
 import * as store from './store.js';
 
@@ -111,6 +112,11 @@ export class AccountsService {
           [['password'], FormErrors.invalidLogin()],
         ]),
       });
+    }
+    // A banned platform account signs in nowhere while the ban is in force (seed, States: account link).
+    const ban = await findBan(this.#deps.storage.db, row.id);
+    if (ban && (ban.expires_at === null || ban.expires_at > this.#deps.clock.now())) {
+      throw new HearthError('GeneralForbidden');
     }
     return { user: toUser(row), token: await this.createSession(row.id) };
   }
