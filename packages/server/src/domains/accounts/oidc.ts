@@ -23,7 +23,12 @@ const MAX_DOCUMENT_BYTES = 1024 * 1024;
  * labels or more, not under .local/.arpa/.internal/.localhost, not an IP literal. Any port is fine. Answers
  * the canonical issuer (no trailing slash), or undefined when a rule fails.
  */
-export function checkProviderUrl(raw: string, options: ProviderFetchOptions): string | undefined {
+export function checkProviderUrl(
+  raw: string,
+  options: ProviderFetchOptions,
+  /** A key-set or verification URL may carry a query; an issuer may not. */
+  allowQuery = false,
+): string | undefined {
   let url: URL;
   try {
     url = new URL(raw);
@@ -31,7 +36,8 @@ export function checkProviderUrl(raw: string, options: ProviderFetchOptions): st
     return undefined;
   }
   if (url.protocol !== 'https:') return undefined;
-  if (url.search !== '' || url.hash !== '' || raw.includes('#') || raw.includes('?')) return undefined;
+  if (url.hash !== '' || raw.includes('#')) return undefined;
+  if (!allowQuery && (url.search !== '' || raw.includes('?'))) return undefined;
   if (url.username !== '' || url.password !== '') return undefined;
   const host = url.hostname.toLowerCase();
   const loopback = options.allowLoopback && LOOPBACK_HOSTS.has(host);
@@ -41,7 +47,7 @@ export function checkProviderUrl(raw: string, options: ProviderFetchOptions): st
     if (labels.length < 2 || labels.some((label) => label === '')) return undefined;
     if (FORBIDDEN_SUFFIXES.some((suffix) => host.endsWith(suffix))) return undefined;
   }
-  return raw.replace(/\/+$/, '');
+  return allowQuery ? raw : raw.replace(/\/+$/, '');
 }
 
 export interface FetchedJson {
@@ -145,7 +151,7 @@ export async function discover(issuerUrl: string, options: ProviderFetchOptions)
       typeof alg === 'string' && (OIDC_SIGNING_ALGORITHMS as readonly string[]).includes(alg),
   );
   if (algorithms.length === 0) throw new HearthError('ProvisionalOIDCConfigurationNotFound');
-  if (!checkProviderUrl(jwksUri, options)) throw new HearthError('ProvisionalOIDCJWKSNotFound');
+  if (!checkProviderUrl(jwksUri, options, true)) throw new HearthError('ProvisionalOIDCJWKSNotFound');
   await fetchKeySet(jwksUri, options);
   return { issuer: document['issuer'] as string, jwksUri, algorithms };
 }

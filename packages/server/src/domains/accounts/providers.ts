@@ -136,7 +136,7 @@ export class IdentityProvidersService {
     }
     if (VERIFIED_AUTH_TYPES.includes(type)) {
       if (input.verification_url === undefined) throw invalidForm('verification_url', FormErrors.required());
-      const url = checkProviderUrl(input.verification_url, this.#deps.fetch);
+      const url = checkProviderUrl(input.verification_url, this.#deps.fetch, true);
       if (!url) throw invalidForm('verification_url', FormErrors.url());
       return {
         issuer: null,
