@@ -13,7 +13,7 @@ import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
 import { type Executor, isUniqueViolation, type Storage } from '../../storage/database.js';
 import { type Application, type ApplicationsService, hasFlag } from '../applications/service.js';
-import type { OAuth2Service, ProvisionalMerge, TokenResponse } from '../oauth2/service.js';
+import type { IssuedProvisional, OAuth2Service, ProvisionalMerge, TokenResponse } from '../oauth2/service.js';
 import * as store from './identities-store.js';
 import type { ExternalIdentity, IdentityProvidersService } from './providers.js';
 import {
@@ -100,10 +100,12 @@ export class AccountLinkService implements ProvisionalMerge {
     if (type === ExternalAuthTypes.DiscordBotIssuedAccessToken) {
       // A provisional account's own token: a fresh one for the same account.
       const user = await this.#provisionalBehind(application, body.external_auth_token);
-      const sign = await this.#deps.oauth2.signer();
-      return this.#deps.storage.transaction((tx) =>
-        this.#deps.oauth2.issueProvisional(tx, application, user.id, { sign, withRefresh: false }),
+      const { oauth2, storage } = this.#deps;
+      const sign = await oauth2.signer();
+      const issued = await storage.transaction((tx) =>
+        oauth2.issueProvisional(tx, application, user.id, { withRefresh: false }),
       );
+      return oauth2.completeProvisional(issued, sign);
     }
     const identity = await this.#deps.providers.verify(application.id, type, body.external_auth_token);
     // The refresh grant survives only for OIDC on confidential clients, and is deprecated (seed, Authentication 5).
@@ -158,15 +160,17 @@ export class AccountLinkService implements ProvisionalMerge {
           });
           userId = user.id;
         }
-        return oauth2.issueProvisional(tx, application, userId, { sign, withRefresh });
+        return oauth2.issueProvisional(tx, application, userId, { withRefresh });
       });
+    let issued: IssuedProvisional;
     try {
-      return await attempt();
+      issued = await attempt();
     } catch (error) {
       // Two first requests for one identity raced: the unique key decided, the second finds the account.
-      if (isUniqueViolation(error)) return attempt();
-      throw error;
+      if (!isUniqueViolation(error)) throw error;
+      issued = await attempt();
     }
+    return oauth2.completeProvisional(issued, sign);
   }
 
   /** PATCH /users/@me/account: a provisional account's display name (UpdateProvisionalAccountDisplayName). */

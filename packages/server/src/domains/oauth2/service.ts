@@ -87,6 +87,14 @@ export interface TokenResponse {
   id_token?: string;
 }
 
+/** Provisional token rows written in a transaction, waiting for their ID token (`completeProvisional`). */
+export interface IssuedProvisional {
+  response: TokenResponse;
+  applicationId: string;
+  userId: string;
+  authTime: number;
+}
+
 /** What an access token stands for. */
 export interface AccessGrant {
   tokenId: string;
@@ -409,7 +417,7 @@ export class OAuth2Service {
       idToken: { sign: IdTokenSigner; nonce: string | null; authTime: number | null } | null;
     },
   ): Promise<TokenResponse> {
-    const { clock, snowflakes, issuer } = this.#deps;
+    const { clock, snowflakes } = this.#deps;
     const now = clock.now();
     const id = snowflakes.next();
     const accessToken = generateToken(options.userId, now);
@@ -437,18 +445,28 @@ export class OAuth2Service {
       scope: options.scopes.join(' '),
     };
     if (options.idToken && options.scopes.includes(Scopes.OpenId)) {
-      response.id_token = await options.idToken.sign({
-        iss: issuer(),
-        sub: options.userId,
-        aud: [options.application.id],
-        at_hash: accessTokenHash(accessToken),
-        ...(options.idToken.authTime !== null
-          ? { auth_time: Math.floor(options.idToken.authTime / 1000) }
-          : {}),
-        ...(options.idToken.nonce !== null ? { nonce: options.idToken.nonce } : {}),
-      });
+      response.id_token = await options.idToken.sign(
+        this.#idTokenClaims(options.application.id, options.userId, accessToken, options.idToken),
+      );
     }
     return response;
+  }
+
+  /** OIDC Core §2 claims of an ID token for this access token. */
+  #idTokenClaims(
+    applicationId: string,
+    userId: string,
+    accessToken: string,
+    context: { nonce: string | null; authTime: number | null },
+  ): Parameters<IdTokenSigner>[0] {
+    return {
+      iss: this.#deps.issuer(),
+      sub: userId,
+      aud: [applicationId],
+      at_hash: accessTokenHash(accessToken),
+      ...(context.authTime !== null ? { auth_time: Math.floor(context.authTime / 1000) } : {}),
+      ...(context.nonce !== null ? { nonce: context.nonce } : {}),
+    };
   }
 
   /** RFC 6749 §2.3: one method only; a public client may omit its secret where `publicAllowed`. */
@@ -524,19 +542,18 @@ export class OAuth2Service {
   }
 
   /**
-   * A provisional account's token (PROTOCOL.md §B.2): scope `sdk.social_layer`, 7 days, an ID token; a
-   * refresh token only where the reference still gives one (OIDC on confidential clients, deprecated).
-   * The grant is recorded quietly: a provisional account is not "authorized" by a person.
+   * A provisional account's token rows (PROTOCOL.md §B.2): scope `sdk.social_layer`, 7 days; a refresh token
+   * only where the reference still gives one (OIDC on confidential clients, deprecated). The grant is recorded
+   * quietly: a provisional account is not "authorized" by a person. `completeProvisional` signs after commit.
    */
   async issueProvisional(
     tx: Executor,
     application: Application,
     userId: string,
-    options: { sign: IdTokenSigner; withRefresh: boolean },
-  ): Promise<TokenResponse & { id_token: string }> {
+    options: { withRefresh: boolean },
+  ): Promise<IssuedProvisional> {
     const now = this.#deps.clock.now();
-    const previous = await store.findGrant(tx, application.id, userId);
-    if (!previous) {
+    if (!(await store.findGrant(tx, application.id, userId))) {
       await store.saveGrant(tx, {
         application_id: application.id,
         user_id: userId,
@@ -550,10 +567,31 @@ export class OAuth2Service {
       userId,
       scopes: [Scopes.SdkSocialLayer, Scopes.OpenId],
       withRefresh: options.withRefresh,
-      idToken: { sign: options.sign, nonce: null, authTime: now },
+      idToken: null,
     });
-    const idToken = response.id_token ?? '';
-    return { ...response, scope: Scopes.SdkSocialLayer, id_token: idToken };
+    return {
+      response: { ...response, scope: Scopes.SdkSocialLayer },
+      applicationId: application.id,
+      userId,
+      authTime: now,
+    };
+  }
+
+  /**
+   * The provisional token response with its ID token. Signing runs after the commit, so that the one SQLite
+   * connection is not held while a worker thread signs.
+   */
+  async completeProvisional(
+    issued: IssuedProvisional,
+    sign: IdTokenSigner,
+  ): Promise<TokenResponse & { id_token: string }> {
+    const idToken = await sign(
+      this.#idTokenClaims(issued.applicationId, issued.userId, issued.response.access_token, {
+        nonce: null,
+        authTime: issued.authTime,
+      }),
+    );
+    return { ...issued.response, id_token: idToken };
   }
 
   /**
