@@ -1,5 +1,7 @@
+import { GatewayOpcodes } from '@hearth/protocol';
 import { ManualClock } from '@hearth/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GatewayClient } from '../../../../test-support/gateway.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import {
   authorizationCode,
@@ -183,6 +185,23 @@ describe('merge refusals (PROTOCOL.md §B.3)', () => {
       provider_id: null,
       provider_issued_user_id: source.externalId,
     });
+  });
+
+  it("the full account's SDK sessions receive USER_MERGE_OPERATION_COMPLETED", async () => {
+    const player = await createPlayer(hearth);
+    const existing = await grantTokens(hearth, game, player.token, 'openid sdk.social_layer');
+    const session = await GatewayClient.connect(hearth.url);
+    await session.nextOp(GatewayOpcodes.Hello);
+    session.send({
+      op: 2,
+      d: { token: `Bearer ${existing.access_token}`, properties: { os: 'linux', browser: 't', device: 't' } },
+    });
+    await session.nextDispatch('READY');
+    const source = await provisional();
+    expect((await merge(player.token, source.token)).status).toBe(200);
+    const event = await session.nextDispatch('USER_MERGE_OPERATION_COMPLETED');
+    expect(event.d).toEqual({ merge_operation_id: expect.any(String), source_user_id: source.userId });
+    await session.close();
   });
 
   it('530023 when the full account already holds an identity for the application', async () => {
