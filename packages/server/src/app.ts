@@ -5,7 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { type Bus, type BusErrorReporter, MemoryBus } from './bus/bus.js';
 import { RedisStreamsBus } from './bus/redis-bus.js';
-import type { Config } from './config.js';
+import { type Config, ConfigError } from './config.js';
 // Provisional accounts (issue 7)
 import { type AccountLinkParticipant, AccountLinkService } from './domains/accounts/link.js';
 import { IdentityProvidersService } from './domains/accounts/providers.js';
@@ -83,6 +83,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const { config } = options;
   const logger = createLogger(config.logLevel, options.logDestination);
   const clock = options.clock ?? (config.now === undefined ? systemClock : startingAt(config.now));
+  // Read before anything is opened: a bad file stops the start with nothing to clean up.
+  const providerCa = config.providerCaFile ? readCaFile(config.providerCaFile) : undefined;
   const storage = await openStorage(config.databaseUrl);
   await storage.migrate();
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, config.redisPrefix) : undefined;
@@ -133,7 +135,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     clock,
     snowflakes,
     fetch: {
-      extraCa: config.providerCaFile ? readFileSync(config.providerCaFile, 'utf8') : undefined,
+      extraCa: providerCa,
       allowLoopback: config.allowLoopbackProviders,
     },
   });
@@ -247,4 +249,18 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       await storage.close();
     },
   };
+}
+
+/** The extra CA of provider fetches; an unreadable or non-PEM file stops the start with the setting named. */
+function readCaFile(path: string): string {
+  let pem: string;
+  try {
+    pem = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`--provider-ca-file: cannot read ${path} (${(error as Error).message})`);
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new ConfigError(`--provider-ca-file: ${path} holds no PEM certificate`);
+  }
+  return pem;
 }

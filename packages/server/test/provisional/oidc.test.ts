@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Config, ManualClock } from '@hearth/server';
@@ -454,5 +454,21 @@ describe('Steam session tickets and EOS access tokens go to the configured verif
     });
     expect(response.status).toBe(400);
     expect(((await response.json()) as { code: number }).code).toBe(50035);
+  });
+});
+
+describe('--provider-ca-file', () => {
+  it('refuses to start with an unreadable or non-PEM file, naming the setting', async () => {
+    await expect(startHearth({ providerCaFile: '/nonexistent/ca.pem' })).rejects.toThrow(
+      /^--provider-ca-file: cannot read \/nonexistent\/ca\.pem/,
+    );
+    const dir = mkdtempSync(join(tmpdir(), 'hearth-ca-'));
+    try {
+      const file = join(dir, 'ca.pem');
+      writeFileSync(file, 'not a certificate');
+      await expect(startHearth({ providerCaFile: file })).rejects.toThrow('holds no PEM certificate');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
