@@ -48,6 +48,8 @@ export interface HearthOptions {
   clock?: Clock;
   /** Where log lines go; default stderr. */
   logDestination?: DestinationStream;
+  /** Data of an embedder's (or a test's) own that moves on merge and unmerge, after the built-in participants. */
+  accountLinkParticipants?: readonly AccountLinkParticipant[];
 }
 
 export interface Services {
@@ -139,8 +141,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       allowLoopback: config.allowLoopbackProviders,
     },
   });
-  // What other domains move on merge/unmerge (lobby memberships, friends, DM history) registers here.
-  const linkParticipants: AccountLinkParticipant[] = [];
+  // What other domains move on merge/unmerge (lobby memberships, friends, DM history) is listed here, each
+  // domain's participant before the embedder's; all run inside the merge/unmerge/ban transaction.
+  const linkParticipants: AccountLinkParticipant[] = [...(options.accountLinkParticipants ?? [])];
   const accountLink = new AccountLinkService({
     storage,
     clock,
