@@ -7,6 +7,7 @@ import gatewayMemory from './gateway-memory.js';
 import { killAllChildren } from './lib/children.js';
 import { progress } from './lib/progress.js';
 import lobbyChat from './lobby-chat.js';
+import provisionalToken from './provisional-token.js';
 import readPath from './read-path.js';
 import tokenExchange from './token-exchange.js';
 import webhookDelivery from './webhook-delivery.js';
@@ -19,6 +20,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   gatewayMemory,
   lobbyChat,
   webhookDelivery,
+  provisionalToken,
 ];
 
 type Outcome = { benchmark: Benchmark; results: Result[] } | { benchmark: Benchmark; error: Error };

@@ -3,6 +3,8 @@
 //   --body <user JSON>         GET /api/v10/users/@me answers that user (read-path)
 //   --token-body <token JSON>  POST /api/v10/oauth2/token reads the form and answers that token response
 //                              (token-exchange)
+//   --provisional-body <JSON>  POST /api/v10/partner-sdk/token/bot reads the JSON body and answers that
+//                              provisional token response (provisional-token)
 import { parseArgs } from 'node:util';
 import Fastify from 'fastify';
 
@@ -10,10 +12,15 @@ const { values } = parseArgs({
   options: {
     body: { type: 'string' },
     'token-body': { type: 'string' },
+    'provisional-body': { type: 'string' },
     host: { type: 'string', default: '127.0.0.1' },
   },
 });
-if (values.body === undefined && values['token-body'] === undefined) {
+if (
+  values.body === undefined &&
+  values['token-body'] === undefined &&
+  values['provisional-body'] === undefined
+) {
   throw new Error('usage: bare-fastify.ts [--body <JSON user object>] [--token-body <JSON token response>]');
 }
 
@@ -45,6 +52,18 @@ if (values['token-body'] !== undefined) {
     if (form?.['grant_type'] !== 'authorization_code' || !form['code'] || !form['client_id']) {
       return reply.code(400).send(invalidRequest);
     }
+    return reply.headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send(tokens);
+  });
+}
+
+if (values['provisional-body'] !== undefined) {
+  // HTTP and JSON only: no bot authentication, no account lookup or creation, no token minted or signed.
+  const tokens: unknown = JSON.parse(values['provisional-body']);
+  const unauthorized = { message: '401: Unauthorized', code: 0 };
+  app.post('/api/v10/partner-sdk/token/bot', async (request, reply) => {
+    const body = request.body as { external_user_id?: unknown } | undefined;
+    if (!request.headers.authorization) return reply.code(401).send(unauthorized);
+    if (typeof body?.external_user_id !== 'string') return reply.code(400).send({ code: 50035 });
     return reply.headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send(tokens);
   });
 }

@@ -78,6 +78,21 @@ export async function createApplication(
   return { id: stringField(created, 'id', name), clientSecret: stringField(created, 'client_secret', name) };
 }
 
+/** An application enabled for provisional accounts (`apps create`, then `apps update --approve`); its bot token. */
+export async function createProvisionalGame(database: string): Promise<{ id: string; botToken: string }> {
+  const created = await hearthJson(database, 'hearth apps create', ['apps', 'create', '--name', 'Bench']);
+  const id = stringField(created, 'id', 'hearth apps create');
+  await hearthJson(database, 'hearth apps update', [
+    'apps',
+    'update',
+    '--id',
+    id,
+    '--approve',
+    'ProvisionalAccountsEnabled',
+  ]);
+  return { id, botToken: stringField(created, 'bot_token', 'hearth apps create') };
+}
+
 /** Runs a one-shot `hearth … --json` command and answers the object on its last line of output. */
 async function hearthJson(database: string, name: string, args: string[]): Promise<object> {
   const stdout = await runNode({

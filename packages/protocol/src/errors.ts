@@ -200,7 +200,7 @@ export const FormErrors = {
   invalidLogin: () => ({ code: 'INVALID_LOGIN', message: 'Login or password is invalid.' }),
   unknownField: () => ({ code: 'UNKNOWN_FIELD', message: 'This field is not allowed' }),
   invalid: () => ({ code: 'BASE_TYPE_INVALID', message: 'Invalid value.' }),
-  // ---- issue 9: webhooks ----
+  // ---- Webhooks ----
   /** A URL that did not answer its PING with 204 (Hearth's name, after the interactions endpoint's error). */
   eventWebhooksUrlInvalid: () => ({
     code: 'APPLICATION_EVENT_WEBHOOKS_URL_INVALID',

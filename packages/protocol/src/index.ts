@@ -7,6 +7,7 @@ export * from './limits.js';
 export * from './lobby.js';
 export * from './oauth2.js';
 export * from './permissions.js';
+export * from './provisional.js';
 export * from './scopes.js';
 export * from './snowflake.js';
 export * from './timeline.js';

@@ -37,6 +37,7 @@ export { LobbyHandle, LobbyMemberHandle } from './lobbies/lobby-handle.js';
 export { type Build, type LogCallback, LoggingSeverity } from './logging.js';
 export { MessageHandle } from './messages/message-handle.js';
 export type { MessageCallback, MessageDeletedCallback } from './messages/message-store.js';
+export { AuthenticationExternalAuthType } from './provisional/provisional.js';
 export type { RedirectContext, RedirectReceiver, RedirectStrategy } from './redirect.js';
 export type { FetchLike } from './rest/rest-client.js';
 export { UserHandle } from './user-handle.js';

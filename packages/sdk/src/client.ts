@@ -30,6 +30,7 @@ import type { LobbyHandle } from './lobbies/lobby-handle.js';
 import { type Build, type LogCallback, Logger, LoggingSeverity } from './logging.js';
 import type { MessageHandle } from './messages/message-handle.js';
 import { type MessageCallback, type MessageDeletedCallback, MessageStore } from './messages/message-store.js';
+import { type AuthenticationExternalAuthType, ProvisionalAccounts } from './provisional/provisional.js';
 import { customSchemeReceiver, type RedirectReceiver, type RedirectStrategy } from './redirect.js';
 import {
   type FetchLike,
@@ -763,6 +764,74 @@ export class ClientCore {
 
   SetMessageDeletedCallback(callback: MessageDeletedCallback): void {
     this.#messages.deleted = callback;
+  }
+
+  // ---- Provisional accounts ----
+
+  #provisionalAccounts: ProvisionalAccounts | undefined;
+
+  get #provisional(): ProvisionalAccounts {
+    this.#provisionalAccounts ??= new ProvisionalAccounts({
+      feature: this.feature,
+      anonymous: (request) => this.#call(request),
+    });
+    return this.#provisionalAccounts;
+  }
+
+  /** A provisional account's token from an external credential (seed, Authentication 5). */
+  GetProvisionalToken(
+    applicationId: bigint | string,
+    externalAuthType: AuthenticationExternalAuthType,
+    externalAuthToken: string,
+    callback?: TokenExchangeCallback,
+  ): Promise<TokenOutcome> {
+    return this.#provisional.getProvisionalToken(
+      applicationId,
+      externalAuthType,
+      externalAuthToken,
+      callback,
+    );
+  }
+
+  /** GetToken that also merges the player's provisional account into their full account. */
+  GetTokenFromProvisionalMerge(
+    applicationId: bigint | string,
+    code: string,
+    codeVerifier: string,
+    redirectUri: string,
+    externalAuthType: AuthenticationExternalAuthType,
+    externalAuthToken: string,
+    callback?: TokenExchangeCallback,
+  ): Promise<TokenOutcome> {
+    return this.#provisional.getTokenFromProvisionalMerge(
+      applicationId,
+      code,
+      codeVerifier,
+      redirectUri,
+      externalAuthType,
+      externalAuthToken,
+      callback,
+    );
+  }
+
+  /** Unlinks the player: a new provisional account takes the external identity (public clients may call it). */
+  UnmergeIntoProvisionalAccount(
+    applicationId: bigint | string,
+    externalAuthType: AuthenticationExternalAuthType,
+    externalAuthToken: string,
+    callback?: ResultCallback,
+  ): Promise<ClientResult> {
+    return this.#provisional.unmergeIntoProvisionalAccount(
+      applicationId,
+      externalAuthType,
+      externalAuthToken,
+      callback,
+    );
+  }
+
+  /** Names the provisional player (1–32 characters). */
+  UpdateProvisionalAccountDisplayName(name: string, callback?: ResultCallback): Promise<ClientResult> {
+    return this.#provisional.updateDisplayName(name, callback);
   }
 
   /** A request authenticated with the token given to UpdateToken, if any. */

@@ -3,6 +3,8 @@ export interface GatewayUser {
   id: string;
   username: string;
   global_name?: string | null;
+  /** Hearth marks provisional accounts; full accounts carry no such field. */
+  provisional?: boolean;
 }
 
 /**
@@ -32,11 +34,8 @@ export class UserHandle {
       : this.#user.username;
   }
 
-  /**
-   * Whether this is a provisional account. The platform has no provisional accounts yet (they come with the
-   * provisional-account token endpoints), so every user the gateway sends is a full account.
-   */
+  /** Whether this is a provisional account (a game-owned placeholder for a player without a full account). */
   IsProvisional(): boolean {
-    return false;
+    return this.#user.provisional === true;
   }
 }

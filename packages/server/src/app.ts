@@ -1,15 +1,18 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { expandScopes, HEARTBEAT_INTERVAL_MS } from '@hearth/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { type Bus, type BusErrorReporter, MemoryBus } from './bus/bus.js';
 import { RedisStreamsBus } from './bus/redis-bus.js';
-import type { Config } from './config.js';
+import { type Config, ConfigError } from './config.js';
+import { type AccountLinkParticipant, AccountLinkService } from './domains/accounts/link.js';
+import { IdentityProvidersService } from './domains/accounts/providers.js';
+import { provisionalRoutes } from './domains/accounts/provisional-routes.js';
 import { accountsRoutes } from './domains/accounts/routes.js';
 import { AccountsService } from './domains/accounts/service.js';
 import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
-// ---- issue 9: webhooks, entitlements ----
 import { entitlementsRoutes } from './domains/entitlements/routes.js';
 import { EntitlementsService } from './domains/entitlements/service.js';
 import { guildsRoutes } from './domains/guilds/routes.js';
@@ -54,6 +57,8 @@ export interface HearthOptions {
   logDestination?: DestinationStream;
   /** Runs the webhook delivery worker (default); one-shot CLI commands leave delivery to the servers. */
   deliverWebhooks?: boolean;
+  /** Data of an embedder's (or a test's) own that moves on merge and unmerge, after the built-in participants. */
+  accountLinkParticipants?: readonly AccountLinkParticipant[];
 }
 
 export interface Services {
@@ -66,6 +71,8 @@ export interface Services {
   gateway: GatewayService;
   webhooks: WebhooksService;
   entitlements: EntitlementsService;
+  identityProviders: IdentityProvidersService;
+  accountLink: AccountLinkService;
 }
 
 export interface Hearth {
@@ -92,6 +99,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const { config } = options;
   const logger = createLogger(config.logLevel, options.logDestination);
   const clock = options.clock ?? (config.now === undefined ? systemClock : startingAt(config.now));
+  // Read before anything is opened: a bad file stops the start with nothing to clean up.
+  const providerCa = config.providerCaFile ? readCaFile(config.providerCaFile) : undefined;
   const storage = await openStorage(config.databaseUrl);
   await storage.migrate();
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, config.redisPrefix) : undefined;
@@ -159,6 +168,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     accounts,
     applications,
     issuer: publicUrl,
+    provisionalMerge: () => accountLink,
   });
   const guilds = new GuildsService({ storage, clock, snowflakes });
   const gateway = new GatewayService({ publicUrl, counters, clock });
@@ -171,6 +181,16 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     accounts,
     guilds,
   });
+  const identityProviders = new IdentityProvidersService({
+    storage,
+    clock,
+    snowflakes,
+    fetch: {
+      extraCa: providerCa,
+      allowLoopback: config.allowLoopbackProviders,
+    },
+  });
+
   const authenticators: Authenticators = {
     async bot(token) {
       const application = await applications.authenticateBot(token);
@@ -226,6 +246,25 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     quotas: new Quotas(counters, clock),
     connectedPlayers: () => gatewayServer.connectedPlayers(),
   });
+  // What other domains own and a merge or an unmerge moves (PROTOCOL.md §B.3), each domain's before the
+  // embedder's; all run inside the merge/unmerge/ban transaction.
+  const accountLink = new AccountLinkService({
+    storage,
+    clock,
+    snowflakes,
+    accounts,
+    applications,
+    oauth2,
+    providers: identityProviders,
+    participants: [
+      {
+        name: 'lobbies',
+        mergeInto: (tx, from, to, applicationId) => lobbies.mergeInto(tx, from, to, applicationId),
+        unmergeInto: (tx, from, to, applicationId) => lobbies.unmergeInto(tx, from, to, applicationId),
+      },
+      ...(options.accountLinkParticipants ?? []),
+    ],
+  });
   const services: Services = {
     accounts,
     applications,
@@ -236,6 +275,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     gateway,
     webhooks,
     entitlements,
+    identityProviders,
+    accountLink,
   };
 
   const http = createHttpServer(
@@ -248,6 +289,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       oauth2Routes(oauth2),
       gatewayRoutes(gateway),
       entitlementsRoutes(entitlements),
+      provisionalRoutes({ link: accountLink, providers: identityProviders, adminToken: config.adminToken }),
     ],
     [oauth2Pages(oauth2, publicUrl)],
   );
@@ -291,4 +333,18 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       await storage.close();
     },
   };
+}
+
+/** The extra CA of provider fetches; an unreadable or non-PEM file stops the start with the setting named. */
+function readCaFile(path: string): string {
+  let pem: string;
+  try {
+    pem = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`--provider-ca-file: cannot read ${path} (${(error as Error).message})`);
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new ConfigError(`--provider-ca-file: ${path} holds no PEM certificate`);
+  }
+  return pem;
 }

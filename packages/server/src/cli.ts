@@ -1,10 +1,13 @@
-import { ApplicationFlags } from '@hearth/protocol';
+import { ApplicationFlags, ExternalAuthTypes } from '@hearth/protocol';
 import { Command, Option } from 'commander';
 import { createHearth } from './app.js';
 import { type Config, ConfigError, type Flags, loadConfig, SETTINGS } from './config.js';
 import { HearthError } from './kernel/errors.js';
 
-/** `hearth serve | migrate | apps create|update | users create|update|connect | guilds create | keys rotate` (README: Commands). */
+/**
+ * `hearth serve | migrate | apps create|update|providers add|list|remove | users create|update|connect|ban|unban |
+ * guilds create | keys rotate` (README: Commands).
+ */
 export function buildProgram(): Command {
   const program = new Command('hearth')
     .description('Hearth: an open social platform for games')
@@ -179,6 +182,94 @@ export function buildProgram(): Command {
       });
     });
 
+  // ---- Provisional accounts: identity providers and bans ----
+
+  const providers = apps
+    .command('providers')
+    .description("manage an application's external identity providers");
+  withSettings(
+    providers
+      .command('add')
+      .description('add an identity provider (validated now: discovery, key set, URL rules)'),
+    isProviderCommand,
+  )
+    .requiredOption('--id <id>', 'application id')
+    .requiredOption('--type <type>', `provider type: ${providerTypes()}`)
+    .option('--issuer <url>', 'OIDC issuer (ID-token types)')
+    .option('--client-id <id>', 'the audience ID tokens must name (ID-token types)')
+    .option(
+      '--verification-url <url>',
+      'verification endpoint (STEAM_SESSION_TICKET, EPIC_ONLINE_SERVICES_ACCESS_TOKEN)',
+    )
+    .option('--json', 'print JSON', false)
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        const created = await hearth.services.identityProviders.create(String(options['id']), {
+          type: options['type'],
+          ...(typeof options['issuer'] === 'string' ? { issuer: options['issuer'] } : {}),
+          ...(typeof options['clientId'] === 'string' ? { client_id: options['clientId'] } : {}),
+          ...(typeof options['verificationUrl'] === 'string'
+            ? { verification_url: options['verificationUrl'] }
+            : {}),
+        });
+        print(options['json'] === true, providerLine(created));
+      });
+    });
+
+  withSettings(providers.command('list').description("list an application's identity providers"), isStorage)
+    .requiredOption('--id <id>', 'application id')
+    .option('--json', 'print JSON', false)
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        for (const provider of await hearth.services.identityProviders.list(String(options['id']))) {
+          print(options['json'] === true, providerLine(provider));
+        }
+      });
+    });
+
+  withSettings(providers.command('remove').description('remove an identity provider'), isStorage)
+    .requiredOption('--id <id>', 'application id')
+    .requiredOption('--provider <id>', 'provider id')
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        await hearth.services.identityProviders.remove(String(options['id']), String(options['provider']));
+        process.stdout.write('removed\n');
+      });
+    });
+
+  withSettings(
+    users
+      .command('ban')
+      .description('ban a user: links become restricted provisional accounts, every token ends'),
+    isStorage,
+  )
+    .requiredOption('--id <id>', 'user id')
+    .option('--duration <seconds>', 'how long the ban lasts; omitted: permanent')
+    .option('--reason <text>', 'why (kept with the ban)')
+    .option('--json', 'print JSON', false)
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        const duration = options['duration'];
+        const banned = await hearth.services.accountLink.ban(String(options['id']), {
+          ...(typeof duration === 'string' ? { duration_seconds: Number(duration) } : {}),
+          ...(typeof options['reason'] === 'string' ? { reason: options['reason'] } : {}),
+        });
+        print(options['json'] === true, {
+          user_id: banned.userId,
+          expires_at: banned.expiresAt === null ? 'never' : new Date(banned.expiresAt).toISOString(),
+        });
+      });
+    });
+
+  withSettings(users.command('unban').description('lift a ban'), isStorage)
+    .requiredOption('--id <id>', 'user id')
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        await hearth.services.accountLink.unban(String(options['id']));
+        process.stdout.write('unbanned\n');
+      });
+    });
+
   const keys = program.command('keys').description('manage ID-token signing keys');
   withSettings(
     keys.command('rotate').description('sign with a new key; the old one stays published'),
@@ -191,7 +282,7 @@ export function buildProgram(): Command {
       });
     });
 
-  // ---- issue 9: webhooks, SKUs, entitlements, subscriptions ----
+  // ---- webhooks, SKUs, entitlements, subscriptions ----
   webhookCommands(program);
   entitlementCommands(program);
 
@@ -372,6 +463,36 @@ function approvalFlags(): string {
   return Object.keys(ApplicationFlags)
     .filter((name) => /(Approved|Enabled)$/.test(name))
     .join(', ');
+}
+
+/** Provider types an operator may configure (the bot-issued type needs no configuration). */
+function providerTypes(): string {
+  return Object.values(ExternalAuthTypes)
+    .filter((type) => type !== ExternalAuthTypes.DiscordBotIssuedAccessToken)
+    .join(', ');
+}
+
+function providerLine(provider: {
+  id: string;
+  type: string;
+  issuer: string | null;
+  client_id: string | null;
+  jwks_uri: string | null;
+  verification_url: string | null;
+}): Record<string, string> {
+  return {
+    id: provider.id,
+    type: provider.type,
+    issuer: provider.issuer ?? '',
+    client_id: provider.client_id ?? '',
+    jwks_uri: provider.jwks_uri ?? '',
+    verification_url: provider.verification_url ?? '',
+  };
+}
+
+/** Adding a provider fetches it: the CA and loopback settings apply besides storage. */
+function isProviderCommand(key: keyof Config): boolean {
+  return isStorage(key) || key === 'providerCaFile' || key === 'allowLoopbackProviders';
 }
 
 function isStorage(key: keyof Config): boolean {

@@ -16,6 +16,10 @@ export interface Config {
   processId: number;
   rateLimitGlobal: number;
   webhookPollMs: number;
+  // Provisional accounts
+  providerCaFile: string | undefined;
+  allowLoopbackProviders: boolean;
+  adminToken: string | undefined;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -84,6 +88,19 @@ function logLevel(raw: string, name: string): LogLevel {
   const level = LOG_LEVELS.find((l) => l === raw);
   if (!level) throw new ConfigError(`${name} must be one of ${LOG_LEVELS.join(', ')}, got "${raw}"`);
   return level;
+}
+
+function boolean(raw: string, name: string): boolean {
+  const value = raw.trim().toLowerCase();
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  throw new ConfigError(`${name} must be true or false, got "${raw}"`);
+}
+
+/** An operator secret: long enough not to be guessed. */
+function secret(raw: string, name: string): string {
+  if (raw.length < 32) throw new ConfigError(`${name} must be at least 32 characters`);
+  return raw;
 }
 
 function define<K extends keyof Config>(setting: Setting<K>): Setting<K> {
@@ -189,6 +206,33 @@ export const SETTINGS = [
     description:
       'How often the webhook worker reads the event queue (ms); events this node records are sent at once.',
     parse: integer(1, 3_600_000),
+  }),
+  define({
+    key: 'providerCaFile',
+    flag: '--provider-ca-file',
+    env: 'HEARTH_PROVIDER_CA_FILE',
+    default: undefined,
+    description:
+      'PEM file of an extra certificate authority trusted for identity-provider fetches (OIDC discovery, JWKS, verification endpoints).',
+    parse: text,
+  }),
+  define({
+    key: 'allowLoopbackProviders',
+    flag: '--allow-loopback-providers',
+    env: 'HEARTH_ALLOW_LOOPBACK_PROVIDERS',
+    default: 'false',
+    description:
+      'Development only: identity providers on localhost / 127.0.0.1 / [::1] pass the issuer hostname rules.',
+    parse: boolean,
+  }),
+  define({
+    key: 'adminToken',
+    flag: '--admin-token',
+    env: 'HEARTH_ADMIN_TOKEN',
+    default: undefined,
+    description:
+      'Operator secret (32+ characters) for the admin API (`Authorization: Admin <token>`); unset: the admin API answers 401.',
+    parse: secret,
   }),
 ] as const;
 

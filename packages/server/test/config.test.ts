@@ -44,6 +44,19 @@ const SAMPLES: { [K in keyof Config]: Sample<K> } = {
   processId: { flag: '1', fromFlag: 1, env: '2', fromEnv: 2 },
   rateLimitGlobal: { flag: '100', fromFlag: 100, env: '5', fromEnv: 5 },
   webhookPollMs: { flag: '20', fromFlag: 20, env: '250', fromEnv: 250 },
+  providerCaFile: {
+    flag: '/etc/ca.pem',
+    fromFlag: '/etc/ca.pem',
+    env: '/srv/ca.pem',
+    fromEnv: '/srv/ca.pem',
+  },
+  allowLoopbackProviders: { flag: 'true', fromFlag: true, env: '1', fromEnv: true },
+  adminToken: {
+    flag: 'a'.repeat(32),
+    fromFlag: 'a'.repeat(32),
+    env: 'b'.repeat(40),
+    fromEnv: 'b'.repeat(40),
+  },
 };
 
 const DEFAULTS: Config = {
@@ -59,6 +72,9 @@ const DEFAULTS: Config = {
   processId: 0,
   rateLimitGlobal: 50,
   webhookPollMs: 1000,
+  providerCaFile: undefined,
+  allowLoopbackProviders: false,
+  adminToken: undefined,
 };
 
 const cases = SETTINGS.map((setting) => ({ ...setting, sample: SAMPLES[setting.key] }));
@@ -123,6 +139,8 @@ const BAD_VALUES: { key: keyof Config; raw: string; problem: string }[] = [
   { key: 'workerId', raw: '32', problem: 'must be an integer from 0 to 31, got "32"' },
   { key: 'processId', raw: '-1', problem: 'must be an integer from 0 to 31, got "-1"' },
   { key: 'rateLimitGlobal', raw: '0', problem: 'must be an integer from 1 to 1000000000, got "0"' },
+  { key: 'allowLoopbackProviders', raw: 'yes', problem: 'must be true or false, got "yes"' },
+  { key: 'adminToken', raw: 'short', problem: 'must be at least 32 characters' },
   {
     key: 'databaseUrl',
     raw: 'mysql://',

@@ -464,12 +464,16 @@ export class GatewayClient {
 }
 
 function asUser(value: unknown): GatewayUser | undefined {
-  const user = value as { id?: unknown; username?: unknown; global_name?: unknown } | null | undefined;
+  const user = value as
+    | { id?: unknown; username?: unknown; global_name?: unknown; provisional?: unknown }
+    | null
+    | undefined;
   if (typeof user?.id !== 'string' || typeof user.username !== 'string') return undefined;
   return {
     id: user.id,
     username: user.username,
     global_name: typeof user.global_name === 'string' ? user.global_name : null,
+    ...(user.provisional === true ? { provisional: true } : {}),
   };
 }
 

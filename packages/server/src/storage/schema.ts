@@ -24,6 +24,10 @@ export interface Schema {
   skus: SkusTable;
   entitlements: EntitlementsTable;
   subscriptions: SubscriptionsTable;
+  // Provisional accounts
+  external_identities: ExternalIdentitiesTable;
+  identity_providers: IdentityProvidersTable;
+  user_bans: UserBansTable;
 }
 
 export interface UsersTable {
@@ -38,6 +42,8 @@ export interface UsersTable {
   flags: number;
   created_at: number;
   premium_type: Generated<number>;
+  /** 1 for a provisional account (a game-owned placeholder keyed by an external identity). */
+  provisional: Generated<number>;
 }
 
 /** User session tokens (the bare `Authorization: <token>` form), stored hashed. */
@@ -152,7 +158,7 @@ export interface OutboxTable {
   application_id: string;
   payload: string;
   created_at: number;
-  // ---- issue 9: delivery state (0004_webhooks) ----
+  // ---- delivery state (0004_webhooks) ----
   /** `pending`, `delivered`, `failed` (retries spent) or `skipped` (not subscribed, no URL, disabled). */
   status: Generated<string>;
   attempts: Generated<number>;
@@ -266,4 +272,37 @@ export interface LobbyMessagesTable {
   flags: number;
   created_at: number;
   edited_at: number | null;
+}
+
+// ---- Provisional accounts ----
+
+export interface ExternalIdentitiesTable {
+  id: string;
+  application_id: string;
+  provider_type: string;
+  provider_id: string;
+  external_user_id: string;
+  user_id: string;
+  restricted_by: string | null;
+  created_at: number;
+}
+
+export interface IdentityProvidersTable {
+  id: string;
+  application_id: string;
+  type: string;
+  issuer: string | null;
+  client_id: string | null;
+  jwks_uri: string | null;
+  algorithms: Generated<string>;
+  verification_url: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface UserBansTable {
+  user_id: string;
+  reason: string | null;
+  expires_at: number | null;
+  created_at: number;
 }

@@ -22,6 +22,8 @@ export const UserObject = Type.Object({
   global_name: Type.Union([Type.String(), Type.Null()]),
   avatar: Type.Union([Type.String(), Type.Null()]),
   bot: Type.Optional(Type.Boolean()),
+  /** Hearth: present (true) only on provisional accounts. */
+  provisional: Type.Optional(Type.Boolean()),
   public_flags: Type.Integer(),
   flags: Type.Optional(Type.Integer()),
   banner: Type.Union([Type.String(), Type.Null()]),

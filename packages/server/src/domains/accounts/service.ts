@@ -7,6 +7,7 @@ import { generateToken, hashPassword, hashToken, verifyPassword } from '../../ke
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
 import { type Executor, isUniqueViolation, type Storage } from '../../storage/database.js';
+import { findBan } from './identities-store.js';
 import { Login, ModifyCurrentUser, NewUser, type UserObject } from './schemas.js';
 import * as store from './store.js';
 
@@ -20,6 +21,8 @@ export interface User {
   bot: boolean;
   flags: number;
   premiumType: number;
+  /** A game-owned placeholder keyed by an external identity (PROTOCOL.md §B.1). */
+  provisional: boolean;
   createdAt: number;
 }
 
@@ -66,6 +69,7 @@ export class AccountsService {
       bot: 0,
       flags: 0,
       premium_type: 0,
+      provisional: 0,
       created_at: clock.now(),
     };
     try {
@@ -109,6 +113,11 @@ export class AccountsService {
         ]),
       });
     }
+    // A banned platform account signs in nowhere while the ban is in force (seed, States: account link).
+    const ban = await findBan(this.#deps.storage.db, row.id);
+    if (ban && (ban.expires_at === null || ban.expires_at > this.#deps.clock.now())) {
+      throw new HearthError('GeneralForbidden');
+    }
     return { user: toUser(row), token: await this.createSession(row.id) };
   }
 
@@ -137,6 +146,7 @@ export class AccountsService {
       bot: 1,
       flags: 0,
       premium_type: 0,
+      provisional: 0,
       created_at: clock.now(),
     };
     await store.insertUser(tx, row);
@@ -238,6 +248,53 @@ export class AccountsService {
         revoked: false,
       }));
   }
+
+  // ---- Provisional accounts ----
+
+  /** True for a provisional account; false for full accounts, bots and unknown ids. */
+  async isProvisional(userId: string): Promise<boolean> {
+    return (await this.getUser(userId))?.provisional === true;
+  }
+
+  /**
+   * A provisional account inside the caller's transaction. Its username is derived from its snowflake, so
+   * it never collides (530006 cannot happen); the display name is the preferred one, if any.
+   */
+  async createProvisionalUser(tx: Executor, displayName: string | null): Promise<User> {
+    const { clock, snowflakes } = this.#deps;
+    const id = snowflakes.next();
+    const row = {
+      id,
+      username: `player_${id}`,
+      discriminator: '0',
+      global_name: displayName,
+      email: null,
+      password_hash: null,
+      avatar: null,
+      bot: 0,
+      flags: 0,
+      premium_type: 0,
+      provisional: 1,
+      created_at: clock.now(),
+    };
+    await store.insertUser(tx, row);
+    return toUser(row);
+  }
+
+  /** Sets a display name inside the caller's transaction (provisional accounts: the game names them). */
+  async setDisplayName(db: Executor, userId: string, displayName: string | null): Promise<void> {
+    await store.updateUser(db, userId, { global_name: displayName });
+  }
+
+  /** Removes a (merged) provisional account; what references it goes with it. Refuses a full account. */
+  async deleteProvisionalUser(tx: Executor, userId: string): Promise<void> {
+    await store.deleteProvisionalUser(tx, userId);
+  }
+
+  /** Ends every session of a user (a ban deletes every credential at once). */
+  async deleteSessions(tx: Executor, userId: string): Promise<void> {
+    await store.deleteSessionsOf(tx, userId);
+  }
 }
 
 function toUser(row: store.UserRow): User {
@@ -251,6 +308,7 @@ function toUser(row: store.UserRow): User {
     bot: row.bot === 1,
     flags: Number(row.flags),
     premiumType: Number(row.premium_type),
+    provisional: row.provisional === 1,
     createdAt: Number(row.created_at),
   };
 }
@@ -282,6 +340,8 @@ export function toUserObject(
     global_name: user.globalName,
     avatar: user.avatar,
     ...(user.bot ? { bot: true } : {}),
+    // Hearth's mark, present only on provisional accounts: the reference names no field for it.
+    ...(user.provisional ? { provisional: true } : {}),
     public_flags: user.flags,
     banner: null,
     accent_color: null,

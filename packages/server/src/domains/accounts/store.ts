@@ -71,3 +71,12 @@ export async function insertConnection(db: Executor, row: Insertable<Connections
 export function listConnections(db: Executor, userId: string): Promise<ConnectionRow[]> {
   return db.selectFrom('connections').selectAll().where('user_id', '=', userId).orderBy('id').execute();
 }
+
+/** Only a provisional row: a full account is never removed by a merge. */
+export async function deleteProvisionalUser(db: Executor, id: string): Promise<void> {
+  await db.deleteFrom('users').where('id', '=', id).where('provisional', '=', 1).execute();
+}
+
+export async function deleteSessionsOf(db: Executor, userId: string): Promise<void> {
+  await db.deleteFrom('sessions').where('user_id', '=', userId).execute();
+}

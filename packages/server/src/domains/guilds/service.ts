@@ -81,7 +81,7 @@ export class GuildsService {
     }));
   }
 
-  // ---- issue 9 ----
+  // ---- Entitlements ----
   async guildExists(guildId: string): Promise<boolean> {
     return store.guildExists(this.#deps.storage.db, guildId);
   }

@@ -88,7 +88,7 @@ export function listMembers(
   return query.orderBy('guild_members.user_id').limit(filter.limit).execute();
 }
 
-// ---- issue 9: a test entitlement may be granted to a guild ----
+// ---- a test entitlement may be granted to a guild ----
 export async function guildExists(db: Executor, guildId: string): Promise<boolean> {
   return (
     (await db.selectFrom('guilds').select('id').where('id', '=', guildId).executeTakeFirst()) !== undefined

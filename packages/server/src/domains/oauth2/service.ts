@@ -13,6 +13,7 @@ import {
   FormErrors,
   GrantTypes,
   IntegrationTypes,
+  isExternalAuthType,
   isScope,
   OAuth2ErrorCodes,
   OAuth2ErrorDescriptions,
@@ -46,6 +47,21 @@ export interface OAuth2Deps {
   applications: ApplicationsService;
   /** The issuer of ID tokens: this server's public URL. */
   issuer: () => string;
+  /** Provisional-account merges through the token endpoint (PROTOCOL.md §B.3); bound after construction. */
+  provisionalMerge?: () => ProvisionalMerge | undefined;
+}
+
+/**
+ * The accounts domain's side of a merge through `/oauth2/token`: checks the external credential and the
+ * accounts before the token transaction (it may fetch a provider's key set), then moves the data inside it.
+ */
+export interface ProvisionalMerge {
+  prepare(
+    application: Application,
+    externalAuthType: string,
+    externalAuthToken: string,
+    destinationUserId: string,
+  ): Promise<(tx: Executor) => Promise<BusEvent[]>>;
 }
 
 /** A checked authorization request, ready for the player's decision. */
@@ -69,6 +85,14 @@ export interface TokenResponse {
   refresh_token?: string;
   scope: string;
   id_token?: string;
+}
+
+/** Provisional token rows written in a transaction, waiting for their ID token (`completeProvisional`). */
+export interface IssuedProvisional {
+  response: TokenResponse;
+  applicationId: string;
+  userId: string;
+  authTime: number;
 }
 
 /** What an access token stands for. */
@@ -285,10 +309,13 @@ export class OAuth2Service {
       throw invalidCode();
     }
     checkProofKey(row.code_challenge, verifier, invalidCode);
+    const merge = await this.#prepareMerge(fields, application, row.user_id);
     const sign = await this.#deps.keys.signer();
-    return storage.transaction(async (tx) => {
+    const events: BusEvent[] = [];
+    const response = await storage.transaction(async (tx) => {
       if (!(await store.spendCode(tx, codeHash, now))) throw invalidCode();
       if (!(await store.findGrant(tx, application.id, row.user_id))) throw invalidCode();
+      if (merge) events.push(...(await merge(tx)));
       return this.#issue(tx, {
         application,
         userId: row.user_id,
@@ -298,6 +325,27 @@ export class OAuth2Service {
         idToken: { sign, nonce: row.nonce, authTime: Number(row.auth_time) },
       });
     });
+    await this.#publish(events);
+    return response;
+  }
+
+  /** `external_auth_type` and `external_auth_token` turn a code exchange into a merge (PROTOCOL.md §B.3). */
+  async #prepareMerge(
+    fields: Fields,
+    application: Application,
+    destinationUserId: string,
+  ): Promise<((tx: Executor) => Promise<BusEvent[]>) | undefined> {
+    const type = fields['external_auth_type'];
+    const token = fields['external_auth_token'];
+    if (type === undefined && token === undefined) return undefined;
+    const merge = this.#deps.provisionalMerge?.();
+    if (!type || !token || !merge || !isExternalAuthType(type)) {
+      throw new OAuth2Error(
+        OAuth2ErrorCodes.InvalidRequest,
+        'external_auth_type and external_auth_token must be given together',
+      );
+    }
+    return merge.prepare(application, type, token, destinationUserId);
   }
 
   async #refreshTokenGrant(fields: Fields, authorization: string | undefined): Promise<TokenResponse> {
@@ -369,7 +417,7 @@ export class OAuth2Service {
       idToken: { sign: IdTokenSigner; nonce: string | null; authTime: number | null } | null;
     },
   ): Promise<TokenResponse> {
-    const { clock, snowflakes, issuer } = this.#deps;
+    const { clock, snowflakes } = this.#deps;
     const now = clock.now();
     const id = snowflakes.next();
     const accessToken = generateToken(options.userId, now);
@@ -397,18 +445,28 @@ export class OAuth2Service {
       scope: options.scopes.join(' '),
     };
     if (options.idToken && options.scopes.includes(Scopes.OpenId)) {
-      response.id_token = await options.idToken.sign({
-        iss: issuer(),
-        sub: options.userId,
-        aud: [options.application.id],
-        at_hash: accessTokenHash(accessToken),
-        ...(options.idToken.authTime !== null
-          ? { auth_time: Math.floor(options.idToken.authTime / 1000) }
-          : {}),
-        ...(options.idToken.nonce !== null ? { nonce: options.idToken.nonce } : {}),
-      });
+      response.id_token = await options.idToken.sign(
+        this.#idTokenClaims(options.application.id, options.userId, accessToken, options.idToken),
+      );
     }
     return response;
+  }
+
+  /** OIDC Core §2 claims of an ID token for this access token. */
+  #idTokenClaims(
+    applicationId: string,
+    userId: string,
+    accessToken: string,
+    context: { nonce: string | null; authTime: number | null },
+  ): Parameters<IdTokenSigner>[0] {
+    return {
+      iss: this.#deps.issuer(),
+      sub: userId,
+      aud: [applicationId],
+      at_hash: accessTokenHash(accessToken),
+      ...(context.authTime !== null ? { auth_time: Math.floor(context.authTime / 1000) } : {}),
+      ...(context.nonce !== null ? { nonce: context.nonce } : {}),
+    };
   }
 
   /** RFC 6749 §2.3: one method only; a public client may omit its secret where `publicAllowed`. */
@@ -473,6 +531,99 @@ export class OAuth2Service {
         events.push(await this.#recordDeauthorized(tx, applicationId, userId));
       }
     });
+    await this.#publish(events);
+  }
+
+  // ---- Provisional accounts: tokens the accounts domain mints and ends ----
+
+  /** A signer for the ID tokens of provisional token responses; get it before opening a transaction. */
+  signer(): Promise<IdTokenSigner> {
+    return this.#deps.keys.signer();
+  }
+
+  /**
+   * A provisional account's token rows (PROTOCOL.md §B.2): scope `sdk.social_layer`, 7 days; a refresh token
+   * only where the reference still gives one (OIDC on confidential clients, deprecated). The grant is recorded
+   * quietly: a provisional account is not "authorized" by a person. `completeProvisional` signs after commit.
+   */
+  async issueProvisional(
+    tx: Executor,
+    application: Application,
+    userId: string,
+    options: { withRefresh: boolean },
+  ): Promise<IssuedProvisional> {
+    const now = this.#deps.clock.now();
+    if (!(await store.findGrant(tx, application.id, userId))) {
+      await store.saveGrant(tx, {
+        application_id: application.id,
+        user_id: userId,
+        scopes: Scopes.SdkSocialLayer,
+        integration_type: null,
+        created_at: now,
+      });
+    }
+    const response = await this.#issue(tx, {
+      application,
+      userId,
+      scopes: [Scopes.SdkSocialLayer, Scopes.OpenId],
+      withRefresh: options.withRefresh,
+      idToken: null,
+    });
+    return {
+      response: { ...response, scope: Scopes.SdkSocialLayer },
+      applicationId: application.id,
+      userId,
+      authTime: now,
+    };
+  }
+
+  /**
+   * The provisional token response with its ID token. Signing runs after the commit, so that the one SQLite
+   * connection is not held while a worker thread signs.
+   */
+  async completeProvisional(
+    issued: IssuedProvisional,
+    sign: IdTokenSigner,
+  ): Promise<TokenResponse & { id_token: string }> {
+    const idToken = await sign(
+      this.#idTokenClaims(issued.applicationId, issued.userId, issued.response.access_token, {
+        nonce: null,
+        authTime: issued.authTime,
+      }),
+    );
+    return { ...issued.response, id_token: idToken };
+  }
+
+  /**
+   * Ends a user's link with an application inside the caller's transaction: every token (and child token)
+   * and the grant. Answers the APPLICATION_DEAUTHORIZED event to publish after commit, recorded for the
+   * webhook in this transaction, when a grant existed; with `quiet`, no webhook (a merge is not an unlink).
+   */
+  async endLinkIn(
+    tx: Executor,
+    applicationId: string,
+    userId: string,
+    options: { quiet?: boolean } = {},
+  ): Promise<BusEvent | undefined> {
+    await store.deleteTokensOfGrant(tx, applicationId, userId);
+    const existed = await store.deleteGrant(tx, applicationId, userId);
+    if (!existed) return undefined;
+    if (options.quiet) {
+      return {
+        type: 'APPLICATION_DEAUTHORIZED',
+        data: { application_id: applicationId, user: { id: userId } },
+      };
+    }
+    return this.#recordDeauthorized(tx, applicationId, userId);
+  }
+
+  /** Every application a user holds tokens or a grant of (a ban ends them all). */
+  async linkedApplications(tx: Executor, userId: string): Promise<string[]> {
+    return store.applicationsOfUser(tx, userId);
+  }
+
+  /** Publishes events after their transaction committed. */
+  async publish(events: BusEvent[]): Promise<void> {
     await this.#publish(events);
   }
 

@@ -131,3 +131,19 @@ export function deleteTokensOfCode(db: Executor, codeHash: string): Promise<void
 export function deleteTokensOfGrant(db: Executor, applicationId: string, userId: string): Promise<void> {
   return deleteTokensWhere(db, 'family_id', '', { applicationId, userId });
 }
+
+/** Applications a user holds a grant or a token of. */
+export async function applicationsOfUser(db: Executor, userId: string): Promise<string[]> {
+  const grants = await db
+    .selectFrom('oauth_grants')
+    .select('application_id')
+    .where('user_id', '=', userId)
+    .execute();
+  const tokens = await db
+    .selectFrom('oauth_tokens')
+    .select('application_id')
+    .distinct()
+    .where('user_id', '=', userId)
+    .execute();
+  return [...new Set([...grants, ...tokens].map((row) => row.application_id))].sort();
+}

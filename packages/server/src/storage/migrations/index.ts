@@ -4,6 +4,7 @@ import { oauth2 } from './0002_oauth2.js';
 import { lobbies } from './0003_lobbies.js';
 import { webhooks } from './0004_webhooks.js';
 import { entitlements } from './0005_entitlements.js';
+import { provisional } from './0006_provisional.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
 const migrations: Record<string, Migration> = {
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '0003_lobbies': lobbies,
   '0004_webhooks': webhooks,
   '0005_entitlements': entitlements,
+  '0006_provisional': provisional,
 };
 
 export const migrationProvider: MigrationProvider = {
