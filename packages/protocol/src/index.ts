@@ -7,5 +7,6 @@ export * from './oauth2.js';
 export * from './permissions.js';
 export * from './scopes.js';
 export * from './snowflake.js';
+export * from './social.js';
 export * from './timeline.js';
 export * from './user.js';

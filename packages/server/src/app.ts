@@ -15,6 +15,9 @@ import { SigningKeys } from './domains/oauth2/keys.js';
 import { oauth2Pages } from './domains/oauth2/pages.js';
 import { oauth2Routes } from './domains/oauth2/routes.js';
 import { OAuth2Service } from './domains/oauth2/service.js';
+// ---- Social layer (issue 8) ----
+import { relationshipsRoutes } from './domains/relationships/routes.js';
+import { RelationshipsService } from './domains/relationships/service.js';
 import { GatewayServer } from './gateway/gateway-server.js';
 import { gatewayRoutes } from './gateway/routes.js';
 import { GatewayService } from './gateway/service.js';
@@ -52,6 +55,8 @@ export interface Services {
   oauth2: OAuth2Service;
   keys: SigningKeys;
   gateway: GatewayService;
+  // ---- Social layer (issue 8) ----
+  relationships: RelationshipsService;
 }
 
 export interface Hearth {
@@ -118,7 +123,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   });
   const guilds = new GuildsService({ storage, clock, snowflakes });
   const gateway = new GatewayService({ publicUrl, counters, clock });
-  const services: Services = { accounts, applications, guilds, oauth2, keys, gateway };
+  // ---- Social layer (issue 8) ----
+  const relationships = new RelationshipsService({ storage, clock, bus, accounts });
+  const services: Services = { accounts, applications, guilds, oauth2, keys, gateway, relationships };
 
   const authenticators: Authenticators = {
     async bot(token) {
@@ -157,6 +164,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       guildsRoutes(guilds),
       oauth2Routes(oauth2),
       gatewayRoutes(gateway),
+      // ---- Social layer (issue 8) ----
+      relationshipsRoutes(relationships),
     ],
     [oauth2Pages(oauth2, publicUrl)],
   );

@@ -66,3 +66,15 @@ export async function insertConnection(db: Executor, row: Insertable<Connections
 export function listConnections(db: Executor, userId: string): Promise<ConnectionRow[]> {
   return db.selectFrom('connections').selectAll().where('user_id', '=', userId).orderBy('id').execute();
 }
+
+// ---- Social layer (issue 8) ----
+
+/** A migrated user (discriminator `0`) by username, for friend requests by name (PROTOCOL.md §B.6). */
+export function findUserByUsername(db: Executor, username: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('username', '=', username)
+    .where('discriminator', '=', '0')
+    .executeTakeFirst();
+}

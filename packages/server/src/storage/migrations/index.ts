@@ -1,11 +1,13 @@
 import type { Migration, MigrationProvider } from 'kysely';
 import { foundation } from './0001_foundation.js';
 import { oauth2 } from './0002_oauth2.js';
+import { social } from './0007_social.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
 const migrations: Record<string, Migration> = {
   '0001_foundation': foundation,
   '0002_oauth2': oauth2,
+  '0007_social': social,
 };
 
 export const migrationProvider: MigrationProvider = {
