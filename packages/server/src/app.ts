@@ -16,6 +16,8 @@ import { oauth2Pages } from './domains/oauth2/pages.js';
 import { oauth2Routes } from './domains/oauth2/routes.js';
 import { OAuth2Service } from './domains/oauth2/service.js';
 // ---- Social layer (issue 8) ----
+import type { PresenceInput } from './domains/presence/schemas.js';
+import { PresenceService } from './domains/presence/service.js';
 import { relationshipsRoutes } from './domains/relationships/routes.js';
 import { RelationshipsService } from './domains/relationships/service.js';
 import { GatewayServer } from './gateway/gateway-server.js';
@@ -57,6 +59,7 @@ export interface Services {
   gateway: GatewayService;
   // ---- Social layer (issue 8) ----
   relationships: RelationshipsService;
+  presence: PresenceService;
 }
 
 export interface Hearth {
@@ -124,8 +127,27 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const guilds = new GuildsService({ storage, clock, snowflakes });
   const gateway = new GatewayService({ publicUrl, counters, clock });
   // ---- Social layer (issue 8) ----
-  const relationships = new RelationshipsService({ storage, clock, bus, accounts });
-  const services: Services = { accounts, applications, guilds, oauth2, keys, gateway, relationships };
+  const nodeId = `${config.workerId}.${config.processId}.${randomBytes(4).toString('hex')}`;
+  // Presence re-tells each side after a relationship change; it is built just below.
+  let presence: PresenceService | undefined;
+  const relationships = new RelationshipsService({
+    storage,
+    clock,
+    bus,
+    accounts,
+    onChange: (a, b, applicationId) => presence!.relationshipChanged(a, b, applicationId),
+  });
+  presence = new PresenceService({ bus, clock, logger, relationships, nodeId });
+  const services: Services = {
+    accounts,
+    applications,
+    guilds,
+    oauth2,
+    keys,
+    gateway,
+    relationships,
+    presence,
+  };
 
   const authenticators: Authenticators = {
     async bot(token) {
@@ -181,7 +203,15 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     gateway,
     heartbeatIntervalMs: options.gateway?.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
     store: sessions,
-    nodeId: `${config.workerId}.${config.processId}.${randomBytes(4).toString('hex')}`,
+    nodeId,
+    // ---- Social layer (issue 8) ----
+    presence: {
+      parse: (input) => presence.parse(input),
+      started: (session, state) => presence.started(session, state as PresenceInput | undefined),
+      updated: (session, state) => presence.updated(session, state as PresenceInput),
+      ended: (session) => presence.ended(session),
+      readyPresences: (userId, applicationId) => presence.readyPresences(userId, applicationId),
+    },
   });
   gatewayServer.attach(http.server);
 
@@ -207,6 +237,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
     async close() {
       await gatewayServer.close();
+      presence.close();
       await http.close();
       // A bus shared by several in-process nodes belongs to whoever made it.
       if (!options.shared?.bus) await bus.close();

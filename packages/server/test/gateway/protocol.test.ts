@@ -226,6 +226,8 @@ describe('Identify with a bearer token: players with gateway.connect (PROTOCOL.m
         shard: [0, 1],
         application: { id: game.id, flags: application.flags, flags_new: application.flags_new },
         scopes: expect.any(Array),
+        // The social layer (issue 8): the online friends' presences; this player has none.
+        presences: [],
       },
     });
     expect(user).toMatchObject({ id: player.user.id });

@@ -13,6 +13,8 @@ export interface RelationshipsDeps {
   clock: Clock;
   bus: Bus;
   accounts: Pick<AccountsService, 'getUser' | 'getUserIn' | 'findUserByUsername'>;
+  /** Told after a pair's relationship changed and its events went out (presence re-tells each side). */
+  onChange?: (a: string, b: string, applicationId?: string) => Promise<void>;
 }
 
 /** What the relationships of two users allow, for presence, invites and direct messages. */
@@ -118,7 +120,7 @@ export class RelationshipsService {
       events.push(relationshipEvent(SocialDispatches.RelationshipAdd, myRow, target));
       if (me) events.push(relationshipEvent(SocialDispatches.RelationshipAdd, theirRow, me));
     });
-    await this.#publish(events);
+    await this.#publish(events, userId, targetId);
   }
 
   /** Blocks: every relationship of the pair ends, in every application; the blocker keeps a BLOCKED row. */
@@ -141,7 +143,7 @@ export class RelationshipsService {
       await store.putRelationship(tx, row);
       events.push(relationshipEvent(SocialDispatches.RelationshipAdd, row, target));
     });
-    await this.#publish(events);
+    await this.#publish(events, userId, targetId);
   }
 
   /** DELETE /users/@me/relationships/{user.id}: unfriend, cancel, reject or unblock; unblocking restores nothing. */
@@ -158,7 +160,7 @@ export class RelationshipsService {
         events.push(removeEvent(targetId, userId, theirs.type));
       }
     });
-    await this.#publish(events);
+    await this.#publish(events, userId, targetId);
   }
 
   // ---- Game relationships ----
@@ -212,7 +214,7 @@ export class RelationshipsService {
       events.push(gameAddEvent(myRow, target));
       if (me) events.push(gameAddEvent(theirRow, me));
     });
-    await this.#publish(events);
+    await this.#publish(events, userId, targetId, applicationId);
   }
 
   /** DELETE /users/@me/game-relationships/{user.id}: unfriend, cancel or reject, in this application. */
@@ -225,7 +227,7 @@ export class RelationshipsService {
       const theirs = await store.deleteGameRelationship(tx, applicationId, targetId, userId);
       if (theirs) events.push(gameRemoveEvent(theirs));
     });
-    await this.#publish(events);
+    await this.#publish(events, userId, targetId, applicationId);
   }
 
   // ---- Steps ----
@@ -257,8 +259,9 @@ export class RelationshipsService {
     return out;
   }
 
-  async #publish(events: readonly BusEvent[]): Promise<void> {
+  async #publish(events: readonly BusEvent[], a: string, b: string, applicationId?: string): Promise<void> {
     for (const event of events) await this.#deps.bus.publish(event);
+    if (events.length > 0) await this.#deps.onChange?.(a, b, applicationId);
   }
 }
 
