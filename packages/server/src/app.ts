@@ -11,11 +11,13 @@ import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
 import { guildsRoutes } from './domains/guilds/routes.js';
 import { GuildsService } from './domains/guilds/service.js';
+// ---- Social layer (issue 8) ----
+import { messagesRoutes } from './domains/messages/routes.js';
+import { MessagesService, type ProvisionalAccounts } from './domains/messages/service.js';
 import { SigningKeys } from './domains/oauth2/keys.js';
 import { oauth2Pages } from './domains/oauth2/pages.js';
 import { oauth2Routes } from './domains/oauth2/routes.js';
 import { OAuth2Service } from './domains/oauth2/service.js';
-// ---- Social layer (issue 8) ----
 import type { PresenceInput } from './domains/presence/schemas.js';
 import { PresenceService } from './domains/presence/service.js';
 import { relationshipsRoutes } from './domains/relationships/routes.js';
@@ -48,6 +50,11 @@ export interface HearthOptions {
   clock?: Clock;
   /** Where log lines go; default stderr. */
   logDestination?: DestinationStream;
+  /**
+   * Which accounts are provisional, for the social layer (issue 8) until provisional accounts (issue 7)
+   * are wired; tests pass their own.
+   */
+  provisionalAccounts?: ProvisionalAccounts;
 }
 
 export interface Services {
@@ -60,6 +67,7 @@ export interface Services {
   // ---- Social layer (issue 8) ----
   relationships: RelationshipsService;
   presence: PresenceService;
+  messages: MessagesService;
 }
 
 export interface Hearth {
@@ -138,6 +146,23 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     onChange: (a, b, applicationId) => presence!.relationshipChanged(a, b, applicationId),
   });
   presence = new PresenceService({ bus, clock, logger, relationships, nodeId });
+  // Placeholder until provisional accounts (issue 7) land: the lead replaces it at merge with
+  // `{ isProvisional: (userId) => accounts.isProvisional(userId) }`. Until then every account is full.
+  const provisional: ProvisionalAccounts = options.provisionalAccounts ?? {
+    isProvisional: async () => false,
+  };
+  const messages = new MessagesService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    counters,
+    accounts,
+    applications,
+    relationships,
+    presence,
+    provisional,
+  });
   const services: Services = {
     accounts,
     applications,
@@ -147,6 +172,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     gateway,
     relationships,
     presence,
+    messages,
   };
 
   const authenticators: Authenticators = {
@@ -188,6 +214,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       gatewayRoutes(gateway),
       // ---- Social layer (issue 8) ----
       relationshipsRoutes(relationships),
+      messagesRoutes(messages),
     ],
     [oauth2Pages(oauth2, publicUrl)],
   );
