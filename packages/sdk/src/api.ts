@@ -24,6 +24,35 @@ export { ClientResult, ErrorType } from './client-result.js';
 export type { WebSocketConstructor, WebSocketLike } from './gateway/socket.js';
 export { ClientError, ClientStatus, type StatusChangedCallback } from './gateway/status.js';
 export { type Build, type LogCallback, LoggingSeverity } from './logging.js';
+// ---- Social layer (issue 8) ----
+export { DisclosureTypes, MessageHandle } from './messages/message-handle.js';
+export type {
+  MessageCreatedCallback,
+  MessageDeletedCallback,
+  MessageUpdatedCallback,
+} from './messages/messages.js';
+export { UserMessageSummary } from './messages/messages.js';
 export type { RedirectContext, RedirectReceiver, RedirectStrategy } from './redirect.js';
 export type { FetchLike } from './rest/rest-client.js';
+export {
+  Activity,
+  ActivityActionTypes,
+  ActivityAssets,
+  ActivityGamePlatforms,
+  ActivityInvite,
+  ActivityParty,
+  ActivityPartyPrivacy,
+  ActivitySecrets,
+  ActivityTimestamps,
+  ActivityTypes,
+} from './social/activity.js';
+export { RelationshipHandle, RelationshipType } from './social/relationship-handle.js';
+export type {
+  AcceptActivityInviteCallback,
+  ActivityInviteCallback,
+  ActivityJoinCallback,
+  RelationshipCallback,
+  UserUpdatedCallback,
+} from './social/social.js';
+export { StatusType } from './social/status.js';
 export { UserHandle } from './user-handle.js';

@@ -16,6 +16,15 @@ import type { SocketOpener, WebSocketConstructor } from './gateway/socket.js';
 import { ClientError, ClientStatus, nameOf, type StatusChangedCallback } from './gateway/status.js';
 import { snowflakeOf } from './ids.js';
 import { type Build, type LogCallback, Logger, LoggingSeverity } from './logging.js';
+// ---- Social layer (issue 8) ----
+import type { MessageHandle } from './messages/message-handle.js';
+import {
+  type MessageCreatedCallback,
+  type MessageDeletedCallback,
+  Messages,
+  type MessageUpdatedCallback,
+  type UserMessageSummary,
+} from './messages/messages.js';
 import { customSchemeReceiver, type RedirectReceiver, type RedirectStrategy } from './redirect.js';
 import {
   type FetchLike,
@@ -25,6 +34,17 @@ import {
   type RestRequest,
 } from './rest/rest-client.js';
 import { base64url, randomBytes } from './sha256.js';
+import { type Activity, ActivityActionTypes, type ActivityInvite } from './social/activity.js';
+import type { RelationshipHandle } from './social/relationship-handle.js';
+import {
+  type AcceptActivityInviteCallback,
+  type ActivityInviteCallback,
+  type ActivityJoinCallback,
+  type RelationshipCallback,
+  Social,
+  type UserUpdatedCallback,
+} from './social/social.js';
+import type { StatusType } from './social/status.js';
 import { UserHandle } from './user-handle.js';
 
 /** Opens the authorization URL for the player: a browser, a webview, or a test's headless page. */
@@ -138,6 +158,8 @@ export interface FeatureContext {
   currentUserId(): string | undefined;
   /** The application set with SetApplicationId. */
   applicationId(): bigint;
+  /** Sends a gateway command on the live connection; false when the client is not Ready. */
+  send(op: number, d: unknown): boolean;
 }
 
 const DEFAULT_API_BASE = 'http://127.0.0.1:8080/api';
@@ -229,8 +251,12 @@ export class ClientCore {
       logger: this.#logger,
       currentUserId: () => this.#gateway.user?.id,
       applicationId: () => this.#applicationId,
+      send: (op, d) => this.#gateway.send(op, d),
     };
     this.feature.on('AUTHORIZE_REQUEST', (data) => this.#onAuthorizeRequest(data));
+    // ---- Social layer (issue 8) ----
+    this.#social = new Social(this.feature);
+    this.#messages = new Messages(this.feature);
   }
 
   // ---- Configuration ----
@@ -641,6 +667,192 @@ export class ClientCore {
   #call(request: RestRequest): Promise<RestAnswer> {
     return this.#rest.request(request);
   }
+
+  // ---- Social layer: relationships, presence, activity invites, direct messages (issue 8) ----
+
+  readonly #social: Social;
+  readonly #messages: Messages;
+
+  /** Every platform and game relationship of the player (PROTOCOL.md §B.6). */
+  async GetRelationships(
+    callback?: (relationships: RelationshipHandle[]) => void,
+  ): Promise<RelationshipHandle[]> {
+    const relationships = await this.#social.getRelationships();
+    callback?.(relationships);
+    return relationships;
+  }
+
+  GetRelationshipHandle(userId: bigint | string): RelationshipHandle {
+    return this.#social.relationship(String(userId));
+  }
+
+  /** A user the library knows (a relationship), with their status and activity. */
+  GetUser(userId: bigint | string): UserHandle | undefined {
+    return this.#social.user(String(userId));
+  }
+
+  SendFriendRequest(username: string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.sendFriendRequest(username, false), callback);
+  }
+
+  SendFriendRequestById(userId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.sendFriendRequestById(userId, false), callback);
+  }
+
+  SendGameFriendRequest(username: string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.sendFriendRequest(username, true), callback);
+  }
+
+  SendGameFriendRequestById(userId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.sendFriendRequestById(userId, true), callback);
+  }
+
+  AcceptFriendRequest(userId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.acceptFriendRequest(userId), callback);
+  }
+
+  RejectFriendRequest(userId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.rejectFriendRequest(userId), callback);
+  }
+
+  RemoveFriend(userId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.removeFriend(userId), callback);
+  }
+
+  BlockUser(userId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.blockUser(userId), callback);
+  }
+
+  UnblockUser(userId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.unblockUser(userId), callback);
+  }
+
+  SetRelationshipCreatedCallback(callback: RelationshipCallback): void {
+    this.#social.setRelationshipCreatedCallback(callback);
+  }
+
+  SetRelationshipDeletedCallback(callback: RelationshipCallback): void {
+    this.#social.setRelationshipDeletedCallback(callback);
+  }
+
+  /** A user's presence or activity changed. */
+  SetUserUpdatedCallback(callback: UserUpdatedCallback): void {
+    this.#social.setUserUpdatedCallback(callback);
+  }
+
+  /** Sets the player's rich presence; 5 updates per 20 s (PROTOCOL.md §B.8). */
+  UpdateRichPresence(activity: Activity, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(Promise.resolve(this.#social.updateRichPresence(activity)), callback);
+  }
+
+  ClearRichPresence(callback?: ResultCallback): Promise<ClientResult> {
+    return reported(Promise.resolve(this.#social.updateRichPresence(undefined)), callback);
+  }
+
+  /** Online, Idle, Dnd or Invisible (seen by others as Offline). */
+  SetOnlineStatus(status: StatusType, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(Promise.resolve(this.#social.setOnlineStatus(status)), callback);
+  }
+
+  /** Invites a user to the party of the player's rich presence (PROTOCOL.md §B.9). */
+  SendActivityInvite(
+    userId: bigint | string,
+    _content: string,
+    callback?: ResultCallback,
+  ): Promise<ClientResult> {
+    return reported(this.#social.sendActivityInvite(userId, ActivityActionTypes.Join), callback);
+  }
+
+  SendActivityJoinRequest(userId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.sendActivityInvite(userId, ActivityActionTypes.JoinRequest), callback);
+  }
+
+  /** Answers a join request with an invite to the player's party. */
+  SendActivityJoinRequestReply(invite: ActivityInvite, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.sendActivityInvite(invite.SenderId(), ActivityActionTypes.Join), callback);
+  }
+
+  /** Accepts an invite: the join secret arrives here and at SetActivityJoinCallback. */
+  async AcceptActivityInvite(
+    invite: ActivityInvite,
+    callback?: AcceptActivityInviteCallback,
+  ): Promise<{ result: ClientResult; joinSecret: string }> {
+    const outcome = await this.#social.acceptActivityInvite(invite);
+    callback?.(outcome.result, outcome.joinSecret);
+    return outcome;
+  }
+
+  /** Invites and join requests received; also an invite accepted on another of the player's devices (seed). */
+  SetActivityInviteCreatedCallback(callback: ActivityInviteCallback): void {
+    this.#social.setActivityInviteCreatedCallback(callback);
+  }
+
+  SetActivityJoinCallback(callback: ActivityJoinCallback): void {
+    this.#social.setActivityJoinCallback(callback);
+  }
+
+  async SendUserMessage(
+    recipientId: bigint | string,
+    content: string,
+    callback?: (result: ClientResult, messageId: bigint) => void,
+  ): Promise<{ result: ClientResult; messageId: bigint }> {
+    const outcome = await this.#messages.sendUserMessage(recipientId, content);
+    callback?.(outcome.result, outcome.messageId);
+    return outcome;
+  }
+
+  async SendUserMessageWithMetadata(
+    recipientId: bigint | string,
+    content: string,
+    metadata: Record<string, string>,
+    callback?: (result: ClientResult, messageId: bigint) => void,
+  ): Promise<{ result: ClientResult; messageId: bigint }> {
+    const outcome = await this.#messages.sendUserMessage(recipientId, content, metadata);
+    callback?.(outcome.result, outcome.messageId);
+    return outcome;
+  }
+
+  /** Direct-message history, newest first; results are cached locally (seed). */
+  async GetUserMessagesWithLimit(
+    recipientId: bigint | string,
+    limit: number,
+    callback?: (result: ClientResult, messages: MessageHandle[]) => void,
+  ): Promise<{ result: ClientResult; messages: MessageHandle[] }> {
+    const outcome = await this.#messages.getUserMessagesWithLimit(recipientId, limit);
+    callback?.(outcome.result, outcome.messages);
+    return outcome;
+  }
+
+  async GetUserMessageSummaries(
+    callback?: (result: ClientResult, summaries: UserMessageSummary[]) => void,
+  ): Promise<{ result: ClientResult; summaries: UserMessageSummary[] }> {
+    const outcome = await this.#messages.getUserMessageSummaries();
+    callback?.(outcome.result, outcome.summaries);
+    return outcome;
+  }
+
+  GetMessageHandle(messageId: bigint | string): MessageHandle | undefined {
+    return this.#messages.getMessageHandle(messageId);
+  }
+
+  SetMessageCreatedCallback(callback: MessageCreatedCallback): void {
+    this.#messages.setMessageCreatedCallback(callback);
+  }
+
+  SetMessageUpdatedCallback(callback: MessageUpdatedCallback): void {
+    this.#messages.setMessageUpdatedCallback(callback);
+  }
+
+  SetMessageDeletedCallback(callback: MessageDeletedCallback): void {
+    this.#messages.setMessageDeletedCallback(callback);
+  }
+}
+
+/** Reports an operation's result to its callback and resolves with it. */
+async function reported(outcome: Promise<ClientResult>, callback?: ResultCallback): Promise<ClientResult> {
+  const result = await outcome;
+  callback?.(result);
+  return result;
 }
 
 /** Options every entry shares; each entry (Node, browser) fills in its own defaults. */

@@ -31,6 +31,11 @@ export function messagesRoutes(messages: MessagesService): FastifyPluginAsync {
       },
       async (request) => messages.history(playerOf(request), request.params.user_id, request.query),
     );
+    app.get(
+      '/users/@me/message-summaries',
+      { config: { auth: { bearer: [Scopes.DmChannelsMessagesRead] } } },
+      async (request) => messages.summaries(playerOf(request)),
+    );
     app.patch<MessageRoute>(
       '/users/:user_id/messages/:message_id',
       { config: { auth: { bearer: [Scopes.DmChannelsMessagesWrite] } }, schema: { params: MessageParams } },

@@ -132,6 +132,13 @@ export class MessagesService {
     return out;
   }
 
+  /** GET /users/@me/message-summaries (Hearth's, for GetUserMessageSummaries): each conversation's newest message. */
+  async summaries(player: Player): Promise<Array<{ user_id: string; last_message_id: string }>> {
+    const since = this.#deps.clock.now() - DirectMessageLimits.historyMaxAgeMs;
+    const rows = await store.summaries(this.#deps.storage.db, player.userId, since);
+    return rows.map((row) => ({ user_id: row.other_id, last_message_id: row.last_message_id }));
+  }
+
   /** PATCH /users/{user.id}/messages/{message.id}: the author edits; moderation metadata is cleared (§B.4). */
   async edit(player: Player, otherId: string, messageId: string, input: unknown): Promise<WireMessage> {
     const changes = parse(EditDirectMessage, input ?? {});

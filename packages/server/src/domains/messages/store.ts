@@ -89,3 +89,26 @@ export async function trimChannel(db: Executor, channelId: string, keep: number)
     )
     .execute();
 }
+
+/** The newest persisted message of each of the user's DM channels since `since`. */
+export async function summaries(
+  db: Executor,
+  userId: string,
+  since: number,
+): Promise<Array<{ other_id: string; last_message_id: string }>> {
+  const channels = await db
+    .selectFrom('dm_channels')
+    .select(['id', 'user_low', 'user_high'])
+    .where((eb) => eb.or([eb('user_low', '=', userId), eb('user_high', '=', userId)]))
+    .execute();
+  const out: Array<{ other_id: string; last_message_id: string }> = [];
+  for (const channel of channels) {
+    const [last] = await history(db, channel.id, since, 1);
+    if (last)
+      out.push({
+        other_id: channel.user_low === userId ? channel.user_high : channel.user_low,
+        last_message_id: last.id,
+      });
+  }
+  return out;
+}
