@@ -6,11 +6,18 @@ import gatewayFanout from './gateway-fanout.js';
 import gatewayMemory from './gateway-memory.js';
 import { killAllChildren } from './lib/children.js';
 import { progress } from './lib/progress.js';
+import presenceFanout from './presence-fanout.js';
 import readPath from './read-path.js';
 import tokenExchange from './token-exchange.js';
 
 /** The registry: add a module here to add a benchmark. */
-const BENCHMARKS: readonly Benchmark[] = [readPath, tokenExchange, gatewayFanout, gatewayMemory];
+const BENCHMARKS: readonly Benchmark[] = [
+  readPath,
+  tokenExchange,
+  gatewayFanout,
+  gatewayMemory,
+  presenceFanout,
+];
 
 type Outcome = { benchmark: Benchmark; results: Result[] } | { benchmark: Benchmark; error: Error };
 

@@ -141,6 +141,8 @@ export interface FleetOptions {
   concurrency: number;
   /** For the whole fleet to be ready. */
   timeoutMs: number;
+  /** The dispatch counted as a delivery; default BENCH_EVENT_TYPE. */
+  eventType?: string;
 }
 
 export interface Burst {
@@ -161,7 +163,7 @@ interface Round {
 
 /**
  * WebSocket clients of one server, each parsing every message it receives as a gateway payload and
- * counting the dispatches of BENCH_EVENT_TYPE; `burst` times a number of them reaching every client.
+ * counting the dispatches of one type (BENCH_EVENT_TYPE unless told); `burst` times a number of them reaching every client.
  */
 export class Fleet {
   readonly label: string;
@@ -172,8 +174,11 @@ export class Fleet {
   #failure: Error | undefined;
   #closing = false;
 
-  private constructor(label: string) {
+  readonly #eventType: string;
+
+  private constructor(label: string, eventType: string) {
     this.label = label;
+    this.#eventType = eventType;
   }
 
   get size(): number {
@@ -182,7 +187,7 @@ export class Fleet {
 
   /** Opens the connections, `concurrency` at a time; rejects (closing those open) if one fails. */
   static async open(options: FleetOptions): Promise<Fleet> {
-    const fleet = new Fleet(options.label);
+    const fleet = new Fleet(options.label, options.eventType ?? BENCH_EVENT_TYPE);
     const count = options.tokens?.length ?? options.count ?? 0;
     const deadline = performance.now() + options.timeoutMs;
     let next = 0;
@@ -334,7 +339,7 @@ export class Fleet {
   }
 
   #received(index: number, frame: Frame | undefined): void {
-    if (frame === undefined || frame.op !== DISPATCH || frame.t !== BENCH_EVENT_TYPE) return;
+    if (frame === undefined || frame.op !== DISPATCH || frame.t !== this.#eventType) return;
     this.sample ??= frame.text;
     const round = this.#round;
     if (!round) {

@@ -29,7 +29,13 @@ export const NewDirectMessage = Type.Object({
   /** An activity invite or join request (PROTOCOL.md §B.9). */
   activity: Type.Optional(
     Type.Object({
-      type: Type.Union(Object.values(MessageActivityTypes).map((value) => Type.Literal(value))),
+      type: Type.Union([
+        Type.Literal(MessageActivityTypes.Join),
+        Type.Literal(MessageActivityTypes.Spectate),
+        Type.Literal(MessageActivityTypes.Listen),
+        Type.Literal(MessageActivityTypes.JoinRequest),
+        Type.Literal(MessageActivityTypes.StreamRequest),
+      ]),
       party_id: Type.Optional(Type.String({ maxLength: 128 })),
     }),
   ),

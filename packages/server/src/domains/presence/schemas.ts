@@ -3,7 +3,7 @@ import {
   ActivityLimits,
   ActivityTypes,
   ALL_ACTIVITY_FLAGS,
-  PRESENCE_STATUSES,
+  PresenceStatuses,
   StatusDisplayTypes,
 } from '@hearth/protocol';
 import { type Static, Type } from 'typebox';
@@ -18,7 +18,15 @@ const Milliseconds = Type.Integer({ minimum: 0 });
 /** An activity as a client sets it (PROTOCOL.md §B.8), with the field limits of the UDOC send side. */
 export const ActivityInput = Type.Object({
   name: Type.String({ minLength: ActivityLimits.nameMin, maxLength: ActivityLimits.nameMax }),
-  type: Type.Union(Object.values(ActivityTypes).map((value) => Type.Literal(value))),
+  type: Type.Union([
+    Type.Literal(ActivityTypes.Playing),
+    Type.Literal(ActivityTypes.Streaming),
+    Type.Literal(ActivityTypes.Listening),
+    Type.Literal(ActivityTypes.Watching),
+    Type.Literal(ActivityTypes.Custom),
+    Type.Literal(ActivityTypes.Competing),
+    Type.Literal(ActivityTypes.HangStatus),
+  ]),
   url: Type.Optional(Url),
   created_at: Type.Optional(Milliseconds),
   timestamps: Type.Optional(
@@ -26,7 +34,13 @@ export const ActivityInput = Type.Object({
   ),
   application_id: Type.Optional(Snowflake),
   status_display_type: Type.Optional(
-    Nullable(Type.Union(Object.values(StatusDisplayTypes).map((value) => Type.Literal(value)))),
+    Nullable(
+      Type.Union([
+        Type.Literal(StatusDisplayTypes.Name),
+        Type.Literal(StatusDisplayTypes.State),
+        Type.Literal(StatusDisplayTypes.Details),
+      ]),
+    ),
   ),
   details: Type.Optional(Text(ActivityLimits.detailsMax)),
   details_url: Type.Optional(Url),
@@ -96,7 +110,13 @@ export type ActivityInput = Static<typeof ActivityInput>;
 
 /** The `d` of gateway op 3 and of Identify's `presence` (PROTOCOL.md §D.2). */
 export const PresenceInput = Type.Object({
-  status: Type.Union(PRESENCE_STATUSES.map((value) => Type.Literal(value))),
+  status: Type.Union([
+    Type.Literal(PresenceStatuses.Online),
+    Type.Literal(PresenceStatuses.Idle),
+    Type.Literal(PresenceStatuses.Dnd),
+    Type.Literal(PresenceStatuses.Invisible),
+    Type.Literal(PresenceStatuses.Offline),
+  ]),
   activities: Type.Array(ActivityInput, { maxItems: ActivityLimits.activitiesMax }),
   since: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
   afk: Type.Optional(Type.Boolean()),
