@@ -2,8 +2,15 @@ import { MessageActivityTypes } from '@hearth/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../../../../test-support/gateway.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
-import { createGame, type TestGame } from '../../../../test-support/oauth.js';
-import { answer, connect, SkewClock, socialPlayer, type TestPlayer } from './social-support.js';
+import { createGame, grantTokens, type TestGame } from '../../../../test-support/oauth.js';
+import {
+  answer,
+  connect,
+  SkewClock,
+  SOCIAL_SCOPES,
+  socialPlayer,
+  type TestPlayer,
+} from './social-support.js';
 
 /** Activity invites (PROTOCOL.md §B.9): invite messages, accepting for the join secret, join requests. */
 describe('activity invites', () => {
@@ -170,5 +177,49 @@ describe('activity invites', () => {
       secret: 'secret-of-party-1',
     });
     for (const ws of [hostWs, requesterWs, watcherWs]) await ws.close();
+  });
+
+  it('an invite of a sibling application (same parent) is accepted from the sibling; another game’s is not', async () => {
+    const parent = await createGame(hearth);
+    const first = await createGame(hearth);
+    const second = await createGame(hearth);
+    const stranger = await createGame(hearth);
+    for (const child of [first, second]) {
+      await hearth.services.applications.adminUpdate(child.id, { parent_application_id: parent.id });
+    }
+    const host = await socialPlayer(hearth, first);
+    const guest = await socialPlayer(hearth, first);
+    await friends(host, guest);
+    const guestInSecond = {
+      ...guest,
+      bearer: `Bearer ${(await grantTokens(hearth, second, guest.sessionToken, SOCIAL_SCOPES)).access_token}`,
+    };
+    const guestElsewhere = {
+      ...guest,
+      bearer: `Bearer ${(await grantTokens(hearth, stranger, guest.sessionToken, SOCIAL_SCOPES)).access_token}`,
+    };
+    const hostWs = await connect(hearth, host);
+    const guestWs = await connect(hearth, guestInSecond);
+    await hostParty(hostWs, guestWs, host);
+    const invite = (await call(host, 'POST', `/users/${guest.id}/messages`, { activity: { type: 1 } }))
+      .body as {
+      id: string;
+    };
+    // The sibling's session receives it, marked with the inviting game's id.
+    expect((await guestWs.nextDispatch('MESSAGE_CREATE')).d).toMatchObject({
+      id: invite.id,
+      application_id: first.id,
+    });
+    const path = `/users/${host.id}/messages/${invite.id}/activity-invite/accept`;
+    expect(await call(guestElsewhere, 'POST', path)).toEqual({
+      status: 404,
+      body: { code: 10008, message: 'Unknown Message' },
+    });
+    expect((await call(guestInSecond, 'POST', path)).body).toMatchObject({
+      secret: 'secret-of-party-1',
+      application_id: first.id,
+    });
+    await hostWs.close();
+    await guestWs.close();
   });
 });
