@@ -3,11 +3,13 @@ import {
   MessageActivityTypes,
   PRESENCE_UPDATES_LIMIT,
   RelationshipTypes,
+  Scopes,
   SocialDispatches,
 } from '@hearth/protocol';
 import type { FeatureContext } from '../client.js';
 import { ClientResult, ErrorType } from '../client-result.js';
 import { snowflakeOf } from '../ids.js';
+import { LoggingSeverity } from '../logging.js';
 import { type GatewayUser, UserHandle } from '../user-handle.js';
 import { Activity, ActivityInvite, type WireActivity, type WireInviteMessage } from './activity.js';
 import { attempt, invalid, notReady, safely } from './call.js';
@@ -57,7 +59,7 @@ export class Social {
 
   constructor(feature: FeatureContext) {
     this.#feature = feature;
-    feature.on('READY', (d) => this.#ready(d as { presences?: unknown[] }));
+    feature.on('READY', (d) => this.#ready(d as { presences?: unknown; scopes?: unknown }));
     feature.on(SocialDispatches.RelationshipAdd, (d) => this.#relationship(d, true, false));
     feature.on(SocialDispatches.RelationshipRemove, (d) => this.#relationship(d, true, true));
     feature.on(SocialDispatches.GameRelationshipAdd, (d) => this.#relationship(d, false, false));
@@ -275,22 +277,29 @@ export class Social {
 
   // ---- Dispatches ----
 
-  #ready(d: { presences?: unknown[] }): void {
+  #ready(d: { presences?: unknown; scopes?: unknown }): void {
     this.#platform.clear();
     this.#game.clear();
     this.#presences.clear();
-    for (const presence of d.presences ?? []) {
-      const p = presence as { user?: { id?: string } } & Presence;
-      if (typeof p.user?.id === 'string')
-        this.#presences.set(p.user.id, { status: p.status, activities: p.activities });
+    for (const presence of Array.isArray(d?.presences) ? d.presences : []) {
+      const p = presence as ({ user?: { id?: unknown } } & Partial<Presence>) | null;
+      if (typeof p?.user?.id === 'string' && typeof p.status === 'string') {
+        this.#presences.set(p.user.id, {
+          status: p.status,
+          activities: Array.isArray(p.activities) ? p.activities : [],
+        });
+      }
     }
     // A new session starts with the presence the player set before it.
     if (this.#activity || this.#status !== StatusType.Online) {
       this.#feature.send(GatewayOpcodes.PresenceUpdate, this.#presencePayload());
     }
-    this.#loaded = this.#load();
+    // Only a token that may read relationships loads them (READY lists the token's scopes, PROTOCOL.md §B.7).
+    const scopes = Array.isArray(d?.scopes) ? (d.scopes as unknown[]) : [];
+    this.#loaded = scopes.includes(Scopes.RelationshipsRead) ? this.#load() : Promise.resolve();
   }
 
+  /** The relationships at Ready; a failure leaves the cache to the gateway's events and is logged. */
   async #load(): Promise<void> {
     const [platform, game] = await Promise.all([
       attempt(this.#feature, { method: 'GET', path: '/users/@me/relationships' }),
@@ -300,9 +309,16 @@ export class Social {
       [platform, this.#platform],
       [game, this.#game],
     ] as const) {
-      for (const row of (answer.body as Array<{ id: string; type: RelationshipType; user?: GatewayUser }>) ??
-        []) {
-        map.set(row.id, row.type);
+      if (!answer.result.Successful() || !Array.isArray(answer.body)) {
+        this.#feature.logger.log(
+          LoggingSeverity.Warning,
+          `relationships not loaded: ${answer.result.ToString()}`,
+        );
+        continue;
+      }
+      for (const row of answer.body as Array<{ id?: unknown; type?: unknown; user?: GatewayUser }>) {
+        if (typeof row?.id !== 'string' || typeof row.type !== 'number') continue;
+        map.set(row.id, row.type as RelationshipType);
         if (row.user) this.#users.set(row.id, row.user);
       }
     }
@@ -329,7 +345,7 @@ export class Social {
 
   /** An invite or join request from someone else; a player never receives their own (PROTOCOL.md §B.9). */
   #message(d: Partial<WireInviteMessage>): void {
-    if (!d.activity || !d.author || !d.id || !d.channel_id || !d.application_id) return;
+    if (!d?.activity || !d.author || !d.id || !d.channel_id || !d.application_id) return;
     if (d.author.id === this.#feature.currentUserId()) return;
     const callback = this.#inviteCreated;
     if (callback)
