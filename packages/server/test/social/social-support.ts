@@ -3,6 +3,7 @@ import type { Clock } from '@hearth/server';
 import { GatewayClient } from '../../../../test-support/gateway.js';
 import type { TestHearth } from '../../../../test-support/hearth.js';
 import { createPlayer, grantTokens, type TestGame } from '../../../../test-support/oauth.js';
+import { postgresAvailable, postgresSchema } from '../../../../test-support/services.js';
 
 export const SOCIAL_SCOPES = 'openid sdk.social_layer';
 
@@ -76,4 +77,20 @@ export async function connect(
 export async function answer(response: Response): Promise<{ status: number; body: unknown }> {
   const text = await response.text();
   return { status: response.status, body: text === '' ? undefined : (JSON.parse(text) as unknown) };
+}
+
+/** A storage engine the social suites run on: in-memory SQLite always, PostgreSQL when it is up. */
+export interface SocialEngine {
+  name: string;
+  overrides: { databaseUrl?: string };
+  drop(): Promise<void>;
+}
+
+export async function socialEngines(): Promise<SocialEngine[]> {
+  const engines: SocialEngine[] = [{ name: 'SQLite', overrides: {}, drop: async () => {} }];
+  if (await postgresAvailable()) {
+    const schema = postgresSchema();
+    engines.push({ name: 'PostgreSQL', overrides: { databaseUrl: schema.url }, drop: schema.drop });
+  }
+  return engines;
 }
