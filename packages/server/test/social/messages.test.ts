@@ -118,6 +118,18 @@ for (const engine of ENGINES)
       await bobWs.close();
     });
 
+    it('GAME_DIRECT_MESSAGE_CREATE is recorded only while a participant has a session of the game (§F.4)', async () => {
+      const alice = await socialPlayer(hearth, game);
+      const bob = await socialPlayer(hearth, game);
+      await friends(alice, bob);
+      const offline = (await send(alice, bob, { content: 'nobody in game' })).body as { id: string };
+      const aliceWs = await connect(hearth, alice);
+      const online = (await send(alice, bob, { content: 'alice in game' })).body as { id: string };
+      const recorded = (await outbox('GAME_DIRECT_MESSAGE_CREATE')).map((e) => e.data['id']);
+      expect([recorded.includes(offline.id), recorded.includes(online.id)]).toEqual([false, true]);
+      await aliceWs.close();
+    });
+
     it('strangers may write only while the recipient is in the game; blocked, self, bots and unknown users never', async () => {
       const alice = await socialPlayer(hearth, game);
       const stranger = await socialPlayer(hearth, game);

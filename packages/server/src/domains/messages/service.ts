@@ -359,6 +359,9 @@ export class MessagesService {
     data: WireMessage,
     participants: User[],
   ): Promise<void> {
+    // Game DM events are sent only while a participant has an SDK session of the game (PROTOCOL.md §F.4).
+    const inGame = participants.some((user) => this.#deps.presence.isPlaying(user.id, row.application_id));
+    if (!inGame) return;
     await recordWebhookEvent(tx, {
       id: this.#deps.snowflakes.next(),
       type,
