@@ -1,4 +1,4 @@
-import { IDENTIFY_WINDOW_MS, PRESENCE_UPDATES_LIMIT } from '@hearth/protocol';
+import { IDENTIFY_WINDOW_MS, PRE_APPROVAL_DM_LIMIT, PRESENCE_UPDATES_LIMIT } from '@hearth/protocol';
 import {
   Activity,
   ActivityActionTypes,
@@ -407,6 +407,24 @@ describe('the social layer through sdkpp.Client', () => {
     expect(empty.result.Type()).toBe(ErrorType.ValidationError);
     const badLimit = await alice.client.GetUserMessagesWithLimit(bob.id, 201);
     expect(badLimit.result.Error()).toBe('limit must be 1 to 200');
+  });
+
+  it('an unapproved game’s 101st DM in 2 h resolves at once, retryable with RetryAfter (PROTOCOL.md §A.3)', async () => {
+    const unapproved = await createGame(hearth);
+    const tokensFor = async (p: Player) =>
+      (await grantTokens(hearth, unapproved, p.sessionToken, SCOPES)).access_token;
+    const alice = await player();
+    const bob = await player({ provisional: true });
+    await befriend(alice, bob);
+    const aliceThere = await device({ ...alice, accessToken: await tokensFor(alice) });
+    aliceThere.client.SetApplicationId(unapproved.id);
+    for (let i = 0; i < PRE_APPROVAL_DM_LIMIT.limit; i++) {
+      expect((await aliceThere.client.SendUserMessage(bob.id, `m${i}`)).result.Successful()).toBe(true);
+    }
+    const over = (await aliceThere.client.SendUserMessage(bob.id, 'one too many')).result;
+    expect([over.Status(), over.Retryable(), over.ErrorCode()]).toEqual([429, true, 0]);
+    expect(over.RetryAfter()).toBeGreaterThan(0);
+    expect(over.RetryAfter()).toBeLessThanOrEqual(PRE_APPROVAL_DM_LIMIT.windowMs / 1000);
   });
 
   it('two provisional accounts exchange ephemeral messages: the channel is the recipient, no history', async () => {
