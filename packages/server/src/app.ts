@@ -143,7 +143,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     clock,
     bus,
     accounts,
-    onChange: (a, b, applicationId) => presence!.relationshipChanged(a, b, applicationId),
+    onChange: (change) => presence!.relationshipChanged(change),
   });
   presence = new PresenceService({ bus, clock, logger, relationships, nodeId });
   // Placeholder until provisional accounts (issue 7) land: the lead replaces it at merge with

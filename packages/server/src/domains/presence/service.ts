@@ -3,7 +3,7 @@ import type { Bus, DeliveredEvent } from '../../bus/bus.js';
 import type { Clock } from '../../kernel/clock.js';
 import type { Logger } from '../../kernel/logger.js';
 import { parse } from '../../kernel/validation.js';
-import type { RelationshipsService } from '../relationships/service.js';
+import type { RelationshipChange, RelationshipsService } from '../relationships/service.js';
 import { type ActivityInput, PresenceInput } from './schemas.js';
 
 /** Internal bus event (no gateway audience): one gateway session's presence, replicated to every node. */
@@ -175,10 +175,11 @@ export class PresenceService {
   }
 
   /**
-   * Two users' relationship changed: each is told the other's presence as it now stands for them, so a
-   * new friend sees the other online at once and an unfriended or blocked one sees them offline.
+   * Two users' relationship changed: new friends are told each other's presence at once; when a
+   * relationship ended (unfriended, blocked) each sees the other offline. Requests change nothing.
    */
-  async relationshipChanged(a: string, b: string, applicationId?: string): Promise<void> {
+  async relationshipChanged(change: RelationshipChange): Promise<void> {
+    const { a, b, applicationId, ended } = change;
     const standing = await this.#deps.relationships.standing(a, b, applicationId);
     for (const [viewer, subject] of [
       [a, b],
@@ -188,7 +189,7 @@ export class PresenceService {
         await this.#publish(this.presenceOf(subject), { users: [viewer] });
       } else if (applicationId && standing.gameFriends) {
         await this.#publish(this.presenceOf(subject, applicationId), { users: [viewer], applicationId });
-      } else {
+      } else if (ended) {
         await this.#publish(
           offline(subject),
           applicationId ? { users: [viewer], applicationId } : { users: [viewer] },

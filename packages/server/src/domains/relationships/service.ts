@@ -14,7 +14,15 @@ export interface RelationshipsDeps {
   bus: Bus;
   accounts: Pick<AccountsService, 'getUser' | 'getUserIn' | 'findUserByUsername'>;
   /** Told after a pair's relationship changed and its events went out (presence re-tells each side). */
-  onChange?: (a: string, b: string, applicationId?: string) => Promise<void>;
+  onChange?: (change: RelationshipChange) => Promise<void>;
+}
+
+/** Two users whose relationship changed; `ended` when a relationship ended (removal, block). */
+export interface RelationshipChange {
+  a: string;
+  b: string;
+  applicationId?: string;
+  ended: boolean;
 }
 
 /** What the relationships of two users allow, for presence, invites and direct messages. */
@@ -120,7 +128,7 @@ export class RelationshipsService {
       events.push(relationshipEvent(SocialDispatches.RelationshipAdd, myRow, target));
       if (me) events.push(relationshipEvent(SocialDispatches.RelationshipAdd, theirRow, me));
     });
-    await this.#publish(events, userId, targetId);
+    await this.#publish(events, { a: userId, b: targetId, ended: false });
   }
 
   /** Blocks: every relationship of the pair ends, in every application; the blocker keeps a BLOCKED row. */
@@ -143,7 +151,7 @@ export class RelationshipsService {
       await store.putRelationship(tx, row);
       events.push(relationshipEvent(SocialDispatches.RelationshipAdd, row, target));
     });
-    await this.#publish(events, userId, targetId);
+    await this.#publish(events, { a: userId, b: targetId, ended: true });
   }
 
   /** DELETE /users/@me/relationships/{user.id}: unfriend, cancel, reject or unblock; unblocking restores nothing. */
@@ -160,7 +168,7 @@ export class RelationshipsService {
         events.push(removeEvent(targetId, userId, theirs.type));
       }
     });
-    await this.#publish(events, userId, targetId);
+    await this.#publish(events, { a: userId, b: targetId, ended: true });
   }
 
   // ---- Game relationships ----
@@ -214,7 +222,7 @@ export class RelationshipsService {
       events.push(gameAddEvent(myRow, target));
       if (me) events.push(gameAddEvent(theirRow, me));
     });
-    await this.#publish(events, userId, targetId, applicationId);
+    await this.#publish(events, { a: userId, b: targetId, applicationId, ended: false });
   }
 
   /** DELETE /users/@me/game-relationships/{user.id}: unfriend, cancel or reject, in this application. */
@@ -227,7 +235,7 @@ export class RelationshipsService {
       const theirs = await store.deleteGameRelationship(tx, applicationId, targetId, userId);
       if (theirs) events.push(gameRemoveEvent(theirs));
     });
-    await this.#publish(events, userId, targetId, applicationId);
+    await this.#publish(events, { a: userId, b: targetId, applicationId, ended: true });
   }
 
   // ---- Steps ----
@@ -259,9 +267,9 @@ export class RelationshipsService {
     return out;
   }
 
-  async #publish(events: readonly BusEvent[], a: string, b: string, applicationId?: string): Promise<void> {
+  async #publish(events: readonly BusEvent[], change: RelationshipChange): Promise<void> {
     for (const event of events) await this.#deps.bus.publish(event);
-    if (events.length > 0) await this.#deps.onChange?.(a, b, applicationId);
+    if (events.length > 0) await this.#deps.onChange?.(change);
   }
 }
 
