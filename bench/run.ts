@@ -7,6 +7,7 @@ import gatewayMemory from './gateway-memory.js';
 import { killAllChildren } from './lib/children.js';
 import { progress } from './lib/progress.js';
 import lobbyChat from './lobby-chat.js';
+import presenceFanout from './presence-fanout.js';
 import provisionalToken from './provisional-token.js';
 import readPath from './read-path.js';
 import tokenExchange from './token-exchange.js';
@@ -21,6 +22,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   lobbyChat,
   webhookDelivery,
   provisionalToken,
+  presenceFanout,
 ];
 
 type Outcome = { benchmark: Benchmark; results: Result[] } | { benchmark: Benchmark; error: Error };

@@ -170,10 +170,12 @@ export interface FleetOptions {
   /** For the whole fleet to be ready. */
   timeoutMs: number;
   /**
-   * Given: every BENCH_EVENT_TYPE dispatch goes here, with its parsed `d` and its arrival time, instead of
+   * Given: every counted dispatch goes here, with its parsed `d` and its arrival time, instead of
    * being counted for `burst` (for traffic that comes in a stream rather than in bursts).
    */
   onEvent?: (client: number, data: unknown, at: number) => void;
+  /** The dispatch counted as a delivery; default BENCH_EVENT_TYPE. */
+  eventType?: string;
 }
 
 export interface Burst {
@@ -194,7 +196,7 @@ interface Round {
 
 /**
  * WebSocket clients of one server, each parsing every message it receives as a gateway payload and
- * counting the dispatches of BENCH_EVENT_TYPE; `burst` times a number of them reaching every client.
+ * counting the dispatches of one type (BENCH_EVENT_TYPE unless told); `burst` times a number of them reaching every client.
  */
 export class Fleet {
   readonly label: string;
@@ -206,9 +208,12 @@ export class Fleet {
   #closing = false;
   readonly #onEvent: FleetOptions['onEvent'];
 
-  private constructor(label: string, onEvent: FleetOptions['onEvent']) {
+  readonly #eventType: string;
+
+  private constructor(label: string, onEvent: FleetOptions['onEvent'], eventType: string) {
     this.label = label;
     this.#onEvent = onEvent;
+    this.#eventType = eventType;
   }
 
   get size(): number {
@@ -217,7 +222,7 @@ export class Fleet {
 
   /** Opens the connections, `concurrency` at a time; rejects (closing those open) if one fails. */
   static async open(options: FleetOptions): Promise<Fleet> {
-    const fleet = new Fleet(options.label, options.onEvent);
+    const fleet = new Fleet(options.label, options.onEvent, options.eventType ?? BENCH_EVENT_TYPE);
     const count = options.tokens?.length ?? options.count ?? 0;
     const deadline = performance.now() + options.timeoutMs;
     let next = 0;
@@ -374,7 +379,7 @@ export class Fleet {
   }
 
   #received(index: number, frame: Frame | undefined): void {
-    if (frame === undefined || frame.op !== DISPATCH || frame.t !== BENCH_EVENT_TYPE) return;
+    if (frame === undefined || frame.op !== DISPATCH || frame.t !== this.#eventType) return;
     this.sample ??= frame.text;
     if (this.#onEvent) {
       this.#onEvent(index, frame.d, performance.now());

@@ -9,6 +9,8 @@
 //   {cmd: 'players'}                → the access tokens minted by this process, in order
 //   {cmd: 'publish', count, data}   → publishes `count` events of BENCH_EVENT_TYPE to the game's sessions
 //   {cmd: 'memory'}                 → a MemorySample after forced GC (needs --expose-gc); held = sessions
+//   {cmd: 'befriend'}               → makes the first player a friend of every other (presence fan-out)
+//   {cmd: 'presence', round}        → one presence change of the first player, through the presence service
 import { parseArgs } from 'node:util';
 import { createHearth, testConfig } from '@hearth/server';
 import { BENCH_EVENT_TYPE } from '../lib/gateway-event.js';
@@ -62,7 +64,7 @@ const clientId =
 if (values.approve !== undefined) await applications.adminUpdate(clientId, { grant_flags: [values.approve] });
 
 /** Creates the game and `count` players, and answers the game's id and one access token per player. */
-async function mint(count: number): Promise<{ clientId: string; tokens: string[] }> {
+async function mint(count: number): Promise<{ clientId: string; tokens: string[]; userIds: string[] }> {
   // One player registers as a person does (scrypt and all); the others are copies of that row with their own
   // id, name and email: hashing 1,000 passwords would take longer than the benchmark.
   const first = await accounts.createUser({
@@ -122,7 +124,7 @@ async function mint(count: number): Promise<{ clientId: string; tokens: string[]
     );
     tokens.push(granted.access_token);
   }
-  return { clientId, tokens };
+  return { clientId, tokens, userIds };
 }
 
 answerRequests(async (request) => {
@@ -151,6 +153,33 @@ answerRequests(async (request) => {
     }
     case 'memory':
       return sampleMemory(() => hearth.gateway.registry.size);
+    case 'befriend': {
+      const [host, ...friends] = minted?.userIds ?? [];
+      if (!host) throw new Error('this process minted no players (no --players)');
+      const since = hearth.clock.now();
+      const rows = friends.flatMap((friend) => [
+        { user_id: host, target_id: friend, type: 1, since },
+        { user_id: friend, target_id: host, type: 1, since },
+      ]);
+      for (let i = 0; i < rows.length; i += 500) {
+        await hearth.storage.db
+          .insertInto('relationships')
+          .values(rows.slice(i, i + 500))
+          .execute();
+      }
+      return { friends: friends.length };
+    }
+    case 'presence': {
+      // The change a host's op 3 makes, past the gateway's 5-per-20-s check: the service, the bus, the
+      // friends lookup, PRESENCE_UPDATE to every friend's session.
+      const host = minted?.userIds[0];
+      if (!host) throw new Error('this process minted no players (no --players)');
+      await hearth.services.presence.updated(
+        { id: 'bench-host-session', userId: host, applicationId: clientId },
+        { status: 'online', activities: [{ name: `round ${String(request['round'])}`, type: 0 }] },
+      );
+      return { published: 1, sessions: hearth.gateway.registry.size };
+    }
     default:
       throw new Error(`unknown command ${request.cmd}`);
   }

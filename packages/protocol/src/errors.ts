@@ -111,6 +111,11 @@ export const JSONErrors = {
     message: 'User already has an external identity for this application',
   },
   ProvisionalOIDCJWTMissingKid: { code: 530027, status: 400, message: 'OIDC JWT is missing the kid header' },
+  // ---- Social layer: relationships and game direct messages (PROTOCOL.md §B.4–B.6) ----
+  /** A friend request to a user who blocked the sender: the block is not revealed (Hearth's reading). */
+  IncomingFriendRequestsDisabled: { code: 80000, status: 400, message: 'Incoming friend requests disabled.' },
+  CannotSendFriendRequestToSelf: { code: 80003, status: 400, message: 'Cannot send friend request to self' },
+  NoUsersWithDiscordTag: { code: 80004, status: 400, message: 'No users with DiscordTag exist' },
 } as const satisfies Record<string, JSONError>;
 
 export interface JSONError {

@@ -10,6 +10,7 @@ export * from './permissions.js';
 export * from './provisional.js';
 export * from './scopes.js';
 export * from './snowflake.js';
+export * from './social.js';
 export * from './timeline.js';
 export * from './user.js';
 export * from './webhooks.js';

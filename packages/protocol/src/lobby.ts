@@ -37,7 +37,6 @@ export const LobbyMemberFlags = { CanLinkLobby: 1 << 0 } as const;
 
 /** Message flags the social layer sets (UDOC `SENT_BY_SOCIAL_LAYER_INTEGRATION`). */
 export const SocialMessageFlags = { SentBySocialLayerIntegration: 1 << 16 } as const;
-export const MessageTypes = { Default: 0 } as const;
 
 /** `reason` of LOBBY_DELETE: the lobby is gone, or only this member left or was removed. */
 export const LobbyDeleteReasons = { Deleted: 'deleted', Removed: 'removed' } as const;

@@ -35,9 +35,35 @@ export type {
 } from './lobbies/lobbies.js';
 export { LobbyHandle, LobbyMemberHandle } from './lobbies/lobby-handle.js';
 export { type Build, type LogCallback, LoggingSeverity } from './logging.js';
-export { MessageHandle } from './messages/message-handle.js';
-export type { MessageCallback, MessageDeletedCallback } from './messages/message-store.js';
+export { DisclosureTypes, MessageHandle } from './messages/message-handle.js';
+export type {
+  MessageCreatedCallback,
+  MessageDeletedCallback,
+  MessageUpdatedCallback,
+} from './messages/messages.js';
+export { UserMessageSummary } from './messages/messages.js';
 export { AuthenticationExternalAuthType } from './provisional/provisional.js';
 export type { RedirectContext, RedirectReceiver, RedirectStrategy } from './redirect.js';
 export type { FetchLike } from './rest/rest-client.js';
+export {
+  Activity,
+  ActivityActionTypes,
+  ActivityAssets,
+  ActivityGamePlatforms,
+  ActivityInvite,
+  ActivityParty,
+  ActivityPartyPrivacy,
+  ActivitySecrets,
+  ActivityTimestamps,
+  ActivityTypes,
+} from './social/activity.js';
+export { RelationshipHandle, RelationshipType } from './social/relationship-handle.js';
+export type {
+  AcceptActivityInviteCallback,
+  ActivityInviteCallback,
+  ActivityJoinCallback,
+  RelationshipCallback,
+  UserUpdatedCallback,
+} from './social/social.js';
+export { StatusType } from './social/status.js';
 export { UserHandle } from './user-handle.js';

@@ -29,7 +29,13 @@ import {
 import type { LobbyHandle } from './lobbies/lobby-handle.js';
 import { type Build, type LogCallback, Logger, LoggingSeverity } from './logging.js';
 import type { MessageHandle } from './messages/message-handle.js';
-import { type MessageCallback, type MessageDeletedCallback, MessageStore } from './messages/message-store.js';
+import {
+  type MessageCreatedCallback,
+  type MessageDeletedCallback,
+  Messages,
+  type MessageUpdatedCallback,
+  type UserMessageSummary,
+} from './messages/messages.js';
 import { type AuthenticationExternalAuthType, ProvisionalAccounts } from './provisional/provisional.js';
 import { customSchemeReceiver, type RedirectReceiver, type RedirectStrategy } from './redirect.js';
 import {
@@ -40,6 +46,17 @@ import {
   type RestRequest,
 } from './rest/rest-client.js';
 import { base64url, randomBytes } from './sha256.js';
+import { type Activity, ActivityActionTypes, type ActivityInvite } from './social/activity.js';
+import type { RelationshipHandle } from './social/relationship-handle.js';
+import {
+  type AcceptActivityInviteCallback,
+  type ActivityInviteCallback,
+  type ActivityJoinCallback,
+  type RelationshipCallback,
+  Social,
+  type UserUpdatedCallback,
+} from './social/social.js';
+import type { StatusType } from './social/status.js';
 import { UserHandle } from './user-handle.js';
 
 /** Opens the authorization URL for the player: a browser, a webview, or a test's headless page. */
@@ -153,6 +170,8 @@ export interface FeatureContext {
   currentUserId(): string | undefined;
   /** The application set with SetApplicationId. */
   applicationId(): bigint;
+  /** Sends a gateway command on the live connection; false when the client is not Ready. */
+  send(op: number, d: unknown): boolean;
 }
 
 const DEFAULT_API_BASE = 'http://127.0.0.1:8080/api';
@@ -201,7 +220,6 @@ export class ClientCore {
   #statusChanged: StatusChangedCallback | undefined;
   #authorizeRequest: AuthorizeRequestCallback | undefined;
   readonly #listeners = new Map<string, Array<(data: unknown) => void>>();
-  readonly #messages: MessageStore;
   readonly #lobbies: Lobbies;
   /** Handed to the library's feature modules. */
   protected readonly feature: FeatureContext;
@@ -246,9 +264,11 @@ export class ClientCore {
       logger: this.#logger,
       currentUserId: () => this.#gateway.user?.id,
       applicationId: () => this.#applicationId,
+      send: (op, d) => this.#gateway.send(op, d),
     };
     this.feature.on('AUTHORIZE_REQUEST', (data) => this.#onAuthorizeRequest(data));
-    this.#messages = new MessageStore(this.#logger);
+    this.#social = new Social(this.feature);
+    this.#messages = new Messages(this.feature);
     this.#lobbies = new Lobbies(this.feature, this.#messages);
   }
 
@@ -746,26 +766,6 @@ export class ClientCore {
     this.#lobbies.memberRemoved = callback;
   }
 
-  // ---- Messages (every kind of channel) ----
-
-  /** A message the library has seen: sent, received or read from history. */
-  GetMessageHandle(messageId: bigint | string): MessageHandle | undefined {
-    return this.#messages.get(String(messageId));
-  }
-
-  SetMessageCreatedCallback(callback: MessageCallback): void {
-    this.#messages.created = callback;
-  }
-
-  /** Also called when the game's moderation metadata of a message changes (PROTOCOL.md §B.4). */
-  SetMessageUpdatedCallback(callback: MessageCallback): void {
-    this.#messages.updated = callback;
-  }
-
-  SetMessageDeletedCallback(callback: MessageDeletedCallback): void {
-    this.#messages.deleted = callback;
-  }
-
   // ---- Provisional accounts ----
 
   #provisionalAccounts: ProvisionalAccounts | undefined;
@@ -851,6 +851,192 @@ export class ClientCore {
   #call(request: RestRequest): Promise<RestAnswer> {
     return this.#rest.request(request);
   }
+
+  // ---- Social layer: relationships, presence, activity invites, direct messages ----
+
+  readonly #social: Social;
+  readonly #messages: Messages;
+
+  /** Every platform and game relationship of the player (PROTOCOL.md §B.6). */
+  async GetRelationships(
+    callback?: (relationships: RelationshipHandle[]) => void,
+  ): Promise<RelationshipHandle[]> {
+    const relationships = await this.#social.getRelationships();
+    callback?.(relationships);
+    return relationships;
+  }
+
+  GetRelationshipHandle(userId: bigint | string): RelationshipHandle {
+    return this.#social.relationship(String(userId));
+  }
+
+  /** A user the library knows (a relationship), with their status and activity. */
+  GetUser(userId: bigint | string): UserHandle | undefined {
+    return this.#social.user(String(userId));
+  }
+
+  SendFriendRequest(username: string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.sendFriendRequest(username, false), callback);
+  }
+
+  SendFriendRequestById(userId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.sendFriendRequestById(userId, false), callback);
+  }
+
+  SendGameFriendRequest(username: string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.sendFriendRequest(username, true), callback);
+  }
+
+  SendGameFriendRequestById(userId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.sendFriendRequestById(userId, true), callback);
+  }
+
+  AcceptFriendRequest(userId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.acceptFriendRequest(userId), callback);
+  }
+
+  RejectFriendRequest(userId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.rejectFriendRequest(userId), callback);
+  }
+
+  RemoveFriend(userId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.removeFriend(userId), callback);
+  }
+
+  BlockUser(userId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.blockUser(userId), callback);
+  }
+
+  UnblockUser(userId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.unblockUser(userId), callback);
+  }
+
+  SetRelationshipCreatedCallback(callback: RelationshipCallback): void {
+    this.#social.setRelationshipCreatedCallback(callback);
+  }
+
+  SetRelationshipDeletedCallback(callback: RelationshipCallback): void {
+    this.#social.setRelationshipDeletedCallback(callback);
+  }
+
+  /** A user's presence or activity changed. */
+  SetUserUpdatedCallback(callback: UserUpdatedCallback): void {
+    this.#social.setUserUpdatedCallback(callback);
+  }
+
+  /** Sets the player's rich presence; 5 updates per 20 s (PROTOCOL.md §B.8). */
+  UpdateRichPresence(activity: Activity, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(Promise.resolve(this.#social.updateRichPresence(activity)), callback);
+  }
+
+  ClearRichPresence(callback?: ResultCallback): Promise<ClientResult> {
+    return reported(Promise.resolve(this.#social.updateRichPresence(undefined)), callback);
+  }
+
+  /** Online, Idle, Dnd or Invisible (seen by others as Offline). */
+  SetOnlineStatus(status: StatusType, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(Promise.resolve(this.#social.setOnlineStatus(status)), callback);
+  }
+
+  /** Invites a user to the party of the player's rich presence (PROTOCOL.md §B.9). */
+  SendActivityInvite(
+    userId: bigint | string,
+    _content: string,
+    callback?: ResultCallback,
+  ): Promise<ClientResult> {
+    return reported(this.#social.sendActivityInvite(userId, ActivityActionTypes.Join), callback);
+  }
+
+  SendActivityJoinRequest(userId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.sendActivityInvite(userId, ActivityActionTypes.JoinRequest), callback);
+  }
+
+  /** Answers a join request with an invite to the player's party. */
+  SendActivityJoinRequestReply(invite: ActivityInvite, callback?: ResultCallback): Promise<ClientResult> {
+    return reported(this.#social.sendActivityInvite(invite.SenderId(), ActivityActionTypes.Join), callback);
+  }
+
+  /** Accepts an invite: the join secret arrives here and at SetActivityJoinCallback. */
+  async AcceptActivityInvite(
+    invite: ActivityInvite,
+    callback?: AcceptActivityInviteCallback,
+  ): Promise<{ result: ClientResult; joinSecret: string }> {
+    const outcome = await this.#social.acceptActivityInvite(invite);
+    callback?.(outcome.result, outcome.joinSecret);
+    return outcome;
+  }
+
+  /** Invites and join requests received; also an invite accepted on another of the player's devices (seed). */
+  SetActivityInviteCreatedCallback(callback: ActivityInviteCallback): void {
+    this.#social.setActivityInviteCreatedCallback(callback);
+  }
+
+  SetActivityJoinCallback(callback: ActivityJoinCallback): void {
+    this.#social.setActivityJoinCallback(callback);
+  }
+
+  async SendUserMessage(
+    recipientId: bigint | string,
+    content: string,
+    callback?: (result: ClientResult, messageId: bigint) => void,
+  ): Promise<{ result: ClientResult; messageId: bigint }> {
+    const outcome = await this.#messages.sendUserMessage(recipientId, content);
+    callback?.(outcome.result, outcome.messageId);
+    return outcome;
+  }
+
+  async SendUserMessageWithMetadata(
+    recipientId: bigint | string,
+    content: string,
+    metadata: Record<string, string>,
+    callback?: (result: ClientResult, messageId: bigint) => void,
+  ): Promise<{ result: ClientResult; messageId: bigint }> {
+    const outcome = await this.#messages.sendUserMessage(recipientId, content, metadata);
+    callback?.(outcome.result, outcome.messageId);
+    return outcome;
+  }
+
+  /** Direct-message history, newest first; results are cached locally (seed). */
+  async GetUserMessagesWithLimit(
+    recipientId: bigint | string,
+    limit: number,
+    callback?: (result: ClientResult, messages: MessageHandle[]) => void,
+  ): Promise<{ result: ClientResult; messages: MessageHandle[] }> {
+    const outcome = await this.#messages.getUserMessagesWithLimit(recipientId, limit);
+    callback?.(outcome.result, outcome.messages);
+    return outcome;
+  }
+
+  async GetUserMessageSummaries(
+    callback?: (result: ClientResult, summaries: UserMessageSummary[]) => void,
+  ): Promise<{ result: ClientResult; summaries: UserMessageSummary[] }> {
+    const outcome = await this.#messages.getUserMessageSummaries();
+    callback?.(outcome.result, outcome.summaries);
+    return outcome;
+  }
+
+  GetMessageHandle(messageId: bigint | string): MessageHandle | undefined {
+    return this.#messages.getMessageHandle(messageId);
+  }
+
+  SetMessageCreatedCallback(callback: MessageCreatedCallback): void {
+    this.#messages.setMessageCreatedCallback(callback);
+  }
+
+  SetMessageUpdatedCallback(callback: MessageUpdatedCallback): void {
+    this.#messages.setMessageUpdatedCallback(callback);
+  }
+
+  SetMessageDeletedCallback(callback: MessageDeletedCallback): void {
+    this.#messages.setMessageDeletedCallback(callback);
+  }
+}
+
+/** Reports an operation's result to its callback and resolves with it. */
+async function reported(outcome: Promise<ClientResult>, callback?: ResultCallback): Promise<ClientResult> {
+  const result = await outcome;
+  callback?.(result);
+  return result;
 }
 
 /** Options every entry shares; each entry (Node, browser) fills in its own defaults. */

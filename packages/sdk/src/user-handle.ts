@@ -1,3 +1,7 @@
+import type { Activity } from './social/activity.js';
+import type { RelationshipHandle } from './social/relationship-handle.js';
+import { StatusType } from './social/status.js';
+
 /** The user object as the gateway sends it in READY and USER_UPDATE (the fields the library reads). */
 export interface GatewayUser {
   id: string;
@@ -12,10 +16,12 @@ export interface GatewayUser {
  */
 export class UserHandle {
   readonly #user: GatewayUser;
+  readonly #social: UserSocial | undefined;
 
   /** Made by the library from what the gateway sent; games receive handles, they do not build them. */
-  constructor(user: GatewayUser) {
+  constructor(user: GatewayUser, social?: UserSocial) {
     this.#user = { ...user };
+    this.#social = social;
   }
 
   Id(): bigint {
@@ -38,4 +44,28 @@ export class UserHandle {
   IsProvisional(): boolean {
     return this.#user.provisional === true;
   }
+
+  // ---- Social layer ----
+
+  /** The user's online status as the player sees it: Blocked when blocked, Offline when invisible. */
+  Status(): StatusType {
+    return this.#social?.status() ?? StatusType.Unknown;
+  }
+
+  /** The user's rich presence in this game, if any. */
+  GameActivity(): Activity | undefined {
+    return this.#social?.gameActivity();
+  }
+
+  /** The player's relationship with this user. */
+  Relationship(): RelationshipHandle | undefined {
+    return this.#social?.relationship();
+  }
+}
+
+/** What a handle reads of the library's social cache (relationships and presence). */
+export interface UserSocial {
+  status(): StatusType;
+  gameActivity(): Activity | undefined;
+  relationship(): RelationshipHandle;
 }

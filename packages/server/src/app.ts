@@ -19,10 +19,16 @@ import { guildsRoutes } from './domains/guilds/routes.js';
 import { GuildsService } from './domains/guilds/service.js';
 import { lobbiesRoutes } from './domains/lobbies/routes.js';
 import { LobbiesService } from './domains/lobbies/service.js';
+import { messagesRoutes } from './domains/messages/routes.js';
+import { MessagesService, type ProvisionalAccounts } from './domains/messages/service.js';
 import { SigningKeys } from './domains/oauth2/keys.js';
 import { oauth2Pages } from './domains/oauth2/pages.js';
 import { oauth2Routes } from './domains/oauth2/routes.js';
 import { OAuth2Service } from './domains/oauth2/service.js';
+import type { PresenceInput } from './domains/presence/schemas.js';
+import { PresenceService } from './domains/presence/service.js';
+import { relationshipsRoutes } from './domains/relationships/routes.js';
+import { RelationshipsService } from './domains/relationships/service.js';
 import { WebhooksService } from './domains/webhooks/service.js';
 import { DeliveryWorker } from './domains/webhooks/worker.js';
 import { GatewayServer } from './gateway/gateway-server.js';
@@ -59,6 +65,8 @@ export interface HearthOptions {
   deliverWebhooks?: boolean;
   /** Data of an embedder's (or a test's) own that moves on merge and unmerge, after the built-in participants. */
   accountLinkParticipants?: readonly AccountLinkParticipant[];
+  /** Which accounts are provisional, in place of the accounts' own mark (tests of the social layer). */
+  provisionalAccounts?: ProvisionalAccounts;
 }
 
 export interface Services {
@@ -73,6 +81,9 @@ export interface Services {
   entitlements: EntitlementsService;
   identityProviders: IdentityProvidersService;
   accountLink: AccountLinkService;
+  relationships: RelationshipsService;
+  presence: PresenceService;
+  messages: MessagesService;
 }
 
 export interface Hearth {
@@ -106,6 +117,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, config.redisPrefix) : undefined;
   const counters: RateLimitStore = redis ? new RedisRateLimitStore(redis) : new MemoryRateLimitStore();
   const snowflakes = new SnowflakeGenerator(clock, config.workerId, config.processId);
+  const quotas = new Quotas(counters, clock);
 
   const onBusError: BusErrorReporter = (error, event) =>
     event
@@ -172,6 +184,32 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   });
   const guilds = new GuildsService({ storage, clock, snowflakes });
   const gateway = new GatewayService({ publicUrl, counters, clock });
+  const nodeId = `${config.workerId}.${config.processId}.${randomBytes(4).toString('hex')}`;
+  // Presence re-tells each side after a relationship change; it is built just below.
+  let presence: PresenceService | undefined;
+  const relationships = new RelationshipsService({
+    storage,
+    clock,
+    bus,
+    accounts,
+    onChange: (change) => presence!.relationshipChanged(change),
+  });
+  presence = new PresenceService({ bus, clock, logger, relationships, nodeId });
+  const provisional: ProvisionalAccounts = options.provisionalAccounts ?? {
+    isProvisional: (userId) => accounts.isProvisional(userId),
+  };
+  const messages = new MessagesService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    quotas,
+    accounts,
+    applications,
+    relationships,
+    presence,
+    provisional,
+  });
   const entitlements = new EntitlementsService({
     storage,
     clock,
@@ -233,7 +271,14 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     lobbiesOf: (userId, applicationId) => lobbies.lobbiesOf(userId, applicationId),
     heartbeatIntervalMs: options.gateway?.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
     store: sessions,
-    nodeId: `${config.workerId}.${config.processId}.${randomBytes(4).toString('hex')}`,
+    nodeId,
+    presence: {
+      parse: (input) => presence.parse(input),
+      started: (session, state) => presence.started(session, state as PresenceInput | undefined),
+      updated: (session, state) => presence.updated(session, state as PresenceInput),
+      ended: (session) => presence.ended(session),
+      readyPresences: (userId, applicationId) => presence.readyPresences(userId, applicationId),
+    },
   });
   const lobbies: LobbiesService = new LobbiesService({
     storage,
@@ -243,7 +288,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     logger,
     accounts,
     applications,
-    quotas: new Quotas(counters, clock),
+    quotas,
     connectedPlayers: () => gatewayServer.connectedPlayers(),
   });
   // What other domains own and a merge or an unmerge moves (PROTOCOL.md §B.3), each domain's before the
@@ -277,6 +322,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     entitlements,
     identityProviders,
     accountLink,
+    relationships,
+    presence,
+    messages,
   };
 
   const http = createHttpServer(
@@ -290,6 +338,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       gatewayRoutes(gateway),
       entitlementsRoutes(entitlements),
       provisionalRoutes({ link: accountLink, providers: identityProviders, adminToken: config.adminToken }),
+      relationshipsRoutes(relationships),
+      messagesRoutes(messages),
     ],
     [oauth2Pages(oauth2, publicUrl)],
   );
@@ -325,6 +375,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       await sweeping.stop();
       await deliveryWorker.stop();
       await gatewayServer.close();
+      presence.close();
       await http.close();
       // A bus shared by several in-process nodes belongs to whoever made it.
       if (!options.shared?.bus) await bus.close();

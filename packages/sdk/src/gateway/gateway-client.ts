@@ -440,6 +440,14 @@ export class GatewayClient {
     }
   }
 
+  /** Sends a command (op 3 presence…) on the live connection; false when there is none to send on. */
+  send(op: number, d: unknown): boolean {
+    const link = this.#link;
+    if (!link || this.#status !== ClientStatus.Ready || link.socket.readyState !== OPEN) return false;
+    this.#send(link, op, d);
+    return true;
+  }
+
   #send(link: Link, op: number, d: unknown): void {
     if (link.socket.readyState !== OPEN) return;
     // Identify and Resume carry the token: the log names the opcode only.

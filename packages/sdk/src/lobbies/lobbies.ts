@@ -3,7 +3,7 @@ import type { FeatureContext } from '../client.js';
 import { ClientResult, ErrorType } from '../client-result.js';
 import { snowflakeOf } from '../ids.js';
 import type { MessageHandle, WireMessage } from '../messages/message-handle.js';
-import type { MessageStore } from '../messages/message-store.js';
+import type { Messages } from '../messages/messages.js';
 import { RestFailure } from '../rest/rest-client.js';
 import { LobbyHandle, type WireLobby, type WireLobbyMember } from './lobby-handle.js';
 
@@ -39,7 +39,7 @@ interface MemberEvent {
  */
 export class Lobbies {
   readonly #feature: FeatureContext;
-  readonly #messages: MessageStore;
+  readonly #messages: Messages;
   readonly #lobbies = new Map<string, WireLobby>();
   created: LobbyCallback | undefined;
   updated: LobbyCallback | undefined;
@@ -48,7 +48,7 @@ export class Lobbies {
   memberUpdated: LobbyMemberCallback | undefined;
   memberRemoved: LobbyMemberCallback | undefined;
 
-  constructor(feature: FeatureContext, messages: MessageStore) {
+  constructor(feature: FeatureContext, messages: Messages) {
     this.#feature = feature;
     this.#messages = messages;
     feature.on('READY', (data) => this.#ready(data as { lobbies?: WireLobby[] }));
@@ -58,8 +58,8 @@ export class Lobbies {
     feature.on(LobbyEvents.MemberAdd, (data) => this.#member(data as MemberEvent, this.memberAdded));
     feature.on(LobbyEvents.MemberUpdate, (data) => this.#member(data as MemberEvent, this.memberUpdated));
     feature.on(LobbyEvents.MemberRemove, (data) => this.#memberGone(data as MemberEvent));
-    feature.on(LobbyEvents.MessageCreate, (data) => messages.arrived(data as WireMessage, true));
-    feature.on(LobbyEvents.MessageUpdate, (data) => messages.arrived(data as WireMessage, false));
+    feature.on(LobbyEvents.MessageCreate, (data) => messages.received(data as WireMessage, 'created'));
+    feature.on(LobbyEvents.MessageUpdate, (data) => messages.received(data as WireMessage, 'updated'));
     feature.on(LobbyEvents.MessageDelete, (data) => {
       const { id, lobby_id } = data as { id: string; lobby_id: string };
       messages.removed(id, lobby_id);

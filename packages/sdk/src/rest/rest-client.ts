@@ -96,7 +96,8 @@ export class RestClient {
       const parsed = parseJson(text) as { retry_after?: number; global?: boolean } | undefined;
       const retryAfter = Number(parsed?.retry_after ?? response.headers.get('retry-after') ?? 1);
       if (parsed?.global) this.#globalUntil = Date.now() + retryAfter * 1000;
-      // A wait longer than a request may take (the pre-approval limits span hours) is the game's to decide.
+      // A wait longer than the request timeout (e.g. the pre-approval limits, 2 h, PROTOCOL.md §A.3) is the
+      // game's to schedule: it surfaces at once as retryable with RetryAfter.
       if (attempt < MAX_RATE_LIMIT_RETRIES && retryAfter * 1000 <= timeoutMs()) {
         logger.log(LoggingSeverity.Info, `rate limited on ${route}; retrying in ${retryAfter} s`);
         await sleep(retryAfter * 1000);

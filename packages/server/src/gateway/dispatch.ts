@@ -62,7 +62,7 @@ function notServedYet(_gateway: GatewayServer, connection: Connection): void {
 const STATUSES = new Set(['online', 'dnd', 'idle', 'invisible', 'offline']);
 
 /** Op 3: the session's status and activities, 5 updates per 20 s (PROTOCOL.md §D.6); excess is dropped. */
-function presenceUpdate(gateway: GatewayServer, connection: Connection, d: unknown): void {
+async function presenceUpdate(gateway: GatewayServer, connection: Connection, d: unknown): Promise<void> {
   const session = connection.session!;
   const presence = d as { status?: unknown; activities?: unknown; since?: unknown; afk?: unknown } | null;
   if (
@@ -75,8 +75,14 @@ function presenceUpdate(gateway: GatewayServer, connection: Connection, d: unkno
     connection.close(GatewayCloseCodes.DecodeError, 'Invalid presence update');
     return;
   }
+  // With the social layer wired, every activity field is checked too (PROTOCOL.md §B.8 field limits).
+  const parsed = gateway.presenceWired ? gateway.parsePresence(presence) : presence;
+  if (!parsed) {
+    connection.close(GatewayCloseCodes.DecodeError, 'Invalid presence update');
+    return;
+  }
   if (!gateway.allowPresenceUpdate(session.id)) return;
-  gateway.setPresence(session.id, { status: presence.status, activities: presence.activities });
+  await gateway.updatePresence(session, parsed as { status: string; activities: unknown[] });
 }
 
 /**

@@ -60,6 +60,28 @@ export interface GatewayServerDeps {
   store: SessionStore | undefined;
   /** This node's name in the store. */
   nodeId: string;
+  /** Presence of the social layer: told of sessions starting, changing and ending. */
+  presence?: PresenceHooks;
+}
+
+/** What presence needs of the gateway's sessions (PROTOCOL.md §B.8): parsing, lifecycle, READY extras. */
+export interface PresenceHooks {
+  /** Parses op 3 `d` (or Identify `presence`); throws on an invalid one. */
+  parse(input: unknown): { status: string; activities: unknown[] };
+  started(
+    session: PresenceSessionRef,
+    presence: ReturnType<PresenceHooks['parse']> | undefined,
+  ): Promise<void>;
+  updated(session: PresenceSessionRef, presence: ReturnType<PresenceHooks['parse']>): Promise<void>;
+  ended(session: PresenceSessionRef): Promise<void>;
+  /** READY `presences` of the session's friends. */
+  readyPresences(userId: string, applicationId: string | undefined): Promise<unknown[]>;
+}
+
+export interface PresenceSessionRef {
+  id: string;
+  userId: string;
+  applicationId: string | undefined;
 }
 
 /**
@@ -151,6 +173,7 @@ export class GatewayServer implements ConnectionContext {
       intents?: unknown;
       shard?: unknown;
       properties?: unknown;
+      presence?: unknown;
     } | null;
     if (typeof identify !== 'object' || identify === null || typeof identify.token !== 'string') {
       connection.close(GatewayCloseCodes.DecodeError, 'Identify needs a token');
@@ -209,6 +232,42 @@ export class GatewayServer implements ConnectionContext {
     connection.session = session;
     this.registry.add(session);
     record(session, 'READY', await this.#ready(session, connection.version, principal));
+    await this.#presenceStarted(session, identify.presence);
+  }
+
+  /** Players and people have a presence; bots do not. Identify's `presence`, when invalid, is ignored. */
+  async #presenceStarted(session: Session, input: unknown): Promise<void> {
+    const hooks = this.#deps.presence;
+    if (!hooks || session.identity.kind === 'bot') return;
+    let presence: ReturnType<PresenceHooks['parse']> | undefined;
+    try {
+      presence = input === undefined || input === null ? undefined : hooks.parse(input);
+    } catch {
+      presence = undefined;
+    }
+    if (presence) this.#presence.set(session.id, presence);
+    await hooks.started(presenceRef(session), presence);
+  }
+
+  /** Op 3, validated and within its rate: the session's new presence reaches the friends. */
+  async updatePresence(session: Session, presence: ReturnType<PresenceHooks['parse']>): Promise<void> {
+    this.setPresence(session.id, presence);
+    if (session.identity.kind !== 'bot') await this.#deps.presence?.updated(presenceRef(session), presence);
+  }
+
+  /** Parses a presence with the social layer's rules, or with the bare shape check when none is wired. */
+  parsePresence(input: unknown): ReturnType<PresenceHooks['parse']> | undefined {
+    const hooks = this.#deps.presence;
+    if (!hooks) return undefined;
+    try {
+      return hooks.parse(input);
+    } catch {
+      return undefined;
+    }
+  }
+
+  get presenceWired(): boolean {
+    return this.#deps.presence !== undefined;
   }
 
   async resume(connection: Connection, d: unknown): Promise<void> {
@@ -318,6 +377,14 @@ export class GatewayServer implements ConnectionContext {
         ? {
             scopes: [...principal.scopes].filter(isScope),
             lobbies: await this.#deps.lobbiesOf(principal.userId, principal.applicationId),
+          }
+        : {}),
+      ...(this.#deps.presence && principal.kind !== 'bot'
+        ? {
+            presences: await this.#deps.presence.readyPresences(
+              principal.userId,
+              session.identity.applicationId,
+            ),
           }
         : {}),
     };
@@ -527,7 +594,22 @@ export class GatewayServer implements ConnectionContext {
       );
     this.#presence.delete(session.id);
     this.#presenceWindows.delete(session.id);
+    if (session.identity.kind !== 'bot') {
+      void this.#deps.presence
+        ?.ended(presenceRef(session))
+        .catch((error: unknown) =>
+          this.logger.error({ err: error, session: session.id }, 'gateway presence end failed'),
+        );
+    }
   }
+}
+
+function presenceRef(session: Session): PresenceSessionRef {
+  return {
+    id: session.id,
+    userId: session.identity.userId,
+    applicationId: session.identity.kind === 'bearer' ? session.identity.applicationId : undefined,
+  };
 }
 
 /** Server closes after which the client must identify afresh (PROTOCOL.md §D.4: DJS recovery mapping). */

@@ -28,6 +28,11 @@ export interface Schema {
   external_identities: ExternalIdentitiesTable;
   identity_providers: IdentityProvidersTable;
   user_bans: UserBansTable;
+  // ---- Social layer (0007_social) ----
+  relationships: RelationshipsTable;
+  game_relationships: GameRelationshipsTable;
+  dm_channels: DmChannelsTable;
+  dm_messages: DmMessagesTable;
 }
 
 export interface UsersTable {
@@ -305,4 +310,49 @@ export interface UserBansTable {
   reason: string | null;
   expires_at: number | null;
   created_at: number;
+}
+
+// ---- Social layer (0007_social) ----
+
+/** A's view of B: `user_id` A, `target_id` B, `type` a RelationshipType. */
+export interface RelationshipsTable {
+  user_id: string;
+  target_id: string;
+  type: number;
+  since: number;
+}
+
+export interface GameRelationshipsTable {
+  application_id: string;
+  user_id: string;
+  target_id: string;
+  type: number;
+  since: number;
+}
+
+export interface DmChannelsTable {
+  id: string;
+  user_low: string;
+  user_high: string;
+  created_at: number;
+}
+
+export interface DmMessagesTable {
+  id: string;
+  channel_id: string;
+  application_id: string;
+  author_id: string;
+  recipient_id: string;
+  content: string;
+  /** JSON `{string: string}` or null. */
+  metadata: string | null;
+  moderation_metadata: string | null;
+  /** JSON message activity `{type, party_id?}` of an invite, or null. */
+  activity: string | null;
+  nonce: string | null;
+  flags: number;
+  /** 1 when both users are provisional: the message lives only in-game, outside the history (§B.5). */
+  ephemeral: number;
+  created_at: number;
+  edited_at: number | null;
 }

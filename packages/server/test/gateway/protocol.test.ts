@@ -227,6 +227,8 @@ describe('Identify with a bearer token: players with gateway.connect (PROTOCOL.m
         application: { id: game.id, flags: application.flags, flags_new: application.flags_new },
         scopes: expect.any(Array),
         lobbies: [],
+        // The online friends' presences; this player has none.
+        presences: [],
       },
     });
     expect(user).toMatchObject({ id: player.user.id });

@@ -197,6 +197,14 @@ export class AccountsService {
     return row && toUser(row);
   }
 
+  // ---- Social layer ----
+
+  /** The user with this username (migrated users, discriminator `0`), for friend requests by name. */
+  async findUserByUsername(username: string): Promise<User | undefined> {
+    const row = await store.findUserByUsername(this.#deps.storage.db, username);
+    return row && toUser(row);
+  }
+
   /** Operator change (CLI): the subscription a user holds, read through `identify.premium`. */
   async setPremiumType(id: string, premiumType: number): Promise<User> {
     const valid = (Object.values(PremiumTypes) as number[]).includes(premiumType);

@@ -80,3 +80,13 @@ export async function deleteProvisionalUser(db: Executor, id: string): Promise<v
 export async function deleteSessionsOf(db: Executor, userId: string): Promise<void> {
   await db.deleteFrom('sessions').where('user_id', '=', userId).execute();
 }
+
+/** A migrated user (discriminator `0`) by username, for friend requests by name (PROTOCOL.md §B.6). */
+export function findUserByUsername(db: Executor, username: string): Promise<UserRow | undefined> {
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where('username', '=', username)
+    .where('discriminator', '=', '0')
+    .executeTakeFirst();
+}

@@ -5,6 +5,7 @@ import { lobbies } from './0003_lobbies.js';
 import { webhooks } from './0004_webhooks.js';
 import { entitlements } from './0005_entitlements.js';
 import { provisional } from './0006_provisional.js';
+import { social } from './0007_social.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
 const migrations: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const migrations: Record<string, Migration> = {
   '0004_webhooks': webhooks,
   '0005_entitlements': entitlements,
   '0006_provisional': provisional,
+  '0007_social': social,
 };
 
 export const migrationProvider: MigrationProvider = {
