@@ -18,12 +18,13 @@ import type { Clock } from '@hearth/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startHearth, type TestHearth } from '../../../test-support/hearth.js';
 import { createGame, createPlayer, grantTokens, type TestGame } from '../../../test-support/oauth.js';
+import { provisionalPlayer } from '../../../test-support/provisional.js';
 
 /**
  * The social layer through the library (seed: Rich presence activity, ActivityInvite, MessageHandle,
  * UpdateRichPresence, SetActivityInviteCreatedCallback, GetUserMessagesWithLimit; PROTOCOL.md §B.5–B.9),
- * two and three clients against a live server. Each scenario has a provisional account in it: the set
- * `provisional` stands in for issue 7's accounts until they are merged.
+ * two and three clients against a live server. Each scenario has a provisional account in it, minted by
+ * the game's server through POST /partner-sdk/token/bot (PROTOCOL.md §B.2).
  */
 
 /** Real time plus a skew, moved past the identify window when a player's second device connects. */
@@ -74,18 +75,15 @@ const SCOPES = 'openid sdk.social_layer';
 
 describe('the social layer through sdkpp.Client', () => {
   const clock = new SkewClock();
-  const provisional = new Set<string>();
   const clients: sdkpp.Client[] = [];
   let hearth: TestHearth;
   let game: TestGame;
 
   beforeAll(async () => {
-    hearth = await startHearth({ rateLimitGlobal: 1_000_000 }, clock, {
-      provisionalAccounts: { isProvisional: async (id) => provisional.has(id) },
-    });
+    hearth = await startHearth({ rateLimitGlobal: 1_000_000 }, clock);
     game = await createGame(hearth);
     await hearth.services.applications.adminUpdate(game.id, {
-      grant_flags: ['CommunicationFeaturesApproved'],
+      grant_flags: ['CommunicationFeaturesApproved', 'ProvisionalAccountsEnabled'],
     });
   });
   afterEach(() => {
@@ -96,7 +94,8 @@ describe('the social layer through sdkpp.Client', () => {
   interface Player {
     id: bigint;
     username: string;
-    sessionToken: string;
+    /** A full account's session (it consents to other games); a provisional account has none. */
+    sessionToken?: string;
     accessToken: string;
     client: sdkpp.Client;
     relationshipsCreated: Calls<[bigint, boolean]>;
@@ -109,18 +108,26 @@ describe('the social layer through sdkpp.Client', () => {
     requests: string[];
   }
 
-  /** A player (provisional when asked) with a Ready client of the game. */
+  /** A player (a provisional account when asked) with a Ready client of the game. */
   async function player(options: { provisional?: boolean } = {}): Promise<Player> {
-    const username = `sdk${Math.random().toString(36).slice(2, 10)}`;
-    const created = await createPlayer(hearth, username);
-    if (options.provisional) provisional.add(created.user.id);
-    const tokens = await grantTokens(hearth, game, created.token, SCOPES);
-    return device({
-      id: BigInt(created.user.id),
-      username,
-      sessionToken: created.token,
-      accessToken: tokens.access_token,
-    });
+    const name = `sdk${Math.random().toString(36).slice(2, 10)}`;
+    let who: Pick<Player, 'id' | 'username' | 'sessionToken' | 'accessToken'>;
+    if (options.provisional) {
+      const minted = await provisionalPlayer(hearth, game, `ext-${name}`);
+      who = { id: BigInt(minted.id), username: minted.username, accessToken: minted.accessToken };
+    } else {
+      const created = await createPlayer(hearth, name);
+      const tokens = await grantTokens(hearth, game, created.token, SCOPES);
+      who = {
+        id: BigInt(created.user.id),
+        username: name,
+        sessionToken: created.token,
+        accessToken: tokens.access_token,
+      };
+    }
+    const ready = await device(who);
+    expect(ready.client.GetCurrentUserV2()?.IsProvisional()).toBe(options.provisional === true);
+    return ready;
   }
 
   /** Another device of the same player: a second client with the same token. */
@@ -214,7 +221,10 @@ describe('the social layer through sdkpp.Client', () => {
     expect(relationships.map((r) => [r.Id(), r.DiscordRelationshipType(), r.GameRelationshipType()])).toEqual(
       [[bob.id, RelationshipType.Friend, RelationshipType.None]],
     );
-    expect(relationships[0]?.User()?.Username()).toBe(bob.username);
+    expect([relationships[0]?.User()?.Username(), relationships[0]?.User()?.IsProvisional()]).toEqual([
+      bob.username,
+      true,
+    ]);
 
     // Game friends, by id, in this game.
     expect((await carol.client.SendGameFriendRequestById(alice.id)).Successful()).toBe(true);
@@ -262,7 +272,7 @@ describe('the social layer through sdkpp.Client', () => {
       (id) => id === alice.id && bob.client.GetUser(alice.id)?.GameActivity() !== undefined,
     );
     const seen = bob.client.GetUser(alice.id)!;
-    expect(seen.Status()).toBe(StatusType.Online);
+    expect([seen.Status(), seen.IsProvisional()]).toEqual([StatusType.Online, true]);
     const activity = seen.GameActivity()!;
     expect([
       activity.Name(),
@@ -411,8 +421,11 @@ describe('the social layer through sdkpp.Client', () => {
 
   it('an unapproved game’s 101st DM in 2 h resolves at once, retryable with RetryAfter (PROTOCOL.md §A.3)', async () => {
     const unapproved = await createGame(hearth);
-    const tokensFor = async (p: Player) =>
-      (await grantTokens(hearth, unapproved, p.sessionToken, SCOPES)).access_token;
+    const tokensFor = async (p: Player) => {
+      if (p.sessionToken === undefined)
+        throw new Error('a provisional account has no session to consent with');
+      return (await grantTokens(hearth, unapproved, p.sessionToken, SCOPES)).access_token;
+    };
     const alice = await player();
     const bob = await player({ provisional: true });
     await befriend(alice, bob);
@@ -434,6 +447,7 @@ describe('the social layer through sdkpp.Client', () => {
     const sent = await p1.client.SendUserMessage(p2.id, 'only in game');
     await p2.messagesCreated.next((id) => id === sent.messageId);
     expect(p2.client.GetMessageHandle(sent.messageId)?.ChannelId()).toBe(p2.id);
+    expect(p2.client.GetUser(p1.id)?.IsProvisional()).toBe(true);
     const fresh = await device(p2);
     expect((await fresh.client.GetUserMessagesWithLimit(p1.id, 10)).messages).toEqual([]);
   });

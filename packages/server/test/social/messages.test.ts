@@ -2,6 +2,7 @@ import { DirectMessageLimits, PRE_APPROVAL_LIMIT } from '@hearth/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import { createGame, type TestGame } from '../../../../test-support/oauth.js';
+import { type ProvisionalPlayer, provisionalPlayer } from '../../../../test-support/provisional.js';
 import {
   answer,
   connect,
@@ -13,7 +14,7 @@ import {
 
 /**
  * Direct messages for games (PROTOCOL.md §B.5), moderation metadata (§B.4), GAME_DIRECT_MESSAGE_* webhook
- * events (§F.4). `provisional` stands in for issue 7's accounts: the users in it are provisional.
+ * events (§F.4). Provisional accounts are minted by the game's server (POST /partner-sdk/token/bot, §B.2).
  */
 const ENGINES = await socialEngines();
 
@@ -22,13 +23,10 @@ for (const engine of ENGINES)
     let hearth: TestHearth;
     let game: TestGame;
     let clock: SkewClock;
-    const provisional = new Set<string>();
 
     beforeAll(async () => {
       clock = new SkewClock();
-      hearth = await startHearth({ rateLimitGlobal: 1_000_000, ...engine.overrides }, clock, {
-        provisionalAccounts: { isProvisional: async (id) => provisional.has(id) },
-      });
+      hearth = await startHearth({ rateLimitGlobal: 1_000_000, ...engine.overrides }, clock);
       game = await approvedGame();
     });
     afterAll(async () => {
@@ -36,21 +34,27 @@ for (const engine of ENGINES)
       await engine.drop();
     });
 
-    /** A game past the pre-approval limits, so that only the test of those limits meets them. */
+    /**
+     * A game past the pre-approval limits, so that only the test of those limits meets them, and allowed to
+     * mint provisional accounts.
+     */
     async function approvedGame(): Promise<TestGame> {
       const created = await createGame(hearth);
       await hearth.services.applications.adminUpdate(created.id, {
-        grant_flags: ['CommunicationFeaturesApproved'],
+        grant_flags: ['CommunicationFeaturesApproved', 'ProvisionalAccountsEnabled'],
       });
       return created;
     }
 
-    const call = (player: TestPlayer, method: string, path: string, body?: unknown) =>
+    /** A full or a provisional player: requests need only who they are and their token. */
+    type Participant = Pick<TestPlayer | ProvisionalPlayer, 'id' | 'bearer'>;
+
+    const call = (player: Participant, method: string, path: string, body?: unknown) =>
       hearth.api(path, { method, auth: player.bearer, ...(body === undefined ? {} : { body }) }).then(answer);
-    const send = (from: TestPlayer, to: TestPlayer, body: unknown) =>
+    const send = (from: Participant, to: Participant, body: unknown) =>
       call(from, 'POST', `/users/${to.id}/messages`, body);
 
-    async function friends(a: TestPlayer, b: TestPlayer): Promise<void> {
+    async function friends(a: Participant, b: Participant): Promise<void> {
       await call(a, 'PUT', `/users/@me/relationships/${b.id}`);
       await call(b, 'PUT', `/users/@me/relationships/${a.id}`);
     }
@@ -346,10 +350,8 @@ for (const engine of ENGINES)
 
     it('between a full and a provisional account messages persist; between two provisional ones they are ephemeral', async () => {
       const full = await socialPlayer(hearth, game);
-      const p1 = await socialPlayer(hearth, game);
-      const p2 = await socialPlayer(hearth, game);
-      provisional.add(p1.id);
-      provisional.add(p2.id);
+      const p1 = await provisionalPlayer(hearth, game, `dm-p1-${full.id}`);
+      const p2 = await provisionalPlayer(hearth, game, `dm-p2-${full.id}`);
       await friends(full, p1);
       await friends(p1, p2);
 
@@ -360,7 +362,8 @@ for (const engine of ENGINES)
       expect(kept.channel_id).not.toBe(p1.id);
       expect((await call(p1, 'GET', `/users/${full.id}/messages`)).body).toMatchObject([{ id: kept.id }]);
 
-      const p2Ws = await connect(hearth, p2);
+      // connect() reads only the bearer token: a provisional account has no session token to give it.
+      const p2Ws = await connect(hearth, { ...p2, sessionToken: '' });
       const ephemeral = (await send(p1, p2, { content: 'just in game' })).body as {
         id: string;
         channel_id: string;
