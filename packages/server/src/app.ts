@@ -65,8 +65,6 @@ export interface HearthOptions {
   deliverWebhooks?: boolean;
   /** Data of an embedder's (or a test's) own that moves on merge and unmerge, after the built-in participants. */
   accountLinkParticipants?: readonly AccountLinkParticipant[];
-  /** Which accounts are provisional, in place of the accounts' own mark (tests of the social layer). */
-  provisionalAccounts?: ProvisionalAccounts;
 }
 
 export interface Services {
@@ -193,11 +191,11 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bus,
     accounts,
     onChange: (change) => presence!.relationshipChanged(change),
+    usesApplication: async (tx, userId, applicationId) =>
+      (await oauth2!.linkedApplications(tx, userId)).includes(applicationId),
   });
   presence = new PresenceService({ bus, clock, logger, relationships, nodeId });
-  const provisional: ProvisionalAccounts = options.provisionalAccounts ?? {
-    isProvisional: (userId) => accounts.isProvisional(userId),
-  };
+  const provisional: ProvisionalAccounts = { isProvisional: (userId) => accounts.isProvisional(userId) };
   const messages = new MessagesService({
     storage,
     clock,
@@ -307,6 +305,12 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
         mergeInto: (tx, from, to, applicationId) => lobbies.mergeInto(tx, from, to, applicationId),
         unmergeInto: (tx, from, to, applicationId) => lobbies.unmergeInto(tx, from, to, applicationId),
       },
+      {
+        name: 'relationships',
+        mergeInto: (tx, from, to, applicationId) => relationships.mergeInto(tx, from, to, applicationId),
+        unmergeInto: (tx, from, to, applicationId) => relationships.unmergeInto(tx, from, to, applicationId),
+      },
+      { name: 'messages', mergeInto: (tx, from, to) => messages.mergeInto(tx, from, to) },
       ...(options.accountLinkParticipants ?? []),
     ],
   });

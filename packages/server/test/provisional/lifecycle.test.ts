@@ -3,8 +3,8 @@ import { ManualClock } from '@hearth/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient } from '../../../../test-support/gateway.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
+import { call, lobbyPlayer } from '../../../../test-support/lobbies.js';
 import {
-  authorizationCode,
   createGame,
   createPlayer,
   type TestGame,
@@ -12,6 +12,7 @@ import {
   tokenRequest,
 } from '../../../../test-support/oauth.js';
 import { postgresAvailable, postgresSchema } from '../../../../test-support/services.js';
+import * as social from './social-steps.js';
 
 const ADMIN_TOKEN = 'admin-secret-for-tests-0123456789abcdef';
 const PROPERTIES = { os: 'linux', browser: 'hearth-test', device: 'hearth-test' };
@@ -70,17 +71,8 @@ async function userOf(
 }
 
 /** The player consents, and the game exchanges the code with the provisional credential (PROTOCOL.md §B.3). */
-async function merge(playerToken: string, provisional: string, target = game): Promise<Response> {
-  const code = await authorizationCode(hearth, target, playerToken, { scope: 'openid sdk.social_layer' });
-  return tokenRequest(hearth, {
-    grant_type: 'authorization_code',
-    code,
-    redirect_uri: 'http://127.0.0.1/callback',
-    client_id: target.id,
-    client_secret: target.clientSecret,
-    external_auth_type: 'DISCORD_BOT_ISSUED_ACCESS_TOKEN',
-    external_auth_token: provisional,
-  });
+function merge(playerToken: string, provisional: string, target = game): Promise<Response> {
+  return social.merge(hearth, target, playerToken, provisional);
 }
 
 function refresh(tokens: Tokens): Promise<Response> {
@@ -153,6 +145,34 @@ describe.each(ENGINES)(
         const play = await sdkSession(t1);
         expect(play.user).toMatchObject({ id: provisional.id, provisional: true });
         expect(await linkedTo('player-42')).toBe('provisional');
+        // It joins a lobby by secret, makes a game friend and a platform friend, and talks with the game
+        // friend (a full account: their DMs are persisted, PROTOCOL.md §B.5).
+        const rook = { id: provisional.id, bearer: `Bearer ${t1}` };
+        const gameFriend = await lobbyPlayer(hearth, game);
+        const platformFriend = await lobbyPlayer(hearth, game);
+        const joined = await call<{ id: string }>(hearth, 'PUT', '/lobbies', rook.bearer, {
+          secret: 'lifecycle',
+        });
+        expect(joined.status).toBe(200);
+        const lobbyId = joined.body.id;
+        expect(await social.lobbyMembers(hearth, `Bot ${game.botToken}`, lobbyId)).toEqual([provisional.id]);
+        await social.befriend(hearth, 'game-relationships', rook, gameFriend);
+        await social.befriend(hearth, 'relationships', rook, platformFriend);
+        await social.sendDm(hearth, rook.bearer, gameFriend.id, 'gg');
+        await social.sendDm(hearth, gameFriend.bearer, provisional.id, 'rematch?');
+        expect(await social.relationshipsOf(hearth, rook.bearer, 'game-relationships')).toEqual([
+          [gameFriend.id, social.FRIEND],
+        ]);
+        expect(await social.relationshipsOf(hearth, rook.bearer, 'relationships')).toEqual([
+          [platformFriend.id, social.FRIEND],
+        ]);
+        const conversation = (me: string): Array<[string, string]> => [
+          [gameFriend.id, 'rematch?'],
+          [me, 'gg'],
+        ];
+        expect(await social.dmHistory(hearth, rook.bearer, gameFriend.id)).toEqual(
+          conversation(provisional.id),
+        );
 
         // 2. Merge into a full account through /oauth2/token.
         const player = await createPlayer(hearth);
@@ -175,7 +195,27 @@ describe.each(ENGINES)(
         });
         // A merge is not an unlink: no webhook for the player.
         expect(await deauthorizations(player.user.id)).toHaveLength(0);
-        // [lobby/friends/DM participants: assert the provisional account's data now belongs to player.user.id]
+        // The lobby membership, both friends and the DM history are the full account's now.
+        const full = `Bearer ${fullTokens.access_token}`;
+        expect(await social.lobbyMembers(hearth, `Bot ${game.botToken}`, lobbyId)).toEqual([player.user.id]);
+        expect(await social.relationshipsOf(hearth, full, 'game-relationships')).toEqual([
+          [gameFriend.id, social.FRIEND],
+        ]);
+        expect(await social.relationshipsOf(hearth, full, 'relationships')).toEqual([
+          [platformFriend.id, social.FRIEND],
+        ]);
+        expect(await social.relationshipsOf(hearth, gameFriend.bearer, 'game-relationships')).toEqual([
+          [player.user.id, social.FRIEND],
+        ]);
+        expect(await social.relationshipsOf(hearth, platformFriend.bearer, 'relationships')).toEqual([
+          [player.user.id, social.FRIEND],
+        ]);
+        expect(await social.dmHistory(hearth, full, gameFriend.id)).toEqual(conversation(player.user.id));
+        expect(await social.dmHistory(hearth, gameFriend.bearer, player.user.id)).toEqual(
+          conversation(player.user.id),
+        );
+        const gone = await call(hearth, 'GET', `/users/${provisional.id}/messages`, gameFriend.bearer);
+        expect(gone).toMatchObject({ status: 404, body: { code: 10013 } });
 
         // 3. Unmerge (the game's server): a new provisional account with a new id; every token and session ends.
         const linked = await sdkSession(fullTokens.access_token);
@@ -199,13 +239,43 @@ describe.each(ENGINES)(
         expect(reborn.id).not.toBe(player.user.id);
         // The global name goes with the identity to the new provisional account.
         expect(reborn).toMatchObject({ global_name: 'Full Name', provisional: true });
-        // [lobby/friends participants: assert in-game friends and active lobby memberships follow reborn.id]
+        // The lobby membership and the game friend follow the identity; so does the platform friend, who
+        // plays the game. The DM history stays with the full account, which keeps its platform friends.
+        const rebornBearer = `Bearer ${t2}`;
+        expect(await social.lobbyMembers(hearth, `Bot ${game.botToken}`, lobbyId)).toEqual([reborn.id]);
+        expect(await social.relationshipsOf(hearth, rebornBearer, 'game-relationships')).toEqual([
+          [gameFriend.id, social.FRIEND],
+        ]);
+        expect(await social.relationshipsOf(hearth, gameFriend.bearer, 'game-relationships')).toEqual([
+          [reborn.id, social.FRIEND],
+        ]);
+        expect(await social.relationshipsOf(hearth, rebornBearer, 'relationships')).toEqual([
+          [platformFriend.id, social.FRIEND],
+        ]);
+        expect(await social.relationshipsOf(hearth, player.token, 'relationships')).toEqual([
+          [platformFriend.id, social.FRIEND],
+        ]);
+        expect(await social.dmHistory(hearth, rebornBearer, gameFriend.id)).toEqual([]);
+        expect(await social.dmHistory(hearth, gameFriend.bearer, player.user.id)).toEqual(
+          conversation(player.user.id),
+        );
 
         // Link again, so that the ban finds a linked account.
         const relinked = await merge(player.token, t2);
         expect(relinked.status).toBe(200);
         const bannedTokens = (await relinked.json()) as Tokens;
         expect(await linkedTo('player-42')).toBe(player.user.id);
+        // The game friend comes back; the platform friend both accounts had is one friendship, not two.
+        const relinkedBearer = `Bearer ${bannedTokens.access_token}`;
+        expect(await social.relationshipsOf(hearth, relinkedBearer, 'game-relationships')).toEqual([
+          [gameFriend.id, social.FRIEND],
+        ]);
+        expect(await social.relationshipsOf(hearth, relinkedBearer, 'relationships')).toEqual([
+          [platformFriend.id, social.FRIEND],
+        ]);
+        expect(await social.relationshipsOf(hearth, platformFriend.bearer, 'relationships')).toEqual([
+          [player.user.id, social.FRIEND],
+        ]);
         const beforeBan = (await deauthorizations(player.user.id)).length;
         // One identify per user per 5 s (PROTOCOL.md §D.3): this player identified at step 3.
         clock.advance(6_000);
@@ -215,6 +285,8 @@ describe.each(ENGINES)(
         const ban = await admin('PUT', player.user.id, { reason: 'cheating' });
         expect(ban.status).toBe(200);
         expect(await ban.json()).toEqual({ user_id: player.user.id, expires_at: null });
+        // Read now: once the clock jumps a year (step 5), the delivery worker may prune finished events.
+        const afterBan = await deauthorizations(player.user.id);
         expect(await bannedSession.client.waitClose()).toMatchObject({
           code: GatewayCloseCodes.AuthenticationFailed,
         });
@@ -224,6 +296,10 @@ describe.each(ENGINES)(
         const restricted = await userOf(t3);
         expect(restricted).toMatchObject({ provisional: true, global_name: 'Full Name' });
         expect(restricted.id).not.toBe(reborn.id);
+        // The ban's split moves the in-game friend to the restricted account too.
+        expect(await social.relationshipsOf(hearth, `Bearer ${t3}`, 'game-relationships')).toEqual([
+          [gameFriend.id, social.FRIEND],
+        ]);
 
         // 5. Merging the restricted account anywhere fails while the ban is in force (permanent: always).
         const someoneElse = await createPlayer(hearth);
@@ -241,9 +317,8 @@ describe.each(ENGINES)(
         expect(await refreshed.json()).toEqual(INVALID_REFRESH);
 
         // 7. APPLICATION_DEAUTHORIZED: recorded for the webhook and published on the bus, with the user.
-        const rows = await deauthorizations(player.user.id);
-        expect(rows.length - beforeBan).toBe(1);
-        expect(JSON.parse(rows.at(-1)!.payload)).toMatchObject({ user: { id: player.user.id } });
+        expect(afterBan.length - beforeBan).toBe(1);
+        expect(JSON.parse(afterBan.at(-1)!.payload)).toMatchObject({ user: { id: player.user.id } });
         expect(
           published.filter(
             (e) =>

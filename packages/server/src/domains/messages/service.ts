@@ -241,6 +241,37 @@ export class MessagesService {
     return accepted;
   }
 
+  // ---- Account links (PROTOCOL.md §B.3) ----
+
+  /**
+   * A merge, inside its transaction: the provisional account's DM history becomes the full account's. DM
+   * channels belong to no application, and a provisional account exists for one game only: all its
+   * channels move. Where the full account already has a channel with the same user, the reference creates
+   * a group DM; Hearth has no group DMs, so the messages join that existing channel (newest 200 kept).
+   * The conversation between the two accounts themselves is dropped: it would be a channel with oneself.
+   * No events: the seam has no after-commit hook, and the SDK reads history again after
+   * USER_MERGE_OPERATION_COMPLETED. An unmerge moves no DM history, so there is no `unmergeInto`.
+   */
+  async mergeInto(tx: Executor, provisionalUserId: string, fullUserId: string): Promise<void> {
+    for (const channel of await store.channelsOf(tx, provisionalUserId)) {
+      const other = channel.user_low === provisionalUserId ? channel.user_high : channel.user_low;
+      if (other === fullUserId) {
+        await store.deleteChannel(tx, channel.id);
+        continue;
+      }
+      const [low, high] = pair(fullUserId, other);
+      const existing = await store.findChannel(tx, low, high);
+      if (existing) {
+        await store.moveMessages(tx, channel.id, existing);
+        await store.deleteChannel(tx, channel.id);
+        await store.trimChannel(tx, existing, DirectMessageLimits.historyMaxMessages);
+      } else {
+        await store.reassignChannel(tx, channel.id, low, high);
+      }
+    }
+    await store.reassignParticipant(tx, provisionalUserId, fullUserId);
+  }
+
   // ---- Steps ----
 
   /** `dm_channels.messages.write` sends anything; `activities.invites.write` only invites (UDOC). */

@@ -112,3 +112,51 @@ export async function summaries(
   }
   return out;
 }
+
+// ---- Account links (PROTOCOL.md §B.3) ----
+
+/** The user's DM channels. */
+export function channelsOf(
+  db: Executor,
+  userId: string,
+): Promise<Array<{ id: string; user_low: string; user_high: string }>> {
+  return db
+    .selectFrom('dm_channels')
+    .select(['id', 'user_low', 'user_high'])
+    .where((eb) => eb.or([eb('user_low', '=', userId), eb('user_high', '=', userId)]))
+    .execute();
+}
+
+/** Gives a channel to another pair (the caller made sure that pair has none). */
+export async function reassignChannel(
+  db: Executor,
+  channelId: string,
+  low: string,
+  high: string,
+): Promise<void> {
+  await db
+    .updateTable('dm_channels')
+    .set({ user_low: low, user_high: high })
+    .where('id', '=', channelId)
+    .execute();
+}
+
+/** Moves every message of one channel into another. */
+export async function moveMessages(db: Executor, fromChannelId: string, toChannelId: string): Promise<void> {
+  await db
+    .updateTable('dm_messages')
+    .set({ channel_id: toChannelId })
+    .where('channel_id', '=', fromChannelId)
+    .execute();
+}
+
+/** Deletes a channel; its messages go with it (foreign key cascade). */
+export async function deleteChannel(db: Executor, channelId: string): Promise<void> {
+  await db.deleteFrom('dm_channels').where('id', '=', channelId).execute();
+}
+
+/** Every message `from` wrote or received is now `to`'s. */
+export async function reassignParticipant(db: Executor, from: string, to: string): Promise<void> {
+  await db.updateTable('dm_messages').set({ author_id: to }).where('author_id', '=', from).execute();
+  await db.updateTable('dm_messages').set({ recipient_id: to }).where('recipient_id', '=', from).execute();
+}

@@ -15,6 +15,11 @@ export interface RelationshipsDeps {
   accounts: Pick<AccountsService, 'getUser' | 'getUserIn' | 'findUserByUsername'>;
   /** Told after a pair's relationship changed and its events went out (presence re-tells each side). */
   onChange?: (change: RelationshipChange) => Promise<void>;
+  /**
+   * Whether a user plays the application (holds its authorization), asked inside an unmerge's transaction:
+   * only platform friends who use the app follow the player to the new provisional account.
+   */
+  usesApplication: (tx: Executor, userId: string, applicationId: string) => Promise<boolean>;
 }
 
 /** Two users whose relationship changed; `ended` when a relationship ended (removal, block). */
@@ -236,6 +241,145 @@ export class RelationshipsService {
       if (theirs) events.push(gameRemoveEvent(theirs));
     });
     await this.#publish(events, { a: userId, b: targetId, applicationId, ended: true });
+  }
+
+  // ---- Account links (PROTOCOL.md §B.3): inside the merge, unmerge or ban transaction, through `tx` only ----
+
+  /*
+   * No events: the participants run inside the link's transaction, and the seam has no after-commit hook.
+   * The SDK learns of the merge from USER_MERGE_OPERATION_COMPLETED and of an unmerge from its closed
+   * session; either way it reads its relationships again.
+   */
+
+  /**
+   * A merge: the provisional account's platform relationships (friends, requests, blocks it made or
+   * received) and its game relationships in the application become the full account's. What the two
+   * accounts held towards each other is dropped: it would be a relationship with oneself. Oldest first, so
+   * that at the 1,000-friend cap the newest friendships are the ones left behind.
+   */
+  async mergeInto(
+    tx: Executor,
+    provisionalUserId: string,
+    fullUserId: string,
+    applicationId: string,
+  ): Promise<void> {
+    const rows = await store.relationshipsInvolving(tx, provisionalUserId);
+    const others = new Set(
+      rows.map((row) => (row.user_id === provisionalUserId ? row.target_id : row.user_id)),
+    );
+    others.delete(fullUserId);
+    let room =
+      RelationshipLimits.friendsMax - (await store.countOfType(tx, fullUserId, RelationshipTypes.Friend));
+    for (const other of others) {
+      const mine = rows.find((row) => row.user_id === provisionalUserId && row.target_id === other);
+      const theirs = rows.find((row) => row.user_id === other && row.target_id === provisionalUserId);
+      if (await this.#mergePair(tx, fullUserId, other, mine, theirs, room > 0)) room--;
+    }
+    for (const mine of await store.listGameRelationships(tx, applicationId, provisionalUserId)) {
+      if (!(await this.#carriesGame(tx, applicationId, fullUserId, mine))) continue;
+      const theirs = await store.getGameRelationship(tx, applicationId, mine.target_id, provisionalUserId);
+      await store.putGameRelationship(tx, { ...mine, user_id: fullUserId });
+      if (theirs) await store.putGameRelationship(tx, { ...theirs, target_id: fullUserId });
+    }
+  }
+
+  /**
+   * An unmerge or a ban: the new provisional account takes the in-game relationships of the application,
+   * gets the full account's platform friends who use the app (copied: the full account keeps its own), and
+   * is blocked by everyone who blocks the full account. Blocks the full account made stay with it
+   * (PROTOCOL.md §B.3 names blockers only).
+   */
+  async unmergeInto(
+    tx: Executor,
+    fullUserId: string,
+    newProvisionalUserId: string,
+    applicationId: string,
+  ): Promise<void> {
+    for (const blocker of await store.holdersOfType(tx, fullUserId, RelationshipTypes.Blocked)) {
+      await store.putRelationship(tx, { ...blocker, target_id: newProvisionalUserId });
+    }
+    await store.moveGameRelationships(tx, applicationId, fullUserId, newProvisionalUserId);
+    for (const friend of await store.listRelationships(tx, fullUserId)) {
+      if (friend.type !== RelationshipTypes.Friend) continue;
+      if (!(await this.#deps.usesApplication(tx, friend.target_id, applicationId))) continue;
+      // The friend keeps the full account too: the copy must fit in the friend's 1,000.
+      const count = await store.countOfType(tx, friend.target_id, RelationshipTypes.Friend);
+      if (count >= RelationshipLimits.friendsMax) continue;
+      await store.putRelationship(tx, { ...friend, user_id: newProvisionalUserId });
+      await store.putRelationship(tx, {
+        user_id: friend.target_id,
+        target_id: newProvisionalUserId,
+        type: RelationshipTypes.Friend,
+        since: friend.since,
+      });
+    }
+  }
+
+  /**
+   * The full account's relationship with `other` after a merge, from both accounts' rows. A block (by
+   * either side, made on either account) wins and ends the rest, as `block` does; then friendship; then
+   * the full account's own request; then the provisional account's. A new friendship needs `room` under
+   * the full account's 1,000 (a merge does not break the cap: the friendship over it is not carried).
+   * Answers whether a friendship was added.
+   */
+  async #mergePair(
+    tx: Executor,
+    to: string,
+    other: string,
+    mine: store.RelationshipRow | undefined,
+    theirs: store.RelationshipRow | undefined,
+    room: boolean,
+  ): Promise<boolean> {
+    const kept = await store.getRelationship(tx, to, other);
+    const keptTheirs = await store.getRelationship(tx, other, to);
+    const blocking = [kept, mine].find((row) => row?.type === RelationshipTypes.Blocked);
+    const blocked = [keptTheirs, theirs].find((row) => row?.type === RelationshipTypes.Blocked);
+    if (blocking || blocked) {
+      await store.deleteRelationship(tx, to, other);
+      await store.deleteRelationship(tx, other, to);
+      if (blocking) await store.putRelationship(tx, { ...blocking, user_id: to, target_id: other });
+      if (blocked) await store.putRelationship(tx, { ...blocked, user_id: other, target_id: to });
+      await store.deleteGameRelationshipsBetween(tx, to, other);
+      return false;
+    }
+    if (kept?.type === RelationshipTypes.Friend) return false;
+    if (mine?.type === RelationshipTypes.Friend) {
+      if (!room) return false;
+      await store.putRelationship(tx, { ...mine, user_id: to });
+      await store.putRelationship(tx, {
+        user_id: other,
+        target_id: to,
+        type: RelationshipTypes.Friend,
+        since: mine.since,
+      });
+      return true;
+    }
+    if (kept) return false;
+    if (mine) await store.putRelationship(tx, { ...mine, user_id: to });
+    if (theirs) await store.putRelationship(tx, { ...theirs, target_id: to });
+    return false;
+  }
+
+  /** Either of the two blocks the other. */
+  async #blockedIn(tx: Executor, a: string, b: string): Promise<boolean> {
+    const ab = await store.getRelationship(tx, a, b);
+    const ba = await store.getRelationship(tx, b, a);
+    return ab?.type === RelationshipTypes.Blocked || ba?.type === RelationshipTypes.Blocked;
+  }
+
+  /**
+   * Whether the provisional account's game relationship goes to the full account: not towards the full
+   * account itself, not across a block, and over the full account's own only as a friendship over a request.
+   */
+  async #carriesGame(
+    tx: Executor,
+    applicationId: string,
+    to: string,
+    mine: store.GameRelationshipRow,
+  ): Promise<boolean> {
+    if (mine.target_id === to || (await this.#blockedIn(tx, to, mine.target_id))) return false;
+    const kept = await store.getGameRelationship(tx, applicationId, to, mine.target_id);
+    return !kept || (kept.type !== RelationshipTypes.Friend && mine.type === RelationshipTypes.Friend);
   }
 
   // ---- Steps ----

@@ -188,3 +188,51 @@ export async function allGameFriends(
     .where('type', '=', 1)
     .execute();
 }
+
+// ---- Account links (PROTOCOL.md §B.3) ----
+
+/** Every platform relationship row that names `userId`, its own and others' views of it, oldest first. */
+export function relationshipsInvolving(db: Executor, userId: string): Promise<RelationshipRow[]> {
+  return db
+    .selectFrom('relationships')
+    .selectAll()
+    .where((eb) => eb.or([eb('user_id', '=', userId), eb('target_id', '=', userId)]))
+    .orderBy('since')
+    .orderBy('user_id')
+    .orderBy('target_id')
+    .execute();
+}
+
+/** The rows of users who hold a relationship of `type` towards `targetId` (blockers, with BLOCKED). */
+export function holdersOfType(db: Executor, targetId: string, type: number): Promise<RelationshipRow[]> {
+  return db
+    .selectFrom('relationships')
+    .selectAll()
+    .where('target_id', '=', targetId)
+    .where('type', '=', type)
+    .execute();
+}
+
+/**
+ * Hands one application's game relationships of `from`, both directions, to `to`. Only for a `to` that
+ * has none there yet (a provisional account created in the same transaction): no key can collide.
+ */
+export async function moveGameRelationships(
+  db: Executor,
+  applicationId: string,
+  from: string,
+  to: string,
+): Promise<void> {
+  await db
+    .updateTable('game_relationships')
+    .set({ user_id: to })
+    .where('application_id', '=', applicationId)
+    .where('user_id', '=', from)
+    .execute();
+  await db
+    .updateTable('game_relationships')
+    .set({ target_id: to })
+    .where('application_id', '=', applicationId)
+    .where('target_id', '=', from)
+    .execute();
+}
