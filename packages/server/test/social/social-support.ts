@@ -18,8 +18,8 @@ export interface TestPlayer {
 }
 
 /**
- * A player with a token for the game. Provisional players (issue 7) join these scenarios by replacing
- * this function's account creation; every test takes its players from here.
+ * A full account's player with a token for the game; provisional players come from
+ * test-support/provisional.ts.
  */
 export async function socialPlayer(
   hearth: TestHearth,

@@ -28,7 +28,7 @@ import { EditDirectMessage, HistoryQuery, NewDirectMessage } from './schemas.js'
 import * as store from './store.js';
 
 /**
- * Whether an account is provisional (PROTOCOL.md §B.1). Provisional accounts are built by issue 7
+ * Whether an account is provisional (PROTOCOL.md §B.1): the accounts domain knows
  * (`AccountsService.isProvisional`); this domain takes the question through its deps.
  */
 export interface ProvisionalAccounts {
