@@ -1,3 +1,5 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { EventWebhooksStatus, WEBHOOK_MAX_ATTEMPTS, webhookRetryDelay } from '@hearth/protocol';
 import { ManualClock } from '@hearth/server';
 import nacl from 'tweetnacl';
@@ -272,6 +274,47 @@ describe('delivery: envelope and signature (PROTOCOL.md §F.2, §F.3)', () => {
 });
 
 describe('delivery: retries and disabling (PROTOCOL.md §F.2)', () => {
+  it('no answer within 3 s, or a redirect, is a failed attempt', async () => {
+    const game = await createGame(hearth);
+    const hung: ServerResponse[] = [];
+    let events = 0;
+    // Answers the PING at once; holds the first event past the timeout, redirects the second.
+    const server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on('data', (chunk: Buffer) => chunks.push(chunk));
+      request.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString()) as { type: number };
+        if (body.type === 0) response.writeHead(204).end();
+        else if (events++ === 0) hung.push(response);
+        else response.writeHead(302, { location: 'http://127.0.0.1:1/' }).end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+    try {
+      const response = await patch(game, {
+        event_webhooks_url: url,
+        event_webhooks_types: ['APPLICATION_AUTHORIZED'],
+      });
+      expect(response.status).toBe(200);
+      await authorize(game);
+      const tries = async () => (await hearth.services.webhooks.log(game.id))[0]?.tries ?? [];
+      await expect.poll(tries, { timeout: 10_000 }).toHaveLength(1);
+      expect((await tries())[0]).toMatchObject({ httpStatus: null, error: 'no answer within 3000 ms' });
+      clock.advance(webhookRetryDelay(1));
+      await expect.poll(tries, { timeout: 10_000 }).toHaveLength(2);
+      expect((await tries())[1]).toMatchObject({ httpStatus: 302, error: 'answered 302' });
+      expect((await hearth.services.webhooks.log(game.id))[0]).toMatchObject({
+        status: 'pending',
+        attempts: 2,
+      });
+    } finally {
+      for (const response of hung) response.destroy();
+      server.closeAllConnections();
+      server.close();
+    }
+  }, 20_000);
+
   it('a failed attempt is retried with exponential backoff on the clock until one succeeds', async () => {
     const { game, receiver } = await subscribedGame(['APPLICATION_AUTHORIZED'], (index) =>
       index < 2 ? 500 : 204,
