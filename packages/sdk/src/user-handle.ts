@@ -18,7 +18,10 @@ export class UserHandle {
   readonly #user: GatewayUser;
   readonly #social: UserSocial | undefined;
 
-  /** Made by the library from what the gateway sent; games receive handles, they do not build them. */
+  /**
+   * Made by the library from what the gateway sent; games receive handles, they do not build them.
+   * @internal
+   */
   constructor(user: GatewayUser, social?: UserSocial) {
     this.#user = { ...user };
     this.#social = social;

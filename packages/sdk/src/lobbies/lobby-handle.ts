@@ -22,6 +22,7 @@ export interface WireLobby {
 export class LobbyMemberHandle {
   readonly #member: WireLobbyMember;
 
+  /** Made by the library from what the platform sent. @internal */
   constructor(member: WireLobbyMember) {
     this.#member = structuredClone(member);
   }
@@ -49,6 +50,7 @@ export class LobbyMemberHandle {
 export class LobbyHandle {
   readonly #lobby: WireLobby;
 
+  /** Made by the library from what the platform sent. @internal */
   constructor(lobby: WireLobby) {
     this.#lobby = structuredClone(lobby);
   }

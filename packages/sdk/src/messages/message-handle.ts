@@ -25,6 +25,7 @@ export type DisclosureTypes = (typeof DisclosureTypes)[keyof typeof DisclosureTy
 export class MessageHandle {
   readonly #message: WireMessage;
 
+  /** Made by the library from what the platform sent. @internal */
   constructor(message: WireMessage) {
     this.#message = message;
   }

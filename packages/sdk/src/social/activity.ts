@@ -297,7 +297,10 @@ export class Activity {
     return undefined;
   }
 
-  /** The wire form: seconds become milliseconds, privacy and platforms become flags and names. */
+  /**
+   * The wire form: seconds become milliseconds, privacy and platforms become flags and names.
+   * @internal
+   */
   toWire(): WireActivity {
     const assets = this.#assets;
     const party = this.#party;
@@ -338,7 +341,7 @@ export class Activity {
     };
   }
 
-  /** An activity as a friend's presence carried it. */
+  /** An activity as a friend's presence carried it. @internal */
   static fromWire(wire: WireActivity): Activity {
     const activity = new Activity();
     activity.#name = wire.name;
@@ -406,6 +409,7 @@ export class ActivityInvite {
   readonly #message: WireInviteMessage;
   #valid = true;
 
+  /** Made by the library from the invite message the platform sent. @internal */
   constructor(message: WireInviteMessage) {
     this.#message = message;
   }
