@@ -191,8 +191,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bus,
     accounts,
     onChange: (change) => presence!.relationshipChanged(change),
-    usesApplication: async (tx, userId, applicationId) =>
-      (await oauth2!.linkedApplications(tx, userId)).includes(applicationId),
+    playersOf: (tx, userIds, applicationId) => oauth2!.playersOf(tx, userIds, applicationId),
   });
   presence = new PresenceService({ bus, clock, logger, relationships, nodeId });
   const provisional: ProvisionalAccounts = { isProvisional: (userId) => accounts.isProvisional(userId) };

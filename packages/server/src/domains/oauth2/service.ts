@@ -618,6 +618,11 @@ export class OAuth2Service {
   }
 
   /** Every application a user holds tokens or a grant of (a ban ends them all). */
+  /** Which of these users play the application (hold its authorization), inside the caller's transaction. */
+  async playersOf(tx: Executor, userIds: readonly string[], applicationId: string): Promise<Set<string>> {
+    return store.holdersOf(tx, userIds, applicationId);
+  }
+
   async linkedApplications(tx: Executor, userId: string): Promise<string[]> {
     return store.applicationsOfUser(tx, userId);
   }

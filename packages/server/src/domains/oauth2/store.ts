@@ -133,6 +133,33 @@ export function deleteTokensOfGrant(db: Executor, applicationId: string, userId:
 }
 
 /** Applications a user holds a grant or a token of. */
+/** Which of these users hold a grant or a token of the application (in chunks the engines accept). */
+export async function holdersOf(
+  db: Executor,
+  userIds: readonly string[],
+  applicationId: string,
+): Promise<Set<string>> {
+  const holders = new Set<string>();
+  for (let i = 0; i < userIds.length; i += 500) {
+    const chunk = userIds.slice(i, i + 500);
+    const grants = await db
+      .selectFrom('oauth_grants')
+      .select('user_id')
+      .where('application_id', '=', applicationId)
+      .where('user_id', 'in', chunk)
+      .execute();
+    const tokens = await db
+      .selectFrom('oauth_tokens')
+      .select('user_id')
+      .distinct()
+      .where('application_id', '=', applicationId)
+      .where('user_id', 'in', chunk)
+      .execute();
+    for (const row of [...grants, ...tokens]) holders.add(row.user_id);
+  }
+  return holders;
+}
+
 export async function applicationsOfUser(db: Executor, userId: string): Promise<string[]> {
   const grants = await db
     .selectFrom('oauth_grants')

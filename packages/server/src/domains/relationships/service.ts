@@ -16,10 +16,14 @@ export interface RelationshipsDeps {
   /** Told after a pair's relationship changed and its events went out (presence re-tells each side). */
   onChange?: (change: RelationshipChange) => Promise<void>;
   /**
-   * Whether a user plays the application (holds its authorization), asked inside an unmerge's transaction:
-   * only platform friends who use the app follow the player to the new provisional account.
+   * Which of these users play the application (hold its authorization), asked once inside an unmerge's
+   * transaction: only platform friends who use the app follow the player to the new provisional account.
    */
-  usesApplication: (tx: Executor, userId: string, applicationId: string) => Promise<boolean>;
+  playersOf: (
+    tx: Executor,
+    userIds: readonly string[],
+    applicationId: string,
+  ) => Promise<ReadonlySet<string>>;
 }
 
 /** Two users whose relationship changed; `ended` when a relationship ended (removal, block). */
@@ -299,9 +303,16 @@ export class RelationshipsService {
       await store.putRelationship(tx, { ...blocker, target_id: newProvisionalUserId });
     }
     await store.moveGameRelationships(tx, applicationId, fullUserId, newProvisionalUserId);
-    for (const friend of await store.listRelationships(tx, fullUserId)) {
-      if (friend.type !== RelationshipTypes.Friend) continue;
-      if (!(await this.#deps.usesApplication(tx, friend.target_id, applicationId))) continue;
+    const friends = (await store.listRelationships(tx, fullUserId)).filter(
+      (relationship) => relationship.type === RelationshipTypes.Friend,
+    );
+    const players = await this.#deps.playersOf(
+      tx,
+      friends.map((f) => f.target_id),
+      applicationId,
+    );
+    for (const friend of friends) {
+      if (!players.has(friend.target_id)) continue;
       // The friend keeps the full account too: the copy must fit in the friend's 1,000.
       const count = await store.countOfType(tx, friend.target_id, RelationshipTypes.Friend);
       if (count >= RelationshipLimits.friendsMax) continue;
