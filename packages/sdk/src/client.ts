@@ -57,6 +57,14 @@ import {
   type UserUpdatedCallback,
 } from './social/social.js';
 import type { StatusType } from './social/status.js';
+import {
+  noTokens,
+  reportTokens,
+  type TokenBody,
+  type TokenExchangeCallback,
+  type TokenOutcome,
+  tokensOf,
+} from './tokens.js';
 import { UserHandle } from './user-handle.js';
 
 /** Opens the authorization URL for the player: a browser, a webview, or a test's headless page. */
@@ -94,14 +102,6 @@ export interface ClientSettings {
 }
 
 export type AuthorizationCallback = (result: ClientResult, code: string, redirectUri: string) => void;
-export type TokenExchangeCallback = (
-  result: ClientResult,
-  accessToken: string,
-  refreshToken: string,
-  tokenType: AuthorizationTokenType,
-  expiresIn: number,
-  scopes: string,
-) => void;
 export type ExchangeChildTokenCallback = (
   result: ClientResult,
   accessToken: string,
@@ -109,6 +109,7 @@ export type ExchangeChildTokenCallback = (
   expiresIn: number,
   scopes: string,
 ) => void;
+export type { TokenExchangeCallback, TokenOutcome } from './tokens.js';
 export type ResultCallback = (result: ClientResult) => void;
 /**
  * AUTHORIZE_REQUEST: an entry point inside the platform client asks the game to authorize the player. The
@@ -122,15 +123,6 @@ export interface AuthorizationOutcome {
   redirectUri: string;
 }
 
-export interface TokenOutcome {
-  result: ClientResult;
-  accessToken: string;
-  refreshToken: string;
-  tokenType: AuthorizationTokenType;
-  expiresIn: number;
-  scopes: string;
-}
-
 export interface ChildTokenOutcome {
   result: ClientResult;
   accessToken: string;
@@ -138,22 +130,6 @@ export interface ChildTokenOutcome {
   expiresIn: number;
   scopes: string;
 }
-
-interface TokenBody {
-  access_token?: string;
-  refresh_token?: string;
-  token_type?: string;
-  expires_in?: number;
-  scope?: string;
-}
-
-const NO_TOKENS: Omit<TokenOutcome, 'result'> = {
-  accessToken: '',
-  refreshToken: '',
-  tokenType: AuthorizationTokenType.Bearer,
-  expiresIn: 0,
-  scopes: '',
-};
 
 /**
  * What a feature of the library (lobbies, relationships, messages…) needs of its client: authenticated
@@ -611,20 +587,13 @@ export class ClientCore {
     callback: TokenExchangeCallback | undefined,
   ): Promise<TokenOutcome> {
     const outcome = await this.#exchange(applicationId, form);
-    callback?.(
-      outcome.result,
-      outcome.accessToken,
-      outcome.refreshToken,
-      outcome.tokenType,
-      outcome.expiresIn,
-      outcome.scopes,
-    );
+    reportTokens(callback, outcome);
     return outcome;
   }
 
   async #exchange(applicationId: bigint | string, fields: Record<string, string>): Promise<TokenOutcome> {
     const clientId = snowflakeOf(applicationId, 'applicationId');
-    if (clientId instanceof ClientResult) return { ...NO_TOKENS, result: clientId };
+    if (clientId instanceof ClientResult) return noTokens(clientId);
     const form = { ...fields, client_id: clientId };
     const answer = await this.#call({ method: 'POST', path: '/oauth2/token', form }).catch(
       (failure: RestFailure) => failure,
@@ -632,7 +601,7 @@ export class ClientCore {
     if (answer instanceof RestFailure) {
       const failed = answer.result;
       // An OAuth2 refusal of the grant (deleted token, ban) is the server's authorization answer.
-      const result =
+      return noTokens(
         failed.Status() === 400 || failed.Status() === 401
           ? new ClientResult({
               type: ErrorType.AuthorizationFailed,
@@ -640,27 +609,10 @@ export class ClientCore {
               status: failed.Status(),
               responseBody: failed.ResponseBody(),
             })
-          : failed;
-      return {
-        result,
-        accessToken: '',
-        refreshToken: '',
-        tokenType: AuthorizationTokenType.Bearer,
-        expiresIn: 0,
-        scopes: '',
-      };
+          : failed,
+      );
     }
-    const body = answer.body as TokenBody;
-    this.#logger.secret(body.access_token);
-    this.#logger.secret(body.refresh_token);
-    return {
-      result: ClientResult.success(answer.status),
-      accessToken: body.access_token ?? '',
-      refreshToken: body.refresh_token ?? '',
-      tokenType: AuthorizationTokenType.Bearer,
-      expiresIn: body.expires_in ?? 0,
-      scopes: body.scope ?? '',
-    };
+    return tokensOf(answer.body as TokenBody, answer.status, this.#logger);
   }
 
   // ---- Lobbies ----

@@ -1,9 +1,16 @@
 import { ExternalAuthTypes, ProvisionalLimits } from '@hearth/protocol';
-import { AuthorizationTokenType } from '../authorization.js';
-import type { FeatureContext, ResultCallback, TokenExchangeCallback, TokenOutcome } from '../client.js';
+import type { FeatureContext, ResultCallback } from '../client.js';
 import { ClientResult, ErrorType } from '../client-result.js';
 import { snowflakeOf } from '../ids.js';
 import { type RestAnswer, RestFailure, type RestRequest } from '../rest/rest-client.js';
+import {
+  noTokens,
+  reportTokens,
+  type TokenBody,
+  type TokenExchangeCallback,
+  type TokenOutcome,
+  tokensOf,
+} from '../tokens.js';
 
 /**
  * AuthenticationExternalAuthType: the credential a provisional account is found or created by
@@ -40,21 +47,6 @@ export interface ProvisionalContext {
   anonymous(request: RestRequest): Promise<RestAnswer>;
 }
 
-interface TokenBody {
-  access_token?: string;
-  refresh_token?: string | null;
-  expires_in?: number;
-  scope?: string;
-}
-
-const NO_TOKENS: Omit<TokenOutcome, 'result'> = {
-  accessToken: '',
-  refreshToken: '',
-  tokenType: AuthorizationTokenType.Bearer,
-  expiresIn: 0,
-  scopes: '',
-};
-
 /**
  * Provisional accounts from the game's side (seed, Library operations; Authentication 5): tokens for players
  * without a platform account, the merge into a full account, the unmerge, and the display name.
@@ -77,9 +69,9 @@ export class ProvisionalAccounts {
     const fields = this.#credential(applicationId, externalAuthType, externalAuthToken);
     const outcome =
       fields instanceof ClientResult
-        ? { ...NO_TOKENS, result: fields }
+        ? noTokens(fields)
         : await this.#tokens({ method: 'POST', path: '/partner-sdk/token', json: fields });
-    report(callback, outcome);
+    reportTokens(callback, outcome);
     return outcome;
   }
 
@@ -97,7 +89,7 @@ export class ProvisionalAccounts {
     const fields = this.#credential(applicationId, externalAuthType, externalAuthToken);
     const outcome =
       fields instanceof ClientResult
-        ? { ...NO_TOKENS, result: fields }
+        ? noTokens(fields)
         : await this.#tokens({
             method: 'POST',
             path: '/oauth2/token',
@@ -109,7 +101,7 @@ export class ProvisionalAccounts {
               ...fields,
             },
           });
-    report(callback, outcome);
+    reportTokens(callback, outcome);
     return outcome;
   }
 
@@ -179,34 +171,12 @@ export class ProvisionalAccounts {
 
   async #tokens(request: RestRequest): Promise<TokenOutcome> {
     const answer = await this.#context.anonymous(request).catch((failure: unknown) => failureOf(failure));
-    if (answer instanceof ClientResult) return { ...NO_TOKENS, result: answer };
-    const body = answer.body as TokenBody;
-    const logger = this.#context.feature.logger;
-    logger.secret(body.access_token);
-    logger.secret(body.refresh_token ?? undefined);
-    return {
-      result: ClientResult.success(answer.status),
-      accessToken: body.access_token ?? '',
-      refreshToken: body.refresh_token ?? '',
-      tokenType: AuthorizationTokenType.Bearer,
-      expiresIn: body.expires_in ?? 0,
-      scopes: body.scope ?? '',
-    };
+    if (answer instanceof ClientResult) return noTokens(answer);
+    return tokensOf(answer.body as TokenBody, answer.status, this.#context.feature.logger);
   }
 }
 
 function failureOf(failure: unknown): ClientResult {
   if (failure instanceof RestFailure) return failure.result;
   return new ClientResult({ type: ErrorType.NetworkError, error: String(failure), retryable: true });
-}
-
-function report(callback: TokenExchangeCallback | undefined, outcome: TokenOutcome): void {
-  callback?.(
-    outcome.result,
-    outcome.accessToken,
-    outcome.refreshToken,
-    outcome.tokenType,
-    outcome.expiresIn,
-    outcome.scopes,
-  );
 }
