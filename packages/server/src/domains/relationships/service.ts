@@ -120,10 +120,7 @@ export class RelationshipsService {
     const now = this.#deps.clock.now();
     const events: BusEvent[] = [];
     await this.#deps.storage.transaction(async (tx) => {
-      const mine = await store.getRelationship(tx, userId, targetId);
-      const theirs = await store.getRelationship(tx, targetId, userId);
-      if (theirs?.type === RelationshipTypes.Blocked || mine?.type === RelationshipTypes.Blocked)
-        throw new HearthError('IncomingFriendRequestsDisabled');
+      const mine = await this.#unblocked(tx, userId, targetId);
       if (mine?.type === RelationshipTypes.Friend || mine?.type === RelationshipTypes.PendingOutgoing) return;
       const accepting = mine?.type === RelationshipTypes.PendingIncoming;
       await this.#assertFriendRoom(tx, userId, accepting ? targetId : undefined);
@@ -204,10 +201,7 @@ export class RelationshipsService {
     const now = this.#deps.clock.now();
     const events: BusEvent[] = [];
     await this.#deps.storage.transaction(async (tx) => {
-      const mine = await store.getRelationship(tx, userId, targetId);
-      const theirs = await store.getRelationship(tx, targetId, userId);
-      if (theirs?.type === RelationshipTypes.Blocked || mine?.type === RelationshipTypes.Blocked)
-        throw new HearthError('IncomingFriendRequestsDisabled');
+      await this.#unblocked(tx, userId, targetId);
       const current = await store.getGameRelationship(tx, applicationId, userId, targetId);
       if (current?.type === RelationshipTypes.Friend || current?.type === RelationshipTypes.PendingOutgoing)
         return;
@@ -400,6 +394,15 @@ export class RelationshipsService {
     const target = await this.#deps.accounts.getUser(targetId);
     if (!target) throw new HearthError('UnknownUser');
     return target;
+  }
+
+  /** The user's platform relationship with the target, refused when either side blocks the other. */
+  async #unblocked(tx: Executor, userId: string, targetId: string) {
+    const mine = await store.getRelationship(tx, userId, targetId);
+    const theirs = await store.getRelationship(tx, targetId, userId);
+    if (theirs?.type === RelationshipTypes.Blocked || mine?.type === RelationshipTypes.Blocked)
+      throw new HearthError('IncomingFriendRequestsDisabled');
+    return mine;
   }
 
   /** 30002 when the user (or, on acceptance, the other user too) already has 1,000 friends. */
