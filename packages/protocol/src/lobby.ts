@@ -19,10 +19,6 @@ export const LobbyLimits = {
   additionalNameMaxLength: 80,
   messageContentMaxLength: 4000,
   overrideWebhooksUrlMaxLength: 512,
-  /** Message moderation metadata: ≤ 5 keys, key ≤ 1024 characters, value ≤ 2000 (§B.4). */
-  moderationMetadataKeysMax: 5,
-  moderationMetadataKeyMaxLength: 1024,
-  moderationMetadataValueMaxLength: 2000,
   /** GET messages `limit` (also the history window of the library with the age below). */
   messagesDefaultLimit: 50,
 } as const;

@@ -30,6 +30,12 @@ export const OAuth2ErrorDescriptions = {
   accessDenied: 'The resource owner or authorization server denied the request',
 } as const;
 
+/** POST /partner-sdk/child-token: the parent's token and secret (PROTOCOL.md §B.3). */
+export const ChildTokenLimits = {
+  parentAccessTokenMaxLength: 10240,
+  parentClientSecretMaxLength: 1024,
+} as const;
+
 /** Access tokens live 7 days (PROTOCOL.md §C.4, §B.1). */
 export const ACCESS_TOKEN_TTL_SECONDS = 604800;
 /** Codes are single-use and short-lived (PROTOCOL.md §C.4; RFC 6749 §4.1.2 recommends at most 10 minutes). */

@@ -56,8 +56,6 @@ export const ProvisionalLimits = {
   displayNameMaxLength: 32,
   /** An ID token issued longer ago than this is refused with 530004. */
   idTokenMaxAgeMs: 7 * 24 * 60 * 60 * 1000,
-  /** Provisional access tokens last 7 days, scope `sdk.social_layer` (PROTOCOL.md §B.1). */
-  accessTokenTtlSeconds: 604800,
 } as const;
 
 /** The only scope a provisional token carries. */

@@ -1,4 +1,10 @@
-import { type ExternalAuthType, FormErrors, JWT_AUTH_TYPES, VERIFIED_AUTH_TYPES } from '@hearth/protocol';
+import {
+  type ExternalAuthType,
+  FormErrors,
+  JWT_AUTH_TYPES,
+  ProvisionalLimits,
+  VERIFIED_AUTH_TYPES,
+} from '@hearth/protocol';
 import type { JWK } from 'jose';
 import type { Static } from 'typebox';
 import type { Clock } from '../../kernel/clock.js';
@@ -191,7 +197,12 @@ export class IdentityProvidersService {
     if (!answer) throw new HearthError('ProvisionalOIDCConfigurationNotFound');
     const body = answer.body as { user_id?: unknown; display_name?: unknown } | undefined;
     const userId = body?.user_id;
-    if (answer.status !== 200 || typeof userId !== 'string' || userId === '' || userId.length > 1024) {
+    if (
+      answer.status !== 200 ||
+      typeof userId !== 'string' ||
+      userId === '' ||
+      userId.length > ProvisionalLimits.externalUserIdMaxLength
+    ) {
       throw new HearthError('InvalidOAuth2AccessToken');
     }
     const name = body?.display_name;

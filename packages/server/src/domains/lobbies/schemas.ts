@@ -1,4 +1,10 @@
-import { Limits, LobbyFlags, LobbyLimits, LobbyMemberFlags } from '@hearth/protocol';
+import {
+  Limits,
+  LobbyFlags,
+  LobbyLimits,
+  LobbyMemberFlags,
+  ModerationMetadataLimits,
+} from '@hearth/protocol';
 import { type Static, Type } from 'typebox';
 
 const Snowflake = Type.String({ format: 'snowflake' });
@@ -92,10 +98,10 @@ export const EditLobbyMessage = Type.Object({
 /** Moderation metadata: a flat object of strings, ≤ 5 keys, key ≤ 1024, value ≤ 2000 (§B.4). */
 export const ModerationMetadata = Type.Record(
   Type.String(),
-  Type.String({ maxLength: LobbyLimits.moderationMetadataValueMaxLength }),
+  Type.String({ maxLength: ModerationMetadataLimits.valueMax }),
   {
-    maxProperties: LobbyLimits.moderationMetadataKeysMax,
-    propertyNames: { maxLength: LobbyLimits.moderationMetadataKeyMaxLength },
+    maxProperties: ModerationMetadataLimits.maxKeys,
+    propertyNames: { maxLength: ModerationMetadataLimits.keyMax },
   },
 );
 export type ModerationMetadata = Static<typeof ModerationMetadata>;

@@ -1,3 +1,4 @@
+import { ChildTokenLimits } from '@hearth/protocol';
 import { Type } from 'typebox';
 
 /** POST /oauth2/authorize body: the player's answer on the consent screen. */
@@ -9,9 +10,11 @@ export const AuthorizeLocation = Type.Object({ location: Type.String() });
 
 /** POST /partner-sdk/child-token (PROTOCOL.md §B.3). */
 export const ChildTokenRequest = Type.Object({
-  parent_access_token: Type.String({ minLength: 1, maxLength: 10240 }),
+  parent_access_token: Type.String({ minLength: 1, maxLength: ChildTokenLimits.parentAccessTokenMaxLength }),
   child_application_id: Type.String({ format: 'snowflake' }),
-  parent_client_secret: Type.Optional(Type.String({ minLength: 1, maxLength: 1024 })),
+  parent_client_secret: Type.Optional(
+    Type.String({ minLength: 1, maxLength: ChildTokenLimits.parentClientSecretMaxLength }),
+  ),
 });
 
 export const TokenResponseObject = Type.Object({
