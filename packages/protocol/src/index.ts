@@ -2,6 +2,7 @@ export * from './application.js';
 export * from './entitlements.js';
 export * from './errors.js';
 export * from './gateway.js';
+export * from './guilds.js';
 export * from './http.js';
 export * from './limits.js';
 export * from './lobby.js';

@@ -65,3 +65,46 @@ export type PermissionFlag = keyof typeof PermissionFlags;
 
 /** Every permission bit: what a guild owner holds. */
 export const ALL_PERMISSIONS = Object.values(PermissionFlags).reduce((all, bit) => all | bit, 0n);
+
+/** What a new guild's @everyone role holds: the platform's default member permissions (USE_EXTERNAL_APPS on, seed). */
+export const DEFAULT_EVERYONE_PERMISSIONS = (
+  [
+    'CreateInstantInvite',
+    'AddReactions',
+    'Stream',
+    'ViewChannel',
+    'SendMessages',
+    'EmbedLinks',
+    'AttachFiles',
+    'ReadMessageHistory',
+    'MentionEveryone',
+    'UseExternalEmojis',
+    'Connect',
+    'Speak',
+    'UseVAD',
+    'ChangeNickname',
+    'UseApplicationCommands',
+    'RequestToSpeak',
+    'CreatePublicThreads',
+    'CreatePrivateThreads',
+    'UseExternalStickers',
+    'SendMessagesInThreads',
+    'UseEmbeddedActivities',
+    'UseSoundboard',
+    'CreateGuildExpressions',
+    'CreateEvents',
+    'UseExternalSounds',
+    'SendVoiceMessages',
+    'SetVoiceChannelStatus',
+    'SendPolls',
+    'UseExternalApps',
+  ] as const satisfies readonly PermissionFlag[]
+).reduce((all, name) => all | PermissionFlags[name], 0n);
+
+/** What a timed-out member keeps (GUILDS.md §1.2 step 12). */
+export const TIMED_OUT_PERMISSIONS = PermissionFlags.ViewChannel | PermissionFlags.ReadMessageHistory;
+
+/** Parses a wire permission bitset (decimal string); undefined when it is not one. */
+export function parsePermissions(value: string): bigint | undefined {
+  return /^\d{1,20}$/.test(value) ? BigInt(value) : undefined;
+}

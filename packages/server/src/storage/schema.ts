@@ -33,6 +33,14 @@ export interface Schema {
   game_relationships: GameRelationshipsTable;
   dm_channels: DmChannelsTable;
   dm_messages: DmMessagesTable;
+  // ---- Guild platform (0008_guilds) ----
+  guild_roles: GuildRolesTable;
+  guild_member_roles: GuildMemberRolesTable;
+  channels: ChannelsTable;
+  channel_overwrites: ChannelOverwritesTable;
+  guild_bans: GuildBansTable;
+  audit_log_entries: AuditLogEntriesTable;
+  voice_states: VoiceStatesTable;
 }
 
 export interface UsersTable {
@@ -49,6 +57,10 @@ export interface UsersTable {
   premium_type: Generated<number>;
   /** 1 for a provisional account (a game-owned placeholder keyed by an external identity). */
   provisional: Generated<number>;
+  /** The guild whose tag the user shows (`primary_guild.identity_guild_id`). */
+  primary_guild_id: Generated<string | null>;
+  /** `primary_guild.identity_enabled`: null when cleared by the system, 0 when removed by the user. */
+  primary_guild_enabled: Generated<number | null>;
 }
 
 /** User session tokens (the bare `Authorization: <token>` form), stored hashed. */
@@ -146,15 +158,149 @@ export interface GuildsTable {
   icon: string | null;
   banner: string | null;
   owner_id: string;
+  /** JSON array of feature strings. */
   features: string;
   created_at: number;
+  splash: string | null;
+  discovery_splash: string | null;
+  description: string | null;
+  verification_level: Generated<number>;
+  default_message_notifications: Generated<number>;
+  explicit_content_filter: Generated<number>;
+  mfa_level: Generated<number>;
+  nsfw_level: Generated<number>;
+  afk_channel_id: string | null;
+  afk_timeout: Generated<number>;
+  system_channel_id: string | null;
+  system_channel_flags: Generated<number>;
+  rules_channel_id: string | null;
+  public_updates_channel_id: string | null;
+  safety_alerts_channel_id: string | null;
+  preferred_locale: Generated<string>;
+  premium_progress_bar_enabled: Generated<number>;
+  /** The application whose bot created the guild, if one did. */
+  application_id: string | null;
+  tag: string | null;
+  badge: string | null;
 }
 
 export interface GuildMembersTable {
   guild_id: string;
   user_id: string;
-  permissions: string;
+  /** Unused since 0008: permissions come from roles. */
+  permissions: Generated<string>;
   joined_at: number;
+  nick: string | null;
+  avatar: string | null;
+  banner: string | null;
+  bio: string | null;
+  flags: Generated<number>;
+  pending: Generated<number>;
+  mute: Generated<number>;
+  deaf: Generated<number>;
+  communication_disabled_until: number | null;
+}
+
+export interface GuildRolesTable {
+  id: string;
+  guild_id: string;
+  name: string;
+  /** Decimal-string bitset. */
+  permissions: string;
+  /** `colors.primary_color` (and the deprecated `color`). */
+  color: number;
+  secondary_color: number | null;
+  tertiary_color: number | null;
+  hoist: number;
+  icon: string | null;
+  unicode_emoji: string | null;
+  position: number;
+  managed: number;
+  mentionable: number;
+  flags: Generated<number>;
+  /** `tags.bot_id` of a bot's managed role. */
+  bot_id: string | null;
+  integration_id: string | null;
+  created_at: number;
+}
+
+export interface GuildMemberRolesTable {
+  guild_id: string;
+  user_id: string;
+  role_id: string;
+}
+
+export interface ChannelsTable {
+  id: string;
+  guild_id: string;
+  type: number;
+  name: string;
+  position: number;
+  parent_id: string | null;
+  topic: string | null;
+  nsfw: number;
+  rate_limit_per_user: number;
+  bitrate: number | null;
+  user_limit: number | null;
+  rtc_region: string | null;
+  video_quality_mode: number | null;
+  default_auto_archive_duration: number | null;
+  default_thread_rate_limit_per_user: number | null;
+  flags: Generated<number>;
+  last_message_id: string | null;
+  last_pin_timestamp: number | null;
+  /** JSON text (forum and media channels). */
+  available_tags: string | null;
+  default_reaction_emoji: string | null;
+  default_sort_order: number | null;
+  default_forum_layout: number | null;
+  created_at: number;
+}
+
+export interface ChannelOverwritesTable {
+  channel_id: string;
+  /** A role id (type 0) or a user id (type 1). */
+  target_id: string;
+  type: number;
+  allow: string;
+  deny: string;
+}
+
+export interface GuildBansTable {
+  guild_id: string;
+  user_id: string;
+  reason: string | null;
+  created_at: number;
+}
+
+export interface AuditLogEntriesTable {
+  id: string;
+  guild_id: string;
+  /** Who acted (null for the system). */
+  user_id: string | null;
+  target_id: string | null;
+  action_type: number;
+  /** JSON array of `{key, old_value?, new_value?}`. */
+  changes: string | null;
+  /** JSON object of the entry's optional info. */
+  options: string | null;
+  reason: string | null;
+  created_at: number;
+}
+
+export interface VoiceStatesTable {
+  guild_id: string;
+  user_id: string;
+  channel_id: string;
+  session_id: string;
+  deaf: number;
+  mute: number;
+  self_deaf: number;
+  self_mute: number;
+  self_stream: number;
+  self_video: number;
+  suppress: number;
+  request_to_speak_timestamp: number | null;
 }
 
 export interface OutboxTable {

@@ -305,7 +305,7 @@ export class AccountsService {
   }
 }
 
-function toUser(row: store.UserRow): User {
+function toUser(row: Omit<store.UserRow, 'primary_guild_id' | 'primary_guild_enabled'>): User {
   return {
     id: row.id,
     username: row.username,

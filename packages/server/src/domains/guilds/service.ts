@@ -1,4 +1,4 @@
-import { ALL_PERMISSIONS } from '@hearth/protocol';
+import { ALL_PERMISSIONS, DEFAULT_EVERYONE_PERMISSIONS } from '@hearth/protocol';
 import type { Static } from 'typebox';
 import type { Clock } from '../../kernel/clock.js';
 import { HearthError } from '../../kernel/errors.js';
@@ -32,7 +32,26 @@ export class GuildsService {
         features: '[]',
         created_at: now,
       });
-      await store.insertMember(tx, { guild_id: id, user_id: ownerId, permissions: '0', joined_at: now });
+      // The @everyone role shares the guild's id (GUILDS.md §1.4).
+      await store.insertRole(tx, {
+        id,
+        guild_id: id,
+        name: '@everyone',
+        permissions: DEFAULT_EVERYONE_PERMISSIONS.toString(),
+        color: 0,
+        secondary_color: null,
+        tertiary_color: null,
+        hoist: 0,
+        icon: null,
+        unicode_emoji: null,
+        position: 0,
+        managed: 0,
+        mentionable: 0,
+        bot_id: null,
+        integration_id: null,
+        created_at: now,
+      });
+      await store.insertMember(tx, { guild_id: id, user_id: ownerId, joined_at: now });
     });
     return { id };
   }
@@ -41,7 +60,6 @@ export class GuildsService {
     await store.insertMember(this.#deps.storage.db, {
       guild_id: guildId,
       user_id: userId,
-      permissions: '0',
       joined_at: this.#deps.clock.now(),
     });
   }

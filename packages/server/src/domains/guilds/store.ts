@@ -1,6 +1,11 @@
 import type { Insertable } from 'kysely';
 import type { Executor } from '../../storage/database.js';
-import type { GuildMembersTable, GuildsTable } from '../../storage/schema.js';
+import type {
+  AuditLogEntriesTable,
+  GuildMembersTable,
+  GuildRolesTable,
+  GuildsTable,
+} from '../../storage/schema.js';
 
 export async function insertGuild(db: Executor, row: Insertable<GuildsTable>): Promise<void> {
   await db.insertInto('guilds').values(row).execute();
@@ -93,4 +98,65 @@ export async function guildExists(db: Executor, guildId: string): Promise<boolea
   return (
     (await db.selectFrom('guilds').select('id').where('id', '=', guildId).executeTakeFirst()) !== undefined
   );
+}
+
+// ---- What the permission computation needs (permissions.ts) ----
+
+export function findGuild(db: Executor, guildId: string) {
+  return db.selectFrom('guilds').selectAll().where('id', '=', guildId).executeTakeFirst();
+}
+
+export function findMember(db: Executor, guildId: string, userId: string) {
+  return db
+    .selectFrom('guild_members')
+    .selectAll()
+    .where('guild_id', '=', guildId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+/** The @everyone role and the member's roles, with the ids and positions hierarchy checks need. */
+export function memberRoles(db: Executor, guildId: string, userId: string) {
+  return db
+    .selectFrom('guild_roles')
+    .select(['guild_roles.id', 'guild_roles.permissions', 'guild_roles.position'])
+    .where('guild_roles.guild_id', '=', guildId)
+    .where((eb) =>
+      eb.or([
+        eb('guild_roles.id', '=', guildId),
+        eb(
+          'guild_roles.id',
+          'in',
+          eb
+            .selectFrom('guild_member_roles')
+            .select('guild_member_roles.role_id')
+            .where('guild_member_roles.guild_id', '=', guildId)
+            .where('guild_member_roles.user_id', '=', userId),
+        ),
+      ]),
+    )
+    .execute();
+}
+
+export function findChannelForAccess(db: Executor, channelId: string) {
+  return db
+    .selectFrom('channels')
+    .select(['id', 'guild_id', 'type', 'parent_id'])
+    .where('id', '=', channelId)
+    .executeTakeFirst();
+}
+
+export function channelOverwrites(db: Executor, channelId: string) {
+  return db.selectFrom('channel_overwrites').selectAll().where('channel_id', '=', channelId).execute();
+}
+
+export async function insertRole(db: Executor, row: Insertable<GuildRolesTable>): Promise<void> {
+  await db.insertInto('guild_roles').values(row).execute();
+}
+
+export async function insertAuditLogEntry(
+  db: Executor,
+  row: Insertable<AuditLogEntriesTable>,
+): Promise<void> {
+  await db.insertInto('audit_log_entries').values(row).execute();
 }

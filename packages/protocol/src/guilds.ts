@@ -1,0 +1,157 @@
+/**
+ * The guild platform's wire constants (GUILDS.md §1–§3, §8): channel types, overwrite types, features,
+ * audit-log actions and the numeric limits of guilds, channels, roles, members and bans.
+ */
+
+/** Channel types (GUILDS.md §2.1). Threads (10–12) belong to the threads issue. */
+export const ChannelTypes = {
+  GuildText: 0,
+  DM: 1,
+  GuildVoice: 2,
+  GroupDM: 3,
+  GuildCategory: 4,
+  GuildAnnouncement: 5,
+  AnnouncementThread: 10,
+  PublicThread: 11,
+  PrivateThread: 12,
+  GuildStageVoice: 13,
+  GuildDirectory: 14,
+  GuildForum: 15,
+  GuildMedia: 16,
+} as const;
+
+export type ChannelType = (typeof ChannelTypes)[keyof typeof ChannelTypes];
+
+/** The channel types a guild channel route may create (GUILDS.md §2.1; threads have their own routes). */
+export const GUILD_CHANNEL_TYPES: readonly number[] = [
+  ChannelTypes.GuildText,
+  ChannelTypes.GuildVoice,
+  ChannelTypes.GuildCategory,
+  ChannelTypes.GuildAnnouncement,
+  ChannelTypes.GuildStageVoice,
+  ChannelTypes.GuildForum,
+  ChannelTypes.GuildMedia,
+];
+
+/** Voice-capable channel types: bitrate, user limit, RTC region, voice states. */
+export const VOICE_CHANNEL_TYPES: readonly number[] = [ChannelTypes.GuildVoice, ChannelTypes.GuildStageVoice];
+
+/** Permission overwrite target (GUILDS.md §2.4). */
+export const OverwriteTypes = { Role: 0, Member: 1 } as const;
+
+/** Guild features the seed names, and those PATCH /guilds/{id} may toggle with the permission each needs. */
+export const GuildFeatures = {
+  EnhancedRoleColors: 'ENHANCED_ROLE_COLORS',
+  RaidAlertsDisabled: 'RAID_ALERTS_DISABLED',
+  Community: 'COMMUNITY',
+  Discoverable: 'DISCOVERABLE',
+  InvitesDisabled: 'INVITES_DISABLED',
+  GuildTags: 'GUILD_TAGS',
+  News: 'NEWS',
+  RoleIcons: 'ROLE_ICONS',
+  VipRegions: 'VIP_REGIONS',
+} as const;
+
+/** `features` a guild manager may set through PATCH /guilds/{id}, and the bit each needs (GUILDS.md §3.1). */
+export const MUTABLE_GUILD_FEATURES: Readonly<Record<string, 'Administrator' | 'ManageGuild'>> = {
+  COMMUNITY: 'Administrator',
+  DISCOVERABLE: 'Administrator',
+  INVITES_DISABLED: 'ManageGuild',
+  RAID_ALERTS_DISABLED: 'ManageGuild',
+};
+
+/** Audit log action types (GUILDS.md §8; 192/193 as the seed names them). */
+export const AuditLogEvents = {
+  GuildUpdate: 1,
+  ChannelCreate: 10,
+  ChannelUpdate: 11,
+  ChannelDelete: 12,
+  ChannelOverwriteCreate: 13,
+  ChannelOverwriteUpdate: 14,
+  ChannelOverwriteDelete: 15,
+  MemberKick: 20,
+  MemberPrune: 21,
+  MemberBanAdd: 22,
+  MemberBanRemove: 23,
+  MemberUpdate: 24,
+  MemberRoleUpdate: 25,
+  MemberMove: 26,
+  MemberDisconnect: 27,
+  BotAdd: 28,
+  RoleCreate: 30,
+  RoleUpdate: 31,
+  RoleDelete: 32,
+  InviteCreate: 40,
+  InviteUpdate: 41,
+  InviteDelete: 42,
+  MessageDelete: 72,
+  MessageBulkDelete: 73,
+  MessagePin: 74,
+  MessageUnpin: 75,
+  ThreadCreate: 110,
+  ThreadUpdate: 111,
+  ThreadDelete: 112,
+  VoiceChannelStatusUpdate: 192,
+  VoiceChannelStatusDelete: 193,
+} as const;
+
+export type AuditLogEvent = (typeof AuditLogEvents)[keyof typeof AuditLogEvents];
+
+/** Guild member flags (GUILDS.md §3.2); only BYPASSES_VERIFICATION is editable. */
+export const GuildMemberFlags = {
+  DidRejoin: 1 << 0,
+  CompletedOnboarding: 1 << 1,
+  BypassesVerification: 1 << 2,
+  StartedOnboarding: 1 << 3,
+} as const;
+
+/** The holographic role-colour preset that sending `tertiary_color` forces (GUILDS.md §1.4). */
+export const HOLOGRAPHIC_ROLE_COLORS = {
+  primary_color: 11127295,
+  secondary_color: 16759788,
+  tertiary_color: 16761760,
+} as const;
+
+/** Numeric limits of the guild platform (GUILDS.md §2.4, §3, §8, §9). */
+export const GuildLimits = {
+  guildNameMin: 2,
+  guildNameMax: 100,
+  guildDescriptionMax: 300,
+  /** Guilds one user may be in (30001). */
+  guildsPerUser: 100,
+  maxMembers: 25_000_000,
+  channelNameMin: 1,
+  channelNameMax: 100,
+  topicMax: 1024,
+  forumTopicMax: 4096,
+  rateLimitPerUserMax: 21_600,
+  bitrateMin: 8000,
+  voiceBitrateMax: 96_000,
+  vipVoiceBitrateMax: 384_000,
+  stageBitrateMax: 64_000,
+  voiceUserLimitMax: 99,
+  stageUserLimitMax: 10_000,
+  /** Channels in one guild (30013). */
+  channelsPerGuild: 500,
+  /** Children of one category. */
+  channelsPerCategory: 50,
+  /** Roles in one guild (30005). */
+  rolesPerGuild: 250,
+  roleNameMax: 100,
+  nickMax: 32,
+  bioMax: 190,
+  membersListDefault: 1,
+  membersListMax: 1000,
+  bansListDefault: 1000,
+  bansListMax: 1000,
+  bulkBanMax: 200,
+  deleteMessageSecondsMax: 604_800,
+  /** A timeout ends at most 28 days ahead. */
+  timeoutMaxMs: 28 * 24 * 60 * 60 * 1000,
+  auditLogDefault: 50,
+  auditLogMax: 100,
+  auditLogReasonMax: 512,
+  /** Guild tag: 1 to 4 characters (seed, Limits). */
+  guildTagMin: 1,
+  guildTagMax: 4,
+} as const;
