@@ -20,6 +20,7 @@ export const JSONErrors = {
   UnknownSKU: { code: 10027, status: 404, message: 'Unknown SKU' },
   UnknownEntitlement: { code: 10029, status: 404, message: 'Unknown Entitlement' },
   UnknownLobby: { code: 10031, status: 404, message: 'Unknown Lobby' },
+  UnknownVoiceState: { code: 10065, status: 404, message: 'Unknown Voice State' },
   BotsCannotUseEndpoint: { code: 20001, status: 403, message: 'Bots cannot use this endpoint' },
   OnlyBotsCanUseEndpoint: { code: 20002, status: 403, message: 'Only bots can use this endpoint' },
   MaximumGuilds: { code: 30001, status: 400, message: 'Maximum number of guilds reached (100)' },
@@ -35,6 +36,8 @@ export const JSONErrors = {
   MaximumLobbies: { code: 30101, status: 400, message: 'Maximum number of lobbies reached (100)' },
   Unauthorized: { code: 40001, status: 401, message: 'Unauthorized. Provide a valid token and try again' },
   RequestEntityTooLarge: { code: 40005, status: 413, message: 'Request entity too large' },
+  /** Add Guild Member for a user the guild banned (GUILDS.md §3.3). */
+  BannedFromGuild: { code: 40007, status: 403, message: 'The user is banned from this guild.' },
   OnlyConsumableSKUsCanBeConsumed: {
     code: 40018,
     status: 400,
@@ -44,6 +47,12 @@ export const JSONErrors = {
     code: 40019,
     status: 400,
     message: 'You can only delete sandbox entitlements.',
+  },
+  /** PATCH member `mute`/`deaf`/`channel_id` on a member who is in no voice channel (GUILDS.md §3.2). */
+  TargetUserNotConnectedToVoice: {
+    code: 40032,
+    status: 400,
+    message: 'Target user is not connected to voice.',
   },
   InteractionAlreadyAcknowledged: {
     code: 40060,
@@ -82,6 +91,8 @@ export const JSONErrors = {
     status: 403,
     message: 'You cannot forward a message whose content you cannot read',
   },
+  // The platform publishes no HTTP status for 500000 (GUILDS.md §9): the request, not the server, failed, so 4xx.
+  FailedToBanUsers: { code: 500000, status: 400, message: 'Failed to ban users' },
   ProvisionalAccountsNotEnabled: {
     code: 530000,
     status: 400,

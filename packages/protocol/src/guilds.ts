@@ -105,6 +105,9 @@ export const GuildMemberFlags = {
   StartedOnboarding: 1 << 3,
 } as const;
 
+/** The member flags PATCH /guilds/{id}/members/{user_id} may change (GUILDS.md §3.2). */
+export const EDITABLE_GUILD_MEMBER_FLAGS = GuildMemberFlags.BypassesVerification;
+
 /** The holographic role-colour preset that sending `tertiary_color` forces (GUILDS.md §1.4). */
 export const HOLOGRAPHIC_ROLE_COLORS = {
   primary_color: 11127295,
