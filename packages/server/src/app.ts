@@ -15,8 +15,16 @@ import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
 import { entitlementsRoutes } from './domains/entitlements/routes.js';
 import { EntitlementsService } from './domains/entitlements/service.js';
+import { GuildAccess } from './domains/guilds/access.js';
+import { AuditLog } from './domains/guilds/audit-log.js';
+import { BansService } from './domains/guilds/bans.js';
+import { bansRoutes } from './domains/guilds/bans-routes.js';
+import { MembersService } from './domains/guilds/members.js';
+import { membersRoutes } from './domains/guilds/members-routes.js';
 import { guildsRoutes } from './domains/guilds/routes.js';
 import { GuildsService } from './domains/guilds/service.js';
+import { VoiceStatesService } from './domains/guilds/voice-states.js';
+import { voiceStatesRoutes } from './domains/guilds/voice-states-routes.js';
 import { lobbiesRoutes } from './domains/lobbies/routes.js';
 import { LobbiesService } from './domains/lobbies/service.js';
 import { messagesRoutes } from './domains/messages/routes.js';
@@ -71,6 +79,9 @@ export interface Services {
   accounts: AccountsService;
   applications: ApplicationsService;
   guilds: GuildsService;
+  members: MembersService;
+  bans: BansService;
+  voiceStates: VoiceStatesService;
   lobbies: LobbiesService;
   oauth2: OAuth2Service;
   keys: SigningKeys;
@@ -181,6 +192,16 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     provisionalMerge: () => accountLink,
   });
   const guilds = new GuildsService({ storage, clock, snowflakes });
+  const guildAccess = new GuildAccess({ clock });
+  const auditLog = new AuditLog({ clock, snowflakes });
+  const moderation = { storage, clock, bus, accounts, access: guildAccess, auditLog };
+  const members = new MembersService({
+    ...moderation,
+    tokens: { authenticateAccessToken: (token) => oauth2!.authenticateAccessToken(token) },
+    applications: { flagsOf: async (id) => (await applications.getApplication(id))?.flags },
+  });
+  const bans = new BansService({ ...moderation, members });
+  const voiceStates = new VoiceStatesService({ ...moderation, members });
   const gateway = new GatewayService({ publicUrl, counters, clock });
   const nodeId = `${config.workerId}.${config.processId}.${randomBytes(4).toString('hex')}`;
   // Presence re-tells each side after a relationship change; it is built just below.
@@ -317,6 +338,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     accounts,
     applications,
     guilds,
+    members,
+    bans,
+    voiceStates,
     lobbies,
     oauth2,
     keys,
@@ -336,6 +360,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       accountsRoutes(accounts),
       applicationsRoutes(applications),
       guildsRoutes(guilds),
+      membersRoutes(members),
+      bansRoutes(bans),
+      voiceStatesRoutes(voiceStates),
       lobbiesRoutes(lobbies),
       oauth2Routes(oauth2),
       gatewayRoutes(gateway),
