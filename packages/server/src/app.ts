@@ -13,8 +13,12 @@ import { accountsRoutes } from './domains/accounts/routes.js';
 import { AccountsService } from './domains/accounts/service.js';
 import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
+import { channelsRoutes } from './domains/channels/routes.js';
+import { ChannelsService } from './domains/channels/service.js';
 import { entitlementsRoutes } from './domains/entitlements/routes.js';
 import { EntitlementsService } from './domains/entitlements/service.js';
+import { GuildAccess } from './domains/guilds/access.js';
+import { AuditLog } from './domains/guilds/audit-log.js';
 import { guildsRoutes } from './domains/guilds/routes.js';
 import { GuildsService } from './domains/guilds/service.js';
 import { lobbiesRoutes } from './domains/lobbies/routes.js';
@@ -71,6 +75,7 @@ export interface Services {
   accounts: AccountsService;
   applications: ApplicationsService;
   guilds: GuildsService;
+  channels: ChannelsService;
   lobbies: LobbiesService;
   oauth2: OAuth2Service;
   keys: SigningKeys;
@@ -181,6 +186,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     provisionalMerge: () => accountLink,
   });
   const guilds = new GuildsService({ storage, clock, snowflakes });
+  const guildAccess = new GuildAccess({ clock });
+  const auditLog = new AuditLog({ clock, snowflakes });
+  const channels = new ChannelsService({ storage, clock, snowflakes, bus, access: guildAccess, auditLog });
   const gateway = new GatewayService({ publicUrl, counters, clock });
   const nodeId = `${config.workerId}.${config.processId}.${randomBytes(4).toString('hex')}`;
   // Presence re-tells each side after a relationship change; it is built just below.
@@ -317,6 +325,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     accounts,
     applications,
     guilds,
+    channels,
     lobbies,
     oauth2,
     keys,
@@ -336,6 +345,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       accountsRoutes(accounts),
       applicationsRoutes(applications),
       guildsRoutes(guilds),
+      channelsRoutes(channels),
       lobbiesRoutes(lobbies),
       oauth2Routes(oauth2),
       gatewayRoutes(gateway),
