@@ -1,7 +1,6 @@
 import { API } from '@discordjs/core';
 import { REST } from '@discordjs/rest';
 import { AuditLogEvents, FormErrors, GuildLimits, PermissionFlags } from '@hearth/protocol';
-import type { DeliveredEvent } from '@hearth/server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   addTestBot,
@@ -15,6 +14,7 @@ import { startHearth, type TestHearth } from '../../../../test-support/hearth.js
 /** Guild channels (GUILDS.md §2; issue 14 "Channels"): every route through HTTP, events on the bus. */
 
 type Json = Record<string, unknown>;
+type DeliveredEvent = Parameters<Parameters<TestHearth['bus']['subscribe']>[0]>[0];
 
 let hearth: TestHearth;
 let events: DeliveredEvent[] = [];
@@ -335,6 +335,8 @@ describe('Create Guild Channel (POST /guilds/{id}/channels)', () => {
       type: 0,
       name: `c${i}`,
       position: i,
+      nsfw: 0,
+      rate_limit_per_user: 0,
       created_at: now,
     }));
     await hearth.storage.db.insertInto('channels').values(rows).execute();

@@ -1,5 +1,4 @@
 import { AuditLogEvents, FormErrors, PermissionFlags } from '@hearth/protocol';
-import type { DeliveredEvent } from '@hearth/server';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
   addTestMember,
@@ -15,6 +14,7 @@ import { startHearth, type TestHearth } from '../../../../test-support/hearth.js
  */
 
 type Json = Record<string, unknown>;
+type DeliveredEvent = Parameters<Parameters<TestHearth['bus']['subscribe']>[0]>[0];
 
 let hearth: TestHearth;
 let events: DeliveredEvent[] = [];

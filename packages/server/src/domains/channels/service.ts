@@ -1,13 +1,10 @@
 import {
   AuditLogEvents,
-  ChannelFlags,
   ChannelTypes,
   FormErrors,
-  GUILD_CHANNEL_TYPES,
   GuildFeatures,
   GuildLimits,
   PermissionFlags,
-  VOICE_CHANNEL_TYPES,
 } from '@hearth/protocol';
 import type { Insertable, Transaction } from 'kysely';
 import type { Bus, BusEvent } from '../../bus/bus.js';
@@ -22,6 +19,7 @@ import { type AuditLog, diffChanges } from '../guilds/audit-log.js';
 import { type ChannelObject, toChannelObject, toGuildObject, toRoleObject } from '../guilds/objects.js';
 import { basePermissions, channelPermissions, has } from '../guilds/permissions.js';
 import * as guildStore from '../guilds/store.js';
+import { type ChannelFields, changedType, channelFields, creatableType, isForum, isVoice } from './fields.js';
 import {
   allowsManageRoles,
   assertGrantable,
@@ -32,7 +30,7 @@ import {
   toBits,
   toRow,
 } from './overwrites.js';
-import { CreateChannel, EditOverwrite, ModifyChannel, ReorderChannels, type TagRequest } from './schemas.js';
+import { CreateChannel, EditOverwrite, ModifyChannel, ReorderChannels } from './schemas.js';
 import type { ChannelRow } from './store.js';
 import * as store from './store.js';
 
@@ -47,10 +45,6 @@ export interface ChannelsDeps {
 
 type Tx = Transaction<Schema>;
 type GuildRow = NonNullable<Awaited<ReturnType<typeof guildStore.findGuild>>>;
-/** Columns a request sets; absent keys keep what is stored. */
-type ChannelFields = {
-  [K in keyof Insertable<ChannelsTable>]?: Exclude<Insertable<ChannelsTable>[K], undefined>;
-};
 
 const { ManageChannels, ManageRoles, ViewChannel } = PermissionFlags;
 
@@ -77,11 +71,6 @@ const AUDITED_KEYS = [
 ] as const;
 
 const DEFAULT_BITRATE = 64_000;
-
-const isForum = (type: number) => type === ChannelTypes.GuildForum || type === ChannelTypes.GuildMedia;
-const isTextLike = (type: number) =>
-  type === ChannelTypes.GuildText || type === ChannelTypes.GuildAnnouncement || isForum(type);
-const isVoice = (type: number) => VOICE_CHANNEL_TYPES.includes(type);
 
 /** Channel order as clients sort it: position, then id (GUILDS.md §2.2). */
 function byPosition(a: ChannelRow, b: ChannelRow): number {
@@ -150,7 +139,7 @@ export class ChannelsService {
     const created = await storage.transaction(async (tx) => {
       const access = await this.#deps.access.requireGuild(tx, guildId, userId, ManageChannels);
       const guild = await this.#guild(tx, guildId);
-      const type = this.#creatableType(guild, body.type ?? ChannelTypes.GuildText);
+      const type = creatableType(this.#features(guild), body.type ?? ChannelTypes.GuildText);
       if ((await store.countGuildChannels(tx, guildId)) >= GuildLimits.channelsPerGuild)
         throw new HearthError('MaximumChannels');
       const parentId = body.parent_id ?? null;
@@ -183,7 +172,7 @@ export class ChannelsService {
         default_sort_order: null,
         default_forum_layout: type === ChannelTypes.GuildForum ? 0 : null,
         created_at: clock.now(),
-        ...this.#fields(guild, type, body, []),
+        ...channelFields(this.#features(guild), type, body, [], () => snowflakes.next()),
       };
       await store.insertChannel(tx, row);
       await store.replaceOverwrites(
@@ -225,8 +214,12 @@ export class ChannelsService {
       const permissions = await this.#requireIn(tx, access, channelId, ManageChannels);
       const guild = await this.#guild(tx, guildId);
       const before = await this.#object(tx, row);
-      const type = this.#changedType(guild, Number(row.type), body.type);
-      const changes: ChannelFields = { ...this.#fields(guild, type, body, before.available_tags ?? []) };
+      const type = changedType(this.#features(guild), Number(row.type), body.type);
+      const changes: ChannelFields = {
+        ...channelFields(this.#features(guild), type, body, before.available_tags ?? [], () =>
+          this.#deps.snowflakes.next(),
+        ),
+      };
       if (type !== Number(row.type)) changes.type = type;
       if (body.name !== undefined) changes.name = body.name;
       if (body.position !== undefined && body.position !== null) changes.position = body.position;
@@ -459,95 +452,6 @@ export class ChannelsService {
       current,
       next,
     );
-  }
-
-  /** The type-dependent fields of a request, checked against the type's limits (GUILDS.md §2.4). */
-  #fields(guild: GuildRow, type: number, body: ModifyChannel, tags: readonly unknown[]): ChannelFields {
-    const fields: ChannelFields = {};
-    if (body.nsfw !== undefined) fields.nsfw = body.nsfw ? 1 : 0;
-    if (body.rate_limit_per_user !== undefined && (isTextLike(type) || isVoice(type)))
-      fields.rate_limit_per_user = body.rate_limit_per_user ?? 0;
-    if (isTextLike(type)) {
-      const topicMax = isForum(type) ? GuildLimits.forumTopicMax : GuildLimits.topicMax;
-      if (body.topic !== undefined && body.topic !== null && body.topic.length > topicMax)
-        throw invalidForm('topic', FormErrors.maxLength(topicMax));
-      if (body.topic !== undefined) fields.topic = body.topic;
-      if (body.default_auto_archive_duration !== undefined)
-        fields.default_auto_archive_duration = body.default_auto_archive_duration;
-      if (body.default_thread_rate_limit_per_user !== undefined)
-        fields.default_thread_rate_limit_per_user = body.default_thread_rate_limit_per_user;
-    }
-    if (isVoice(type)) {
-      const stage = type === ChannelTypes.GuildStageVoice;
-      const vip = this.#features(guild).includes(GuildFeatures.VipRegions);
-      const bitrateMax = stage
-        ? GuildLimits.stageBitrateMax
-        : vip
-          ? GuildLimits.vipVoiceBitrateMax
-          : GuildLimits.voiceBitrateMax;
-      if (body.bitrate !== undefined && body.bitrate !== null) {
-        if (body.bitrate > bitrateMax) throw invalidForm('bitrate', FormErrors.maximum(bitrateMax));
-        fields.bitrate = body.bitrate;
-      }
-      const userLimitMax = stage ? GuildLimits.stageUserLimitMax : GuildLimits.voiceUserLimitMax;
-      if (body.user_limit !== undefined && body.user_limit !== null) {
-        if (body.user_limit > userLimitMax) throw invalidForm('user_limit', FormErrors.maximum(userLimitMax));
-        fields.user_limit = body.user_limit;
-      }
-      if (body.rtc_region !== undefined) fields.rtc_region = body.rtc_region;
-      if (body.video_quality_mode !== undefined) fields.video_quality_mode = body.video_quality_mode;
-    }
-    if (isForum(type)) {
-      if (body.available_tags !== undefined)
-        fields.available_tags = JSON.stringify(this.#tags(body.available_tags ?? [], tags));
-      if (body.default_reaction_emoji !== undefined)
-        fields.default_reaction_emoji =
-          body.default_reaction_emoji === null
-            ? null
-            : JSON.stringify({
-                emoji_id: body.default_reaction_emoji.emoji_id ?? null,
-                emoji_name: body.default_reaction_emoji.emoji_name ?? null,
-              });
-      if (body.default_sort_order !== undefined) fields.default_sort_order = body.default_sort_order;
-      if (body.default_forum_layout !== undefined && type === ChannelTypes.GuildForum)
-        fields.default_forum_layout = body.default_forum_layout ?? 0;
-      if (body.flags !== undefined && body.flags !== null) {
-        const settable =
-          ChannelFlags.RequireTag |
-          (type === ChannelTypes.GuildMedia ? ChannelFlags.HideMediaDownloadOptions : 0);
-        fields.flags = body.flags & settable;
-      }
-    }
-    return fields;
-  }
-
-  /** Forum tags: a tag that names an existing one keeps its id, a new one gets an id. */
-  #tags(requested: readonly TagRequest[], existing: readonly unknown[]) {
-    const known = new Set(existing.map((tag) => (tag as { id: string }).id));
-    return requested.map((tag) => ({
-      id: tag.id && known.has(tag.id) ? tag.id : this.#deps.snowflakes.next(),
-      name: tag.name,
-      moderated: tag.moderated ?? false,
-      emoji_id: tag.emoji_id ?? null,
-      emoji_name: tag.emoji_name ?? null,
-    }));
-  }
-
-  /** A new channel's type: a guild channel type; announcement only with the NEWS feature (GUILDS.md §2.1). */
-  #creatableType(guild: GuildRow, type: number): number {
-    const news = this.#features(guild).includes(GuildFeatures.News);
-    const allowed = GUILD_CHANNEL_TYPES.filter((t) => news || t !== ChannelTypes.GuildAnnouncement);
-    if (!allowed.includes(type)) throw invalidForm('type', FormErrors.choices(allowed));
-    return type;
-  }
-
-  /** A type change: only text ↔ announcement, only with the NEWS feature (GUILDS.md §2.4). */
-  #changedType(guild: GuildRow, current: number, wanted: number | null | undefined): number {
-    if (wanted === undefined || wanted === null || wanted === current) return current;
-    const news = this.#features(guild).includes(GuildFeatures.News);
-    const pair: number[] = [ChannelTypes.GuildText, ChannelTypes.GuildAnnouncement];
-    if (news && pair.includes(current) && pair.includes(wanted)) return wanted;
-    throw invalidForm('type', FormErrors.choices(news && pair.includes(current) ? pair : [current]));
   }
 
   /** A parent is a category of the same guild with room for one more child; categories have none. */
