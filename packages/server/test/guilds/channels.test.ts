@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { API } from '@discordjs/core';
 import { REST } from '@discordjs/rest';
 import { AuditLogEvents, FormErrors, GuildLimits, PermissionFlags } from '@hearth/protocol';
@@ -10,6 +13,7 @@ import {
   type TestGuild,
 } from '../../../../test-support/guilds.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
+import { postgresAvailable, postgresSchema } from '../../../../test-support/services.js';
 
 /** Guild channels (GUILDS.md §2; issue 14 "Channels"): every route through HTTP, events on the bus. */
 
@@ -17,6 +21,7 @@ type Json = Record<string, unknown>;
 type DeliveredEvent = Parameters<Parameters<TestHearth['bus']['subscribe']>[0]>[0];
 
 let hearth: TestHearth;
+const withPostgres = await postgresAvailable();
 let events: DeliveredEvent[] = [];
 
 beforeAll(async () => {
@@ -810,5 +815,58 @@ describe('@discordjs/core drives the channel routes', () => {
     expect((await auditEntries(guild.id, AuditLogEvents.ChannelUpdate))[0]).toMatchObject({
       reason: 'because',
     });
+  });
+});
+
+describe('Channels survive a restart (issue 14, Done when)', () => {
+  const directory = mkdtempSync(join(tmpdir(), 'hearth-channels-'));
+  afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+  async function survives(databaseUrl: string): Promise<void> {
+    const first = await startHearth({ databaseUrl, rateLimitGlobal: 1_000_000 });
+    let guild: TestGuild;
+    let before: Json[];
+    try {
+      guild = await createTestGuild(first);
+      const member = await addTestMember(first, guild);
+      const made = await first.api(`/guilds/${guild.id}/channels`, {
+        method: 'POST',
+        auth: guild.owner.token,
+        body: { name: 'cat', type: 4, permission_overwrites: [{ id: member.id, type: 1, deny: '1024' }] },
+      });
+      const category = (await made.json()) as { id: string };
+      await first.api(`/guilds/${guild.id}/channels`, {
+        method: 'POST',
+        auth: guild.owner.token,
+        body: { name: 'voice', type: 2, parent_id: category.id, user_limit: 5 },
+      });
+      before = (await (
+        await first.api(`/guilds/${guild.id}/channels`, { auth: guild.owner.token })
+      ).json()) as Json[];
+      expect(before).toHaveLength(2);
+    } finally {
+      await first.close();
+    }
+    const second = await startHearth({ databaseUrl, rateLimitGlobal: 1_000_000 });
+    try {
+      const after = await second.api(`/guilds/${guild.id}/channels`, { auth: guild.owner.token });
+      expect(await after.json()).toEqual(before);
+      expect(await second.services.channels.channelsOf(guild.id)).toEqual(before);
+    } finally {
+      await second.close();
+    }
+  }
+
+  it('on SQLite', async () => {
+    await survives(`sqlite:${join(directory, 'hearth.db')}`);
+  });
+
+  it.skipIf(!withPostgres)('on PostgreSQL', async () => {
+    const schema = postgresSchema();
+    try {
+      await survives(schema.url);
+    } finally {
+      await schema.drop();
+    }
   });
 });

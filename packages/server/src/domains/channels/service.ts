@@ -146,7 +146,8 @@ export class ChannelsService {
       if (parentId !== null) await this.#checkParent(tx, guildId, type, parentId, 'parent_id');
       const overwrites = await resolveOverwrites(tx, guildId, body.permission_overwrites ?? []);
       const base = this.#base(access);
-      assertGrantable({ access, base, parent: 0n, manageRolesOverwrite: false }, [], overwrites);
+      const parent = parentId === null ? 0n : await this.#deps.access.permissionsIn(tx, access, parentId);
+      assertGrantable({ access, base, parent, manageRolesOverwrite: false }, [], overwrites);
       const id = snowflakes.next();
       const position = body.position ?? ((await store.maxPosition(tx, guildId)) ?? -1) + 1;
       const row: Insertable<ChannelsTable> = {
