@@ -13,6 +13,7 @@ import {
   type TestGuild,
 } from '../../../../test-support/guilds.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
+import { requiredKeys } from '../../../../test-support/openapi.js';
 import { postgresAvailable, postgresSchema } from '../../../../test-support/services.js';
 
 /** Guild channels (GUILDS.md §2; issue 14 "Channels"): every route through HTTP, events on the bus. */
@@ -221,6 +222,8 @@ describe('Create Guild Channel (POST /guilds/{id}/channels)', () => {
       default_auto_archive_duration: 1440,
     });
     const media = await created(guild, { name: 'media', type: 16 });
+    for (const channel of [category, voice, stage, forum, media])
+      expect(Object.keys(channel)).toEqual(expect.arrayContaining(requiredKeys('GuildChannelResponse')));
     expect(media).toMatchObject({ type: 16, available_tags: [], default_reaction_emoji: null });
   });
 
@@ -810,6 +813,30 @@ describe('@discordjs/core drives the channel routes', () => {
     const edited = await api.channels.edit(channel.id, { name: 'renamed' }, { reason: 'because' });
     expect(edited).toMatchObject({ id: channel.id, name: 'renamed' });
     expect((await api.guilds.getChannels(guild.id)).map((c) => c.name)).toEqual(['renamed']);
+    const second = await api.guilds.createChannel(guild.id, { name: 'second', type: 2 });
+    await api.guilds.setChannelPositions(guild.id, [
+      { id: second.id, position: 0 },
+      { id: channel.id, position: 1 },
+    ]);
+    expect((await api.guilds.getChannels(guild.id)).map((c) => c.name)).toEqual(['second', 'renamed']);
+    await api.channels.delete(second.id);
+    // Overwrites through core need MANAGE_ROLES ("Manage Permissions") as well.
+    await expect(
+      api.channels.editPermissionOverwrite(channel.id, guild.id, { type: 0, deny: '2048' }),
+    ).rejects.toMatchObject({ status: 403, code: 50013 });
+    await grantTestRole(hearth, guild, PermissionFlags.ManageRoles | PermissionFlags.SendMessages, [
+      game.botUserId,
+    ]);
+    await api.channels.editPermissionOverwrite(
+      channel.id,
+      guild.id,
+      { type: 0, deny: '2048' },
+      { reason: 'quiet' },
+    );
+    expect(await api.channels.get(channel.id)).toMatchObject({
+      permission_overwrites: [{ id: guild.id, type: 0, allow: '0', deny: '2048' }],
+    });
+    await api.channels.deletePermissionOverwrite(channel.id, guild.id);
     expect(await api.channels.delete(channel.id)).toMatchObject({ id: channel.id, name: 'renamed' });
     expect(await api.guilds.getChannels(guild.id)).toEqual([]);
     expect((await auditEntries(guild.id, AuditLogEvents.ChannelUpdate))[0]).toMatchObject({
