@@ -897,3 +897,61 @@ describe('Channels survive a restart (issue 14, Done when)', () => {
     }
   });
 });
+
+describe('no 500s: malformed requests to every channel route get a 4xx and an error body', () => {
+  const ROUTES: ReadonlyArray<readonly [string, string]> = [
+    ['GET', '/guilds/:guild/channels'],
+    ['POST', '/guilds/:guild/channels'],
+    ['PATCH', '/guilds/:guild/channels'],
+    ['GET', '/channels/:channel'],
+    ['PATCH', '/channels/:channel'],
+    ['PUT', '/channels/:channel/permissions/:target'],
+    ['DELETE', '/channels/:channel/permissions/:target'],
+    ['DELETE', '/channels/:channel'],
+  ];
+  const BAD_IDS = ['1234567890123456789', 'abc', '99999999999999999999999', '-1'];
+  const BODIES: unknown[] = [
+    undefined,
+    null,
+    [],
+    [{ id: {} }],
+    [{ id: '1', position: 2 ** 40, parent_id: 'x', lock_permissions: 'yes' }],
+    'text',
+    12,
+    { name: 5, type: 'x', position: 2 ** 40, permission_overwrites: {}, bitrate: 1e30 },
+    { name: 'x', type: 2, bitrate: 1e30, user_limit: 1e30, flags: 1e30, rtc_region: 'x'.repeat(500) },
+    {
+      name: 'x',
+      permission_overwrites: [
+        { id: 'x', allow: -1 },
+        { id: '1', allow: 1.5 },
+      ],
+    },
+    { name: 'x', available_tags: [{ name: 'x'.repeat(300) }], default_reaction_emoji: 'x' },
+    { type: 0, allow: '99999999999999999999', deny: 1e25 },
+    { type: 1, allow: {} },
+  ];
+
+  it('answers every bad id and body with a 4xx error body', { timeout: 180_000 }, async () => {
+    const guild = await createTestGuild(hearth);
+    const member = await addTestMember(hearth, guild);
+    const channel = await created(guild, { name: 'target' });
+    const real: Record<string, string> = { guild: guild.id, channel: channel.id, target: member.id };
+    const attempts: Array<[string, string, unknown, string]> = [];
+    for (const [method, template] of ROUTES) {
+      const realPath = template.replace(/:(\w+)/g, (_, name: string) => real[name] ?? '');
+      const badPaths = BAD_IDS.map((id) => template.replace(/:(\w+)/g, id));
+      for (const body of method === 'GET' ? [undefined] : BODIES) {
+        for (const auth of [guild.owner.token, member.token, 'Bot nope'])
+          attempts.push([method, realPath, body, auth]);
+        for (const path of badPaths) attempts.push([method, path, body, guild.owner.token]);
+      }
+    }
+    for (const [method, path, body, auth] of attempts) {
+      const response = await hearth.api(path, { method, auth, ...(body === undefined ? {} : { body }) });
+      const text = await response.text();
+      expect(response.status, `${method} ${path} ${JSON.stringify(body)}: ${text}`).toBeLessThan(500);
+      if (response.status >= 400) expect(JSON.parse(text)).toHaveProperty('code');
+    }
+  });
+});

@@ -15,6 +15,8 @@ import { type Static, type TSchema, Type } from 'typebox';
  */
 
 const Snowflake = Type.String({ format: 'snowflake' });
+/** OAS types positions as `int32`: larger ones would overflow PostgreSQL's integer column. */
+const Position = Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1 });
 const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
 /** An integer out of a list: one `enum` keyword, so a wrong value gets one BASE_TYPE_CHOICES leaf. */
 const Choice = (values: readonly number[]) => Type.Unsafe<number>({ type: 'integer', enum: [...values] });
@@ -51,7 +53,7 @@ const ReactionEmoji = Type.Object({
 const channelFields = {
   name: Type.String({ minLength: GuildLimits.channelNameMin, maxLength: GuildLimits.channelNameMax }),
   type: Type.Optional(Nullable(Type.Integer())),
-  position: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+  position: Type.Optional(Nullable(Position)),
   topic: Type.Optional(Nullable(Type.String({ maxLength: GuildLimits.forumTopicMax }))),
   nsfw: Type.Optional(Nullable(Type.Boolean())),
   rate_limit_per_user: Type.Optional(
@@ -90,7 +92,7 @@ export type ModifyChannel = Static<typeof ModifyChannel>;
 export const ReorderChannels = Type.Array(
   Type.Object({
     id: Snowflake,
-    position: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+    position: Type.Optional(Nullable(Position)),
     lock_permissions: Type.Optional(Nullable(Type.Boolean())),
     parent_id: Type.Optional(Nullable(Snowflake)),
   }),
