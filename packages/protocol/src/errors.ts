@@ -14,6 +14,7 @@ export const JSONErrors = {
   UnknownGuild: { code: 10004, status: 404, message: 'Unknown Guild' },
   UnknownMember: { code: 10007, status: 404, message: 'Unknown Member' },
   UnknownMessage: { code: 10008, status: 404, message: 'Unknown Message' },
+  UnknownOverwrite: { code: 10009, status: 404, message: 'Unknown Overwrite' },
   UnknownRole: { code: 10011, status: 404, message: 'Unknown Role' },
   UnknownUser: { code: 10013, status: 404, message: 'Unknown User' },
   UnknownBan: { code: 10026, status: 404, message: 'Unknown Ban' },
@@ -82,6 +83,11 @@ export const JSONErrors = {
     message: 'Cannot execute action on this channel type',
   },
   InvalidFormBody: { code: 50035, status: 400, message: 'Invalid Form Body' },
+  CannotDeleteCommunityChannel: {
+    code: 50074,
+    status: 400,
+    message: 'Cannot delete a channel required for Community guilds',
+  },
   InvalidAPIVersion: { code: 50041, status: 400, message: 'Invalid API version provided' },
   InvalidJSON: { code: 50109, status: 400, message: 'The request body contains invalid JSON.' },
   InvalidUserType: { code: 50229, status: 400, message: 'Invalid user type' },
@@ -227,6 +233,13 @@ export const FormErrors = {
   invalidLogin: () => ({ code: 'INVALID_LOGIN', message: 'Login or password is invalid.' }),
   unknownField: () => ({ code: 'UNKNOWN_FIELD', message: 'This field is not allowed' }),
   invalid: () => ({ code: 'BASE_TYPE_INVALID', message: 'Invalid value.' }),
+  /** A category holds at most 50 channels (the platform answers it under `parent_id`). */
+  channelParentMaxChannels: (max: number) => ({
+    code: 'CHANNEL_PARENT_MAX_CHANNELS',
+    message: `Maximum number of channels in category reached (${max})`,
+  }),
+  /** `parent_id` names no category of the guild (Hearth's wording; the platform publishes none). */
+  channelParentInvalid: () => ({ code: 'CHANNEL_PARENT_INVALID', message: 'Category does not exist' }),
   // ---- Webhooks ----
   /** A URL that did not answer its PING with 204 (Hearth's name, after the interactions endpoint's error). */
   eventWebhooksUrlInvalid: () => ({

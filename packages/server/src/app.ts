@@ -13,6 +13,8 @@ import { accountsRoutes } from './domains/accounts/routes.js';
 import { AccountsService } from './domains/accounts/service.js';
 import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
+import { channelsRoutes } from './domains/channels/routes.js';
+import { ChannelsService } from './domains/channels/service.js';
 import { entitlementsRoutes } from './domains/entitlements/routes.js';
 import { EntitlementsService } from './domains/entitlements/service.js';
 import { GuildAccess } from './domains/guilds/access.js';
@@ -82,6 +84,7 @@ export interface Services {
   members: MembersService;
   bans: BansService;
   voiceStates: VoiceStatesService;
+  channels: ChannelsService;
   lobbies: LobbiesService;
   oauth2: OAuth2Service;
   keys: SigningKeys;
@@ -202,6 +205,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   });
   const bans = new BansService({ ...moderation, members });
   const voiceStates = new VoiceStatesService({ ...moderation, members });
+  const channels = new ChannelsService({ storage, clock, snowflakes, bus, access: guildAccess, auditLog });
   const gateway = new GatewayService({ publicUrl, counters, clock });
   const nodeId = `${config.workerId}.${config.processId}.${randomBytes(4).toString('hex')}`;
   // Presence re-tells each side after a relationship change; it is built just below.
@@ -341,6 +345,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     members,
     bans,
     voiceStates,
+    channels,
     lobbies,
     oauth2,
     keys,
@@ -363,6 +368,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       membersRoutes(members),
       bansRoutes(bans),
       voiceStatesRoutes(voiceStates),
+      channelsRoutes(channels),
       lobbiesRoutes(lobbies),
       oauth2Routes(oauth2),
       gatewayRoutes(gateway),
