@@ -33,6 +33,8 @@ export interface Schema {
   game_relationships: GameRelationshipsTable;
   dm_channels: DmChannelsTable;
   dm_messages: DmMessagesTable;
+  // ---- Event log (0009_event_log) ----
+  event_log: EventLogTable;
 }
 
 export interface UsersTable {
@@ -355,4 +357,13 @@ export interface DmMessagesTable {
   ephemeral: number;
   created_at: number;
   edited_at: number | null;
+}
+
+/** A bus event as the event log keeps it (bus/database-bus.ts); `id` gives the order every node delivers in. */
+export interface EventLogTable {
+  id: Generated<number>;
+  /** The publisher's clock, never below the previous row's: the `<ms>` of the event id. */
+  ms: number;
+  /** The event's JSON text (bus.ts `encodeEvent`). */
+  event: string;
 }

@@ -6,6 +6,7 @@ import { webhooks } from './0004_webhooks.js';
 import { entitlements } from './0005_entitlements.js';
 import { provisional } from './0006_provisional.js';
 import { social } from './0007_social.js';
+import { eventLog } from './0009_event_log.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
 const migrations: Record<string, Migration> = {
@@ -16,6 +17,8 @@ const migrations: Record<string, Migration> = {
   '0005_entitlements': entitlements,
   '0006_provisional': provisional,
   '0007_social': social,
+  // 0008 is another branch's; names sort, so it runs before 0009 wherever both exist.
+  '0009_event_log': eventLog,
 };
 
 export const migrationProvider: MigrationProvider = {
