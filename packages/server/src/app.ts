@@ -7,6 +7,7 @@ import { type Bus, type BusErrorReporter, MemoryBus } from './bus/bus.js';
 import { DatabaseBus } from './bus/database-bus.js';
 import { RedisStreamsBus } from './bus/redis-bus.js';
 import { type Config, ConfigError } from './config.js';
+import { cdnRoutes } from './domains/accounts/cdn-routes.js';
 import { type AccountLinkParticipant, AccountLinkService } from './domains/accounts/link.js';
 import { IdentityProvidersService } from './domains/accounts/providers.js';
 import { provisionalRoutes } from './domains/accounts/provisional-routes.js';
@@ -135,7 +136,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
 
   let url = config.publicUrl ?? '';
   const publicUrl = () => url;
-  const accounts = new AccountsService({ storage, clock, snowflakes });
+  const accounts = new AccountsService({ storage, clock, snowflakes, bus, quotas });
   // The application object reports authorization counts the authorization server keeps; bound below.
   let oauth2: OAuth2Service | undefined;
   // Applications show the webhook settings; webhooks sign with the application's key: bound below.
@@ -349,7 +350,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       relationshipsRoutes(relationships),
       messagesRoutes(messages),
     ],
-    [oauth2Pages(oauth2, publicUrl)],
+    [oauth2Pages(oauth2, publicUrl), cdnRoutes(accounts)],
   );
   gatewayServer.attach(http.server);
   const sweeping = new Sweeper(

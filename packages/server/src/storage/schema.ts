@@ -35,6 +35,8 @@ export interface Schema {
   dm_messages: DmMessagesTable;
   // ---- Event log (0009_event_log) ----
   event_log: EventLogTable;
+  // ---- Avatars and banners (0010_user_images) ----
+  user_images: UserImagesTable;
 }
 
 export interface UsersTable {
@@ -45,6 +47,8 @@ export interface UsersTable {
   email: string | null;
   password_hash: string | null;
   avatar: string | null;
+  /** Hash of the banner image (0010_user_images). */
+  banner: Generated<string | null>;
   bot: number;
   flags: number;
   created_at: number;
@@ -366,4 +370,14 @@ export interface EventLogTable {
   ms: number;
   /** The event's JSON text (bus.ts `encodeEvent`). */
   event: string;
+}
+
+/** The bytes of a user's current avatar or banner, served at `/avatars/…` and `/banners/…`. */
+export interface UserImagesTable {
+  user_id: string;
+  kind: 'avatar' | 'banner';
+  hash: string;
+  content_type: string;
+  bytes: Buffer;
+  created_at: number;
 }

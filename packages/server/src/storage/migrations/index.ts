@@ -7,6 +7,7 @@ import { entitlements } from './0005_entitlements.js';
 import { provisional } from './0006_provisional.js';
 import { social } from './0007_social.js';
 import { eventLog } from './0009_event_log.js';
+import { userImages } from './0010_user_images.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
 const migrations: Record<string, Migration> = {
@@ -19,6 +20,7 @@ const migrations: Record<string, Migration> = {
   '0007_social': social,
   // 0008 is another branch's; names sort, so it runs before 0009 wherever both exist.
   '0009_event_log': eventLog,
+  '0010_user_images': userImages,
 };
 
 export const migrationProvider: MigrationProvider = {
