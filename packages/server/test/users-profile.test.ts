@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient } from '../../../test-support/gateway.js';
 import { startHearth, type TestHearth } from '../../../test-support/hearth.js';
 import { createGame, createPlayer, grantTokens, type TestGame } from '../../../test-support/oauth.js';
+import { postgresAvailable, postgresSchema } from '../../../test-support/services.js';
 
 /**
  * Issue 23, PATCH /users/@me: username, global_name, avatar and banner really change the user, USER_UPDATE
@@ -347,5 +348,40 @@ describe('GET /embed/avatars/{index}.png: the default avatar (seed: Records, Use
     const { user } = await createPlayer(hearth);
     const index = defaultAvatarIndex(user);
     expect((await cdn(`/embed/avatars/${index}.png`)).status).toBe(200);
+  });
+});
+
+const postgresUp = await postgresAvailable();
+
+describe.skipIf(!postgresUp)('avatars on PostgreSQL (bytea)', () => {
+  it('an avatar set on PostgreSQL is served back byte for byte, and USER_UPDATE comes through its event log', async () => {
+    const schema = postgresSchema();
+    const server = await startHearth({ databaseUrl: schema.url, rateLimitGlobal: 1_000_000 });
+    try {
+      const { user, token } = await createPlayer(server);
+      const bot = await createGame(server, { publicClient: true });
+      const tokens = await grantTokens(server, bot, token, 'openid sdk.social_layer');
+      const session = await GatewayClient.connect(server.url);
+      await session.nextOp(GatewayOpcodes.Hello);
+      session.send({
+        op: 2,
+        d: { token: `Bearer ${tokens.access_token}`, properties: { os: 'linux', browser: 't', device: 't' } },
+      });
+      await session.nextDispatch('READY');
+      const animated = gif(3);
+      const patched = await server.api('/users/@me', {
+        method: 'PATCH',
+        auth: token,
+        body: { avatar: dataUri('image/gif', animated) },
+      });
+      expect((await ok(patched))['avatar']).toBe(`a_${md5(animated)}`);
+      expect((await session.nextDispatch('USER_UPDATE')).d).toMatchObject({ avatar: `a_${md5(animated)}` });
+      const served = await fetch(`${server.url}/avatars/${user.id}/a_${md5(animated)}.gif`);
+      expect(Buffer.from(await served.arrayBuffer())).toEqual(animated);
+      await session.close();
+    } finally {
+      await server.close();
+      await schema.drop();
+    }
   });
 });
