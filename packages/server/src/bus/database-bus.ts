@@ -190,8 +190,11 @@ export class DatabaseBus implements Bus {
     if (this.#polling || this.#closed) return;
     this.#polling = true;
     try {
-      await this.#serially(() => this.#readThrough(Number.MAX_SAFE_INTEGER));
-      await this.#trim();
+      // On the chain, so that close() waits for the trim too.
+      await this.#serially(async () => {
+        await this.#readThrough(Number.MAX_SAFE_INTEGER);
+        if (!this.#closed) await this.#trim();
+      });
     } catch (error) {
       if (!this.#closed) this.#onError(error);
     } finally {

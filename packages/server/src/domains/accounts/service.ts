@@ -158,20 +158,20 @@ export class AccountsService {
       await this.#assertUsernameFree(current, username);
       await this.#spendUsernameChange(current);
     }
-    await this.#applyChanges(current, {
+    const changed = await this.#applyChanges(current, {
       ...(username !== undefined ? { username } : {}),
-      ...(!current.bot && changes.global_name !== undefined
-        ? { global_name: changes.global_name as string | null }
-        : {}),
+      ...(!current.bot && changes.global_name !== undefined ? { global_name: changes.global_name } : {}),
       images,
     });
     const user = await this.getUser(id);
     if (!user) throw new HearthError('UnknownUser');
-    await this.#deps.bus.publish({
-      type: 'USER_UPDATE',
-      data: toUserObject(user, { email: false, premium: false }),
-      audience: { users: [user.id] },
-    });
+    // After the commit: the user's own sessions (every node) learn the new object.
+    if (changed)
+      await this.#deps.bus.publish({
+        type: 'USER_UPDATE',
+        data: toUserObject(user, { email: false, premium: false }),
+        audience: { users: [user.id] },
+      });
     return user;
   }
 
@@ -195,7 +195,7 @@ export class AccountsService {
   async #applyChanges(
     user: User,
     changes: { username?: string; global_name?: string | null; images: Map<ImageKind, Image | null> },
-  ): Promise<void> {
+  ): Promise<boolean> {
     const { storage, clock } = this.#deps;
     const columns: {
       username?: string;
@@ -206,7 +206,7 @@ export class AccountsService {
     if (changes.username !== undefined) columns.username = changes.username;
     if (changes.global_name !== undefined) columns.global_name = changes.global_name;
     for (const [kind, image] of changes.images) columns[kind] = image?.hash ?? null;
-    if (Object.keys(columns).length === 0) return;
+    if (Object.keys(columns).length === 0) return false;
     try {
       await storage.transaction(async (tx) => {
         await store.updateUser(tx, user.id, columns);
@@ -228,6 +228,7 @@ export class AccountsService {
       if (isUniqueViolation(error)) throw invalidForm('username', FormErrors.usernameTaken());
       throw error;
     }
+    return true;
   }
 
   /** The bytes behind `/avatars/{user}/{hash}.…` or `/banners/…`: the user's current image of that hash. */
