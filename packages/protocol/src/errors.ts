@@ -229,6 +229,16 @@ export const FormErrors = {
     code: 'USERNAME_ALREADY_TAKEN',
     message: 'Username is unavailable. Try adding numbers, letters, underscores _ , or periods.',
   }),
+  usernameRateLimit: () => ({
+    code: 'USERNAME_RATE_LIMIT',
+    message: 'You are changing your username or Discord Tag too fast. Try again later.',
+  }),
+  /** Image data that is not a data URI of an accepted type, or whose bytes are not that type's image. */
+  imageInvalid: () => ({ code: 'IMAGE_INVALID', message: 'Invalid image data' }),
+  imageTooLarge: (maxBytes: number) => ({
+    code: 'BINARY_TYPE_MAX_SIZE',
+    message: `File cannot be larger than ${(maxBytes / 1024).toFixed(1)} kb.`,
+  }),
   emailTaken: () => ({ code: 'EMAIL_ALREADY_REGISTERED', message: 'Email is already registered.' }),
   invalidLogin: () => ({ code: 'INVALID_LOGIN', message: 'Login or password is invalid.' }),
   unknownField: () => ({ code: 'UNKNOWN_FIELD', message: 'This field is not allowed' }),

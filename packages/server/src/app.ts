@@ -4,8 +4,10 @@ import { expandScopes, HEARTBEAT_INTERVAL_MS } from '@hearth/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { type Bus, type BusErrorReporter, MemoryBus } from './bus/bus.js';
+import { DatabaseBus } from './bus/database-bus.js';
 import { RedisStreamsBus } from './bus/redis-bus.js';
 import { type Config, ConfigError } from './config.js';
+import { cdnRoutes } from './domains/accounts/cdn-routes.js';
 import { type AccountLinkParticipant, AccountLinkService } from './domains/accounts/link.js';
 import { IdentityProvidersService } from './domains/accounts/providers.js';
 import { provisionalRoutes } from './domains/accounts/provisional-routes.js';
@@ -135,16 +137,20 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     event
       ? logger.error({ err: error, eventId: event.id, eventType: event.type }, 'bus listener failed')
       : logger.error({ err: error }, 'bus transport failed');
-  // Many nodes share one Redis stream on the rate-limit connection; one node needs nothing outside.
+  // Many nodes share one Redis stream on the rate-limit connection. Without Redis, the processes of one
+  // database (servers, `hearth` commands) share its event log; only an in-memory database keeps to itself.
   const bus: Bus = redis
     ? await RedisStreamsBus.open(redis, { onError: onBusError })
-    : (options.shared?.bus ?? new MemoryBus({ onError: onBusError }));
+    : (options.shared?.bus ??
+      (isInMemory(config.databaseUrl)
+        ? new MemoryBus({ onError: onBusError })
+        : await DatabaseBus.open(storage, { onError: onBusError, pollMs: config.eventPollMs })));
   // A lone node keeps its sessions to itself; a store is for nodes that share them.
   const sessions: SessionStore | undefined = redis ? new RedisSessionStore(redis) : options.shared?.sessions;
 
   let url = config.publicUrl ?? '';
   const publicUrl = () => url;
-  const accounts = new AccountsService({ storage, clock, snowflakes });
+  const accounts = new AccountsService({ storage, clock, snowflakes, bus, quotas });
   // The application object reports authorization counts the authorization server keeps; bound below.
   let oauth2: OAuth2Service | undefined;
   // Applications show the webhook settings; webhooks sign with the application's key: bound below.
@@ -377,7 +383,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       relationshipsRoutes(relationships),
       messagesRoutes(messages),
     ],
-    [oauth2Pages(oauth2, publicUrl)],
+    [oauth2Pages(oauth2, publicUrl), cdnRoutes(accounts)],
   );
   gatewayServer.attach(http.server);
   const sweeping = new Sweeper(
@@ -420,6 +426,11 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       await storage.close();
     },
   };
+}
+
+/** A database no other process can open: its events need no log. */
+function isInMemory(databaseUrl: string): boolean {
+  return databaseUrl === 'sqlite::memory:' || databaseUrl === 'sqlite:';
 }
 
 /** The extra CA of provider fetches; an unreadable or non-PEM file stops the start with the setting named. */
