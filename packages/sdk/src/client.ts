@@ -10,7 +10,8 @@ import {
   AuthorizationTokenType,
   toUint64,
 } from './authorization.js';
-import { ClientResult, ErrorType } from './client-result.js';
+import { ClientResult, ErrorType, type ResultCallback } from './client-result.js';
+import type { FeatureContext } from './feature.js';
 import { GatewayClient } from './gateway/gateway-client.js';
 import type { SocketOpener, WebSocketConstructor } from './gateway/socket.js';
 import { ClientError, ClientStatus, nameOf, type StatusChangedCallback } from './gateway/status.js';
@@ -47,7 +48,6 @@ import {
 } from './rest/rest-client.js';
 import { base64url, randomBytes } from './sha256.js';
 import { type Activity, ActivityActionTypes, type ActivityInvite } from './social/activity.js';
-import type { RelationshipHandle } from './social/relationship-handle.js';
 import {
   type AcceptActivityInviteCallback,
   type ActivityInviteCallback,
@@ -65,7 +65,7 @@ import {
   type TokenOutcome,
   tokensOf,
 } from './tokens.js';
-import { UserHandle } from './user-handle.js';
+import { type RelationshipHandle, UserHandle } from './user-handle.js';
 
 /** Opens the authorization URL for the player: a browser, a webview, or a test's headless page. */
 export type Opener = (url: string) => void | Promise<void>;
@@ -109,8 +109,8 @@ export type ExchangeChildTokenCallback = (
   expiresIn: number,
   scopes: string,
 ) => void;
+export type { ResultCallback } from './client-result.js';
 export type { TokenExchangeCallback, TokenOutcome } from './tokens.js';
-export type ResultCallback = (result: ClientResult) => void;
 /**
  * AUTHORIZE_REQUEST: an entry point inside the platform client asks the game to authorize the player. The
  * game answers by calling Authorize, with these scopes or its own.
@@ -129,25 +129,6 @@ export interface ChildTokenOutcome {
   tokenType: AuthorizationTokenType;
   expiresIn: number;
   scopes: string;
-}
-
-/**
- * What a feature of the library (lobbies, relationships, messages…) needs of its client: authenticated
- * calls, the gateway's dispatches, the logger and the connected player. Features live in their own
- * modules; the Client's methods delegate to them.
- */
-export interface FeatureContext {
-  /** A request with the token given to UpdateToken; throws a RestFailure carrying the ClientResult. */
-  call(request: RestRequest): Promise<RestAnswer>;
-  /** Adds a listener of one dispatch type; every connection, resumed or new, delivers to it. */
-  on(event: string, listener: (data: unknown) => void): void;
-  readonly logger: Logger;
-  /** The connected player's id, known once the client is Ready. */
-  currentUserId(): string | undefined;
-  /** The application set with SetApplicationId. */
-  applicationId(): bigint;
-  /** Sends a gateway command on the live connection; false when the client is not Ready. */
-  send(op: number, d: unknown): boolean;
 }
 
 const DEFAULT_API_BASE = 'http://127.0.0.1:8080/api';

@@ -6,14 +6,13 @@ import {
   Scopes,
   SocialDispatches,
 } from '@hearth/protocol';
-import type { FeatureContext } from '../client.js';
 import { ClientResult, ErrorType } from '../client-result.js';
+import { attempt, type FeatureContext, invalid, notReady, safely } from '../feature.js';
 import { snowflakeOf } from '../ids.js';
 import { LoggingSeverity } from '../logging.js';
-import { type GatewayUser, UserHandle } from '../user-handle.js';
+import { type GatewayUser, RelationshipHandle, type RelationshipType, UserHandle } from '../user-handle.js';
 import { Activity, ActivityInvite, type WireActivity, type WireInviteMessage } from './activity.js';
-import { attempt, invalid, notReady, safely } from './call.js';
-import { RelationshipHandle, type RelationshipType } from './relationship-handle.js';
+
 import { StatusType } from './status.js';
 
 const WIRE_STATUS: Readonly<Record<number, string>> = {
