@@ -31,7 +31,7 @@ import { hashToken } from '../kernel/secrets.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { ZlibStream } from './compression.js';
 import { type ClientPayload, Connection, type ConnectionContext } from './connection.js';
-import { route } from './dispatch.js';
+import { type GatewayPort, route } from './dispatch.js';
 import { type GatewayService, sessionStartKey } from './service.js';
 import type { SessionStore, StoredSession } from './session-store.js';
 import {
@@ -88,7 +88,7 @@ export interface PresenceSessionRef {
  * The WebSocket gateway of one node (PROTOCOL.md §D): sessions, Identify and Resume, and the fan-out of
  * bus events to the sessions they are for.
  */
-export class GatewayServer implements ConnectionContext {
+export class GatewayServer implements ConnectionContext, GatewayPort {
   readonly registry = new SessionRegistry();
   readonly clock: Clock;
   readonly logger: Logger;
