@@ -3,6 +3,8 @@ import {
   DEFAULT_PRESENCE_SCOPES,
   Limits,
   OAuth2ErrorCodes,
+  SDK_VERSION_HEADER,
+  SDK_VERSION_IDENTIFY_PROPERTY,
 } from '@hearth/protocol';
 import {
   type AuthorizationArgs,
@@ -66,6 +68,7 @@ import {
   tokensOf,
 } from './tokens.js';
 import { type RelationshipHandle, UserHandle } from './user-handle.js';
+import { SDK_VERSION, SDK_VERSION_STRING } from './version.js';
 
 /** Opens the authorization URL for the player: a browser, a webview, or a test's headless page. */
 export type Opener = (url: string) => void | Promise<void>;
@@ -145,6 +148,20 @@ export class ClientCore {
     return DEFAULT_COMMUNICATION_SCOPES;
   }
 
+  /** This library's version, major.minor.build: the major (seed: Versioning). */
+  static GetVersionMajor(): number {
+    return SDK_VERSION.major;
+  }
+
+  static GetVersionMinor(): number {
+    return SDK_VERSION.minor;
+  }
+
+  /** The build number, the third part of the version. */
+  static GetVersionPatch(): number {
+    return SDK_VERSION.build;
+  }
+
   /** `openid sdk.social_layer_presence` (seed, AuthorizationArgs rule 1). */
   static GetDefaultPresenceScopes(): string {
     return DEFAULT_PRESENCE_SCOPES;
@@ -191,6 +208,7 @@ export class ClientCore {
       fetch: options.fetch,
       timeoutMs: () => this.#timeoutMs,
       logger: this.#logger,
+      headers: { [SDK_VERSION_HEADER]: SDK_VERSION_STRING },
     });
     this.#gateway = new GatewayClient({
       open: options.openSocket,
@@ -207,7 +225,12 @@ export class ClientCore {
         // Players identify with their OAuth2 token as `Bearer <token>` (PROTOCOL.md §B.7).
         return token.type === AuthorizationTokenType.Bearer ? `Bearer ${token.value}` : token.value;
       },
-      properties: { os: options.os, browser: 'hearth-sdk', device: 'hearth-sdk' },
+      properties: {
+        os: options.os,
+        browser: 'hearth-sdk',
+        device: 'hearth-sdk',
+        [SDK_VERSION_IDENTIFY_PROPERTY]: SDK_VERSION_STRING,
+      },
       onStatus: (status, error, errorDetail) => this.#reportStatus(status, error, errorDetail),
       onDispatch: (event, data) => this.#onDispatch(event, data),
     });

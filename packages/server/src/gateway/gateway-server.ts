@@ -15,6 +15,7 @@ import {
   PRIVILEGED_INTENT_FLAGS,
   PRIVILEGED_INTENTS,
   Scopes,
+  SDK_VERSION_IDENTIFY_PROPERTY,
   SESSION_START_LIMIT,
   wireFlags,
 } from '@hearth/protocol';
@@ -25,6 +26,7 @@ import { toUserObject } from '../domains/accounts/service.js';
 import type { ApplicationsService } from '../domains/applications/service.js';
 import type { GuildsService } from '../domains/guilds/service.js';
 import type { Authenticators, Principal } from '../http/auth.js';
+import { judgeSdkVersion } from '../http/sdk-version.js';
 import type { Clock } from '../kernel/clock.js';
 import type { Logger } from '../kernel/logger.js';
 import { hashToken } from '../kernel/secrets.js';
@@ -177,6 +179,12 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     } | null;
     if (typeof identify !== 'object' || identify === null || typeof identify.token !== 'string') {
       connection.close(GatewayCloseCodes.DecodeError, 'Identify needs a token');
+      return;
+    }
+    // An SDK past its support window is refused for good: 4012 is fatal to every client (seed: Versioning).
+    const sdk = judgeSdkVersion(sdkVersionOf(identify.properties), this.clock.now());
+    if (sdk?.kind === 'end-of-life') {
+      connection.close(GatewayCloseCodes.InvalidAPIVersion, sdk.error.message);
       return;
     }
     const principal = await this.#authenticate(identify.token);
@@ -663,6 +671,13 @@ function fromStored(stored: StoredSession): Omit<Session, 'seq' | 'buffer' | 'at
     shard: stored.shard,
     guildIds: new Set(stored.guildIds),
   };
+}
+
+/** Identify `properties.sdk_version`, which only the SDK sends. */
+function sdkVersionOf(properties: unknown): unknown {
+  return typeof properties === 'object' && properties !== null
+    ? (properties as Record<string, unknown>)[SDK_VERSION_IDENTIFY_PROPERTY]
+    : undefined;
 }
 
 /** One credential however it is written: a bot token with or without its `Bot ` prefix. */
