@@ -894,13 +894,13 @@ export class ClientCore {
     return reported(Promise.resolve(this.#social.setOnlineStatus(status)), callback);
   }
 
-  /** Invites a user to the party of the player's rich presence (PROTOCOL.md §B.9). */
+  /** Invites a user to the party of the player's rich presence, with a message (PROTOCOL.md §B.9). */
   SendActivityInvite(
     userId: bigint | string,
-    _content: string,
+    content: string,
     callback?: ResultCallback,
   ): Promise<ClientResult> {
-    return reported(this.#social.sendActivityInvite(userId, ActivityActionTypes.Join), callback);
+    return reported(this.#social.sendActivityInvite(userId, ActivityActionTypes.Join, content), callback);
   }
 
   SendActivityJoinRequest(userId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {

@@ -1,4 +1,5 @@
 import {
+  DirectMessageLimits,
   GatewayOpcodes,
   MessageActivityTypes,
   PRESENCE_UPDATES_LIMIT,
@@ -234,15 +235,18 @@ export class Social {
 
   // ---- Activity invites ----
 
-  sendActivityInvite(userId: bigint | string, type: number): Promise<ClientResult> {
+  /** An invite or join request is a direct message with an `activity`; its `content` travels with it. */
+  sendActivityInvite(userId: bigint | string, type: number, content = ''): Promise<ClientResult> {
     const id = snowflakeOf(userId, 'userId');
     if (id instanceof ClientResult) return Promise.resolve(id);
+    if (content.length > DirectMessageLimits.contentMax)
+      return Promise.resolve(invalid(`content is longer than ${DirectMessageLimits.contentMax}`));
     const applicationId = this.#feature.applicationId().toString();
     return this.#result({
       method: 'POST',
       path: `/users/${id}/messages`,
       route: 'POST /users/:id/messages',
-      json: { activity: { type }, application_id: applicationId },
+      json: { ...(content === '' ? {} : { content }), activity: { type }, application_id: applicationId },
     });
   }
 
