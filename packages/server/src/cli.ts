@@ -461,7 +461,7 @@ interface SubscriptionLike {
 /** The approval flags an operator grants (Hearth's own bits of the application flags). */
 function approvalFlags(): string {
   return Object.keys(ApplicationFlags)
-    .filter((name) => /(Approved|Enabled)$/.test(name))
+    .filter((name) => /(Approved|Enabled|Accepted)$/.test(name))
     .join(', ');
 }
 

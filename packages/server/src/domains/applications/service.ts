@@ -2,9 +2,9 @@ import { createPrivateKey, generateKeyPairSync, sign, timingSafeEqual } from 'no
 import {
   ApplicationFlags,
   FormErrors,
-  RESTRICTED_SCOPES,
   Scopes,
   SELF_SETTABLE_APPLICATION_FLAGS,
+  scopeAvailable,
   TARGETED_SCOPES,
   wireFlags,
 } from '@hearth/protocol';
@@ -263,9 +263,7 @@ export function hasFlag(application: Application, flag: bigint): boolean {
 /** Scopes a player may grant this application. */
 export function eligibleScopes(application: Application): string[] {
   return Object.values(Scopes).filter(
-    (scope) =>
-      !TARGETED_SCOPES.includes(scope) &&
-      (!RESTRICTED_SCOPES.includes(scope) || hasFlag(application, ApplicationFlags.IdentifyPremiumApproved)),
+    (scope) => !TARGETED_SCOPES.includes(scope) && scopeAvailable(scope, application.flags),
   );
 }
 
