@@ -345,10 +345,11 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     if ((intents & PRIVILEGED_INTENTS) === 0) return true;
     const application = await this.#deps.applications.getApplication(applicationId);
     if (!application) return false;
-    return PRIVILEGED_INTENT_FLAGS.every(
+    const flagged = PRIVILEGED_INTENT_FLAGS.every(
       ({ intent, flags }) =>
         (intents & intent) === 0 || flags.some((flag) => (application.flags & flag) === flag),
     );
+    return flagged && (await this.#deps.applications.privilegedIntentsReviewed(application));
   }
 
   /** 1000 session starts a day, and `max_concurrency` identifies per 5 s per rate-limit key (§D.3). */

@@ -6,6 +6,7 @@ import { webhooks } from './0004_webhooks.js';
 import { entitlements } from './0005_entitlements.js';
 import { provisional } from './0006_provisional.js';
 import { social } from './0007_social.js';
+import { intentsReview } from './0008_intents_review.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
 const migrations: Record<string, Migration> = {
@@ -16,6 +17,7 @@ const migrations: Record<string, Migration> = {
   '0005_entitlements': entitlements,
   '0006_provisional': provisional,
   '0007_social': social,
+  '0008_intents_review': intentsReview,
 };
 
 export const migrationProvider: MigrationProvider = {
