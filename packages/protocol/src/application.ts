@@ -22,6 +22,8 @@ export const ApplicationFlags = {
   ProvisionalAccountsEnabled: 1n << 50n,
   /** Past the pre-approval rate limits of the communication features. */
   CommunicationFeaturesApproved: 1n << 51n,
+  /** Has accepted the Social SDK terms: its Activities may ask for `relationships.read` (seed, Authentication 2). */
+  SocialSdkTermsAccepted: 1n << 52n,
 } as const;
 
 export type ApplicationFlag = keyof typeof ApplicationFlags;

@@ -139,6 +139,15 @@ export const JSONErrors = {
     message: 'User already has an external identity for this application',
   },
   ProvisionalOIDCJWTMissingKid: { code: 530027, status: 400, message: 'OIDC JWT is missing the kid header' },
+  /**
+   * Hearth-defined: the platform publishes no code for an SDK past its support window (seed: Versioning).
+   * `{…}` is filled in per request.
+   */
+  SDKVersionEndOfLife: {
+    code: 530100,
+    status: 400,
+    message: 'SDK {version} is end of life: move to {minimum} or newer (the latest is {latest})',
+  },
   // ---- Social layer: relationships and game direct messages (PROTOCOL.md §B.4–B.6) ----
   /** A friend request to a user who blocked the sender: the block is not revealed (Hearth's reading). */
   IncomingFriendRequestsDisabled: { code: 80000, status: 400, message: 'Incoming friend requests disabled.' },

@@ -10,6 +10,7 @@ export * from './oauth2.js';
 export * from './permissions.js';
 export * from './provisional.js';
 export * from './scopes.js';
+export * from './sdk-versions.js';
 export * from './snowflake.js';
 export * from './social.js';
 export * from './timeline.js';

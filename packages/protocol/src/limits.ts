@@ -17,7 +17,10 @@ export const Limits = {
   guildTagMaxLength: 4,
   displayNameMaxLength: 32,
   sdkHttpRequestTimeoutMs: 30000,
+  /** An application that can reach this many users needs an approved review for privileged intents. */
   privilegedIntentReviewUsers: 10000,
+  /** The review is reapplied for once a year: an approval older than this lapses (seed, Limits). */
+  privilegedIntentReviewValidMs: 365 * 24 * 60 * 60 * 1000,
   /** Request Guild Members for all members: 1 per guild per bot per 30 s (seed, Limits). */
   requestAllGuildMembersWindowMs: 30_000,
   /** File upload limit per attachment before and after 16 January 2025 (seed, Limits). */

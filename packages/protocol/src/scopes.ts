@@ -1,3 +1,5 @@
+import { ApplicationFlags } from './application.js';
+
 /** OAuth2 scopes (PROTOCOL.md §C.7, §B.7). */
 export const Scopes = {
   AccountGlobalNameUpdate: 'account.global_name.update',
@@ -80,18 +82,46 @@ export function isScope(value: string): value is Scope {
   return (Object.values(Scopes) as string[]).includes(value);
 }
 
-/** A granted scope set with umbrella scopes expanded, for checks like `has(Scopes.Guilds)`. */
-export function expandScopes(scopes: readonly Scope[]): Set<Scope> {
+/**
+ * A granted scope set with umbrella scopes expanded, for checks like `has(Scopes.Guilds)`; `withheld` are
+ * left out even where an umbrella implies them (a scope the application is no longer approved for).
+ */
+export function expandScopes(scopes: readonly Scope[], withheld: readonly Scope[] = []): Set<Scope> {
   const out = new Set<Scope>();
   for (const scope of scopes) {
     out.add(scope);
     for (const implied of ScopeExpansions[scope] ?? []) out.add(implied);
   }
+  for (const scope of withheld) out.delete(scope);
   return out;
 }
 
-/** Scopes an application must be approved for before players may grant them (seed, Authentication 2). */
-export const RESTRICTED_SCOPES: readonly Scope[] = [Scopes.IdentifyPremium];
+/**
+ * Scopes an application needs a flag for before players may grant them, and that stop reading through once
+ * it is withdrawn (seed, Authentication 2): `identify.premium` for every application (approved partners);
+ * `relationships.read` for Activities (`Embedded`) until the Social SDK terms are accepted.
+ */
+export const SCOPE_APPROVALS: ReadonlyArray<{ scope: Scope; flag: bigint; onlyFor?: bigint }> = [
+  { scope: Scopes.IdentifyPremium, flag: ApplicationFlags.IdentifyPremiumApproved },
+  {
+    scope: Scopes.RelationshipsRead,
+    flag: ApplicationFlags.SocialSdkTermsAccepted,
+    onlyFor: ApplicationFlags.Embedded,
+  },
+];
+
+/** The scopes of SCOPE_APPROVALS: a grant holding one (umbrella scopes expanded) is checked against its application. */
+export const RESTRICTED_SCOPES: readonly Scope[] = SCOPE_APPROVALS.map(({ scope }) => scope);
+
+/** Whether an application with these flags may be granted `scope`, and may read through it. */
+export function scopeAvailable(scope: Scope, applicationFlags: bigint): boolean {
+  return SCOPE_APPROVALS.every(
+    ({ scope: restricted, flag, onlyFor }) =>
+      restricted !== scope ||
+      (onlyFor !== undefined && (applicationFlags & onlyFor) !== onlyFor) ||
+      (applicationFlags & flag) === flag,
+  );
+}
 
 /** Scopes only the client credentials grant may ask for (PROTOCOL.md §C.4). */
 export const CLIENT_CREDENTIALS_ONLY_SCOPES: readonly Scope[] = [Scopes.ApplicationsCommandsUpdate];

@@ -10,7 +10,7 @@ export const Timeline = {
   permissionsOf2026_02_23: '2026-02-23T00:00:00Z',
   endToEndEncryptedCallsOnly: '2026-03-01T00:00:00Z',
   legacyPublisherConnectionsHidden: '2026-07-10T00:00:00Z',
-  sdkMinor1_10: '2026-07-01T00:00:00Z',
+  sdkMinor1_10: '2026-07-28T00:00:00Z',
 } as const;
 
 export type TimelineRule = keyof typeof Timeline;

@@ -57,7 +57,6 @@ export {
   ActivityTimestamps,
   ActivityTypes,
 } from './social/activity.js';
-export { RelationshipHandle, RelationshipType } from './social/relationship-handle.js';
 export type {
   AcceptActivityInviteCallback,
   ActivityInviteCallback,
@@ -66,4 +65,4 @@ export type {
   UserUpdatedCallback,
 } from './social/social.js';
 export { StatusType } from './social/status.js';
-export { UserHandle } from './user-handle.js';
+export { RelationshipHandle, RelationshipType, UserHandle } from './user-handle.js';

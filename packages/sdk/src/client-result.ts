@@ -87,3 +87,6 @@ export class ClientResult {
     return `ClientResult(${type}${this.#init.status ? ` ${this.#init.status}` : ''}: ${this.#init.error})`;
   }
 }
+
+/** The callback of an operation that answers only a ClientResult. */
+export type ResultCallback = (result: ClientResult) => void;

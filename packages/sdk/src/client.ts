@@ -3,6 +3,8 @@ import {
   DEFAULT_PRESENCE_SCOPES,
   Limits,
   OAuth2ErrorCodes,
+  SDK_VERSION_HEADER,
+  SDK_VERSION_IDENTIFY_PROPERTY,
 } from '@hearth/protocol';
 import {
   type AuthorizationArgs,
@@ -10,7 +12,8 @@ import {
   AuthorizationTokenType,
   toUint64,
 } from './authorization.js';
-import { ClientResult, ErrorType } from './client-result.js';
+import { ClientResult, ErrorType, type ResultCallback } from './client-result.js';
+import type { FeatureContext } from './feature.js';
 import { GatewayClient } from './gateway/gateway-client.js';
 import type { SocketOpener, WebSocketConstructor } from './gateway/socket.js';
 import { ClientError, ClientStatus, nameOf, type StatusChangedCallback } from './gateway/status.js';
@@ -47,7 +50,6 @@ import {
 } from './rest/rest-client.js';
 import { base64url, randomBytes } from './sha256.js';
 import { type Activity, ActivityActionTypes, type ActivityInvite } from './social/activity.js';
-import type { RelationshipHandle } from './social/relationship-handle.js';
 import {
   type AcceptActivityInviteCallback,
   type ActivityInviteCallback,
@@ -65,7 +67,8 @@ import {
   type TokenOutcome,
   tokensOf,
 } from './tokens.js';
-import { UserHandle } from './user-handle.js';
+import { type RelationshipHandle, UserHandle } from './user-handle.js';
+import { SDK_VERSION, SDK_VERSION_STRING } from './version.js';
 
 /** Opens the authorization URL for the player: a browser, a webview, or a test's headless page. */
 export type Opener = (url: string) => void | Promise<void>;
@@ -109,8 +112,8 @@ export type ExchangeChildTokenCallback = (
   expiresIn: number,
   scopes: string,
 ) => void;
+export type { ResultCallback } from './client-result.js';
 export type { TokenExchangeCallback, TokenOutcome } from './tokens.js';
-export type ResultCallback = (result: ClientResult) => void;
 /**
  * AUTHORIZE_REQUEST: an entry point inside the platform client asks the game to authorize the player. The
  * game answers by calling Authorize, with these scopes or its own.
@@ -131,25 +134,6 @@ export interface ChildTokenOutcome {
   scopes: string;
 }
 
-/**
- * What a feature of the library (lobbies, relationships, messages…) needs of its client: authenticated
- * calls, the gateway's dispatches, the logger and the connected player. Features live in their own
- * modules; the Client's methods delegate to them.
- */
-export interface FeatureContext {
-  /** A request with the token given to UpdateToken; throws a RestFailure carrying the ClientResult. */
-  call(request: RestRequest): Promise<RestAnswer>;
-  /** Adds a listener of one dispatch type; every connection, resumed or new, delivers to it. */
-  on(event: string, listener: (data: unknown) => void): void;
-  readonly logger: Logger;
-  /** The connected player's id, known once the client is Ready. */
-  currentUserId(): string | undefined;
-  /** The application set with SetApplicationId. */
-  applicationId(): bigint;
-  /** Sends a gateway command on the live connection; false when the client is not Ready. */
-  send(op: number, d: unknown): boolean;
-}
-
 const DEFAULT_API_BASE = 'http://127.0.0.1:8080/api';
 const DEFAULT_WEB_BASE = 'http://127.0.0.1:8080';
 const API_VERSION = 10;
@@ -162,6 +146,20 @@ export class ClientCore {
   /** `openid sdk.social_layer` (seed, AuthorizationArgs rule 1). */
   static GetDefaultCommunicationScopes(): string {
     return DEFAULT_COMMUNICATION_SCOPES;
+  }
+
+  /** This library's version, major.minor.build: the major (seed: Versioning). */
+  static GetVersionMajor(): number {
+    return SDK_VERSION.major;
+  }
+
+  static GetVersionMinor(): number {
+    return SDK_VERSION.minor;
+  }
+
+  /** The build number, the third part of the version. */
+  static GetVersionPatch(): number {
+    return SDK_VERSION.build;
   }
 
   /** `openid sdk.social_layer_presence` (seed, AuthorizationArgs rule 1). */
@@ -210,6 +208,7 @@ export class ClientCore {
       fetch: options.fetch,
       timeoutMs: () => this.#timeoutMs,
       logger: this.#logger,
+      headers: { [SDK_VERSION_HEADER]: SDK_VERSION_STRING },
     });
     this.#gateway = new GatewayClient({
       open: options.openSocket,
@@ -226,7 +225,12 @@ export class ClientCore {
         // Players identify with their OAuth2 token as `Bearer <token>` (PROTOCOL.md §B.7).
         return token.type === AuthorizationTokenType.Bearer ? `Bearer ${token.value}` : token.value;
       },
-      properties: { os: options.os, browser: 'hearth-sdk', device: 'hearth-sdk' },
+      properties: {
+        os: options.os,
+        browser: 'hearth-sdk',
+        device: 'hearth-sdk',
+        [SDK_VERSION_IDENTIFY_PROPERTY]: SDK_VERSION_STRING,
+      },
       onStatus: (status, error, errorDetail) => this.#reportStatus(status, error, errorDetail),
       onDispatch: (event, data) => this.#onDispatch(event, data),
     });
@@ -890,13 +894,13 @@ export class ClientCore {
     return reported(Promise.resolve(this.#social.setOnlineStatus(status)), callback);
   }
 
-  /** Invites a user to the party of the player's rich presence (PROTOCOL.md §B.9). */
+  /** Invites a user to the party of the player's rich presence, with a message (PROTOCOL.md §B.9). */
   SendActivityInvite(
     userId: bigint | string,
-    _content: string,
+    content: string,
     callback?: ResultCallback,
   ): Promise<ClientResult> {
-    return reported(this.#social.sendActivityInvite(userId, ActivityActionTypes.Join), callback);
+    return reported(this.#social.sendActivityInvite(userId, ActivityActionTypes.Join, content), callback);
   }
 
   SendActivityJoinRequest(userId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {

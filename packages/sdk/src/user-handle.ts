@@ -1,5 +1,9 @@
+/**
+ * A user as the game sees one (UserHandle), and the player's relationship with that user (RelationshipHandle):
+ * each hands out the other, so they live in one file.
+ */
+import { RelationshipTypes } from '@hearth/protocol';
 import type { Activity } from './social/activity.js';
-import type { RelationshipHandle } from './social/relationship-handle.js';
 import { StatusType } from './social/status.js';
 
 /** The user object as the gateway sends it in READY and USER_UPDATE (the fields the library reads). */
@@ -71,4 +75,51 @@ export interface UserSocial {
   status(): StatusType;
   gameActivity(): Activity | undefined;
   relationship(): RelationshipHandle;
+}
+
+/** RelationshipType of the library (PROTOCOL.md §B.6: the same numbers as the wire). */
+export const RelationshipType = {
+  None: RelationshipTypes.None,
+  Friend: RelationshipTypes.Friend,
+  Blocked: RelationshipTypes.Blocked,
+  PendingIncoming: RelationshipTypes.PendingIncoming,
+  PendingOutgoing: RelationshipTypes.PendingOutgoing,
+  Implicit: RelationshipTypes.Implicit,
+} as const;
+export type RelationshipType = (typeof RelationshipType)[keyof typeof RelationshipType];
+
+/** RelationshipHandle: the player's platform and game relationship with one user. */
+export class RelationshipHandle {
+  readonly #id: bigint;
+  readonly #discord: RelationshipType;
+  readonly #game: RelationshipType;
+  readonly #user: () => UserHandle | undefined;
+
+  /** Made by the library from its relationship cache. */
+  constructor(
+    id: bigint,
+    discord: RelationshipType,
+    game: RelationshipType,
+    user: () => UserHandle | undefined,
+  ) {
+    this.#id = id;
+    this.#discord = discord;
+    this.#game = game;
+    this.#user = user;
+  }
+
+  Id(): bigint {
+    return this.#id;
+  }
+  /** The platform relationship: friends everywhere, capped at 1,000. */
+  DiscordRelationshipType(): RelationshipType {
+    return this.#discord;
+  }
+  /** The relationship in this game only. */
+  GameRelationshipType(): RelationshipType {
+    return this.#game;
+  }
+  User(): UserHandle | undefined {
+    return this.#user();
+  }
 }

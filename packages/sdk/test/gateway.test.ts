@@ -532,7 +532,12 @@ describe('the protocol (PROTOCOL.md §D), against a scripted server', () => {
       op: 2,
       d: {
         token: `Bearer ${TOKEN}`,
-        properties: { os: process.platform, browser: 'hearth-sdk', device: 'hearth-sdk' },
+        properties: {
+          os: process.platform,
+          browser: 'hearth-sdk',
+          device: 'hearth-sdk',
+          sdk_version: '1.10.0',
+        },
         intents: 0,
       },
     });

@@ -356,6 +356,8 @@ describe('the social layer through sdkpp.Client', () => {
       invite.IsValid(),
     ]).toEqual([host.id, ActivityActionTypes.Join, BigInt(game.id), 'party-1', true]);
     expect(onPhone.MessageId()).toBe(invite.MessageId());
+    // The invite's text travels with it (seed: SendActivityInvite(userId, content)).
+    expect(guest.client.GetMessageHandle(invite.MessageId())?.Content()).toBe('come play');
 
     const accepted = await guest.client.AcceptActivityInvite(invite);
     expect([accepted.result.Successful(), accepted.joinSecret]).toEqual([true, 'join-party-1']);

@@ -276,7 +276,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
           kind: 'bearer',
           userId: grant.userId,
           applicationId: grant.applicationId,
-          scopes: expandScopes(grant.scopes),
+          scopes: expandScopes(grant.scopes, grant.withheld),
           grantedScopes: grant.scopes,
           tokenId: grant.tokenId,
           familyId: grant.familyId,

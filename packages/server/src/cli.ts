@@ -1,4 +1,4 @@
-import { ApplicationFlags, ExternalAuthTypes } from '@hearth/protocol';
+import { ApplicationFlags, ExternalAuthTypes, Limits } from '@hearth/protocol';
 import { Command, Option } from 'commander';
 import { createHearth } from './app.js';
 import { type Config, ConfigError, type Flags, loadConfig, SETTINGS } from './config.js';
@@ -108,6 +108,26 @@ export function buildProgram(): Command {
           redirect_uris: updated.redirectUris.join(' '),
           parent_application_id: updated.parentApplicationId ?? '',
           flags_new: updated.flags.toString(),
+        });
+      });
+    });
+
+  withSettings(
+    apps
+      .command('approve-intents-review')
+      .description('approve the privileged intents review (needed from 10,000 users reached; valid a year)'),
+    (key) => isStorage(key) || key === 'now',
+  )
+    .requiredOption('--id <id>', 'application id')
+    .option('--json', 'print JSON', false)
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        const approved = await hearth.services.applications.approveIntentsReview(String(options['id']));
+        const at = approved.intentsReviewApprovedAt ?? hearth.clock.now();
+        print(options['json'] === true, {
+          id: approved.id,
+          approved_at: new Date(at).toISOString(),
+          expires_at: new Date(at + Limits.privilegedIntentReviewValidMs).toISOString(),
         });
       });
     });
@@ -461,7 +481,7 @@ interface SubscriptionLike {
 /** The approval flags an operator grants (Hearth's own bits of the application flags). */
 function approvalFlags(): string {
   return Object.keys(ApplicationFlags)
-    .filter((name) => /(Approved|Enabled)$/.test(name))
+    .filter((name) => /(Approved|Enabled|Accepted)$/.test(name))
     .join(', ');
 }
 

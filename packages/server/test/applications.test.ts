@@ -331,6 +331,75 @@ describe('premium_type (seed: Records, User; Authentication 2)', () => {
   });
 });
 
+describe('relationships.read for Activities (seed, Authentication 2: once the Social SDK terms are accepted)', () => {
+  /** An Activity: an application with the Embedded flag, as an operator sets it. */
+  async function createActivity(): Promise<TestGame> {
+    const game = await createGame(hearth);
+    await hearth.services.applications.adminUpdate(game.id, { grant_flags: ['Embedded'] });
+    return game;
+  }
+
+  async function authorizeError(game: TestGame, scope: string): Promise<Record<string, string>> {
+    const query = new URLSearchParams({
+      client_id: game.id,
+      response_type: 'code',
+      scope,
+      redirect_uri: 'http://127.0.0.1/callback',
+      state: 'terms-state',
+    });
+    const response = await fetch(`${hearth.url}/oauth2/authorize?${query}`, { redirect: 'manual' });
+    expect(response.status).toBe(302);
+    return Object.fromEntries(new URL(response.headers.get('location')!).searchParams);
+  }
+
+  const relationships = (bearer: string) => hearth.api('/users/@me/relationships', { auth: bearer });
+  const eligible = async (game: TestGame) =>
+    (
+      (await (
+        await hearth.api('/applications/@me', { auth: `Bot ${game.botToken}` })
+      ).json()) as ApplicationBody
+    ).eligible_oauth2_scopes;
+
+  it('an Activity is refused relationships.read with invalid_scope before the terms, and granted after', async () => {
+    const activity = await createActivity();
+    expect(await authorizeError(activity, 'identify relationships.read')).toEqual({
+      error: 'invalid_scope',
+      error_description: 'Scope relationships.read needs approval',
+      state: 'terms-state',
+    });
+    expect(await eligible(activity)).not.toContain('relationships.read');
+
+    await hearth.services.applications.adminUpdate(activity.id, { grant_flags: ['SocialSdkTermsAccepted'] });
+    expect(await eligible(activity)).toContain('relationships.read');
+    const tokens = await grantTokens(hearth, activity, player.token, 'identify relationships.read');
+    expect(tokens.scope).toBe('identify relationships.read');
+    const answer = await relationships(`Bearer ${tokens.access_token}`);
+    expect([answer.status, await answer.json()]).toEqual([200, []]);
+  });
+
+  it('through sdk.social_layer an Activity reads relationships only while the terms stand accepted', async () => {
+    const activity = await createActivity();
+    const tokens = await grantTokens(hearth, activity, player.token, 'openid sdk.social_layer');
+    const refused = await relationships(`Bearer ${tokens.access_token}`);
+    expect([refused.status, await refused.json()]).toEqual([
+      403,
+      { code: 50026, message: 'Missing required OAuth2 scope' },
+    ]);
+
+    await hearth.services.applications.adminUpdate(activity.id, { grant_flags: ['SocialSdkTermsAccepted'] });
+    expect((await relationships(`Bearer ${tokens.access_token}`)).status).toBe(200);
+    await hearth.services.applications.adminUpdate(activity.id, { revoke_flags: ['SocialSdkTermsAccepted'] });
+    expect((await relationships(`Bearer ${tokens.access_token}`)).status).toBe(403);
+  });
+
+  it('an application that is not an Activity needs no terms for relationships.read', async () => {
+    const game = await createGame(hearth);
+    expect(await eligible(game)).toContain('relationships.read');
+    const tokens = await grantTokens(hearth, game, player.token, 'identify relationships.read');
+    expect((await relationships(`Bearer ${tokens.access_token}`)).status).toBe(200);
+  });
+});
+
 describe('publisher-level linking: POST /partner-sdk/child-token (PROTOCOL.md §B.3)', () => {
   const clock = new ManualClock('2026-01-15T12:00:00Z');
   let linked: TestHearth;

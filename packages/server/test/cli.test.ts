@@ -204,6 +204,32 @@ describe('hearth apps create (README: Commands)', () => {
   );
 });
 
+describe('hearth apps approve-intents-review (README: Commands; seed, Limits)', () => {
+  it(
+    'records the approval at the clock (--now) and prints when it lapses, a year later',
+    async () => {
+      const created = await run(['apps', 'create', '--name', 'Big Game', '--json']);
+      const { id } = JSON.parse(created.stdout) as { id: string };
+      const approved = await run([
+        'apps',
+        'approve-intents-review',
+        '--id',
+        id,
+        '--now',
+        '2026-03-01T00:00:00Z',
+        '--json',
+      ]);
+      expect({ code: approved.code, stderr: approved.stderr }).toEqual({ code: 0, stderr: '' });
+      expect(JSON.parse(approved.stdout)).toEqual({
+        id,
+        approved_at: expect.stringMatching(/^2026-03-01T00:00:0\d\.\d{3}Z$/),
+        expires_at: expect.stringMatching(/^2027-03-01T00:00:0\d\.\d{3}Z$/),
+      });
+    },
+    TIMEOUT,
+  );
+});
+
 describe('hearth users create (README: Commands)', () => {
   it(
     'prints {id, username, token} as one JSON line',

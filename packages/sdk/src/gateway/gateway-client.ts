@@ -44,7 +44,8 @@ export interface GatewayClientOptions {
   locate: () => Promise<string>;
   /** The Identify token string (`Bearer <access token>`), or undefined when the client holds no token. */
   identifyToken: () => string | undefined;
-  properties: { os: string; browser: string; device: string };
+  /** Identify `properties`; `sdk_version` names this library's version (seed: Versioning). */
+  properties: { os: string; browser: string; device: string; sdk_version: string };
   onStatus: (status: ClientStatus, error: ClientError, errorDetail: number) => void;
   onDispatch: (event: string, data: unknown) => void;
   random?: () => number;

@@ -1,6 +1,6 @@
 import { Limits, LobbyEvents } from '@hearth/protocol';
-import type { FeatureContext } from '../client.js';
 import { ClientResult, ErrorType } from '../client-result.js';
+import type { FeatureContext } from '../feature.js';
 import { snowflakeOf } from '../ids.js';
 import type { MessageHandle, WireMessage } from '../messages/message-handle.js';
 import type { Messages } from '../messages/messages.js';

@@ -1,8 +1,7 @@
 import { DirectMessageLimits, SocialDispatches } from '@hearth/protocol';
-import type { FeatureContext } from '../client.js';
 import { ClientResult } from '../client-result.js';
+import { attempt, type FeatureContext, invalid, safely } from '../feature.js';
 import { snowflakeOf } from '../ids.js';
-import { attempt, invalid, safely } from '../social/call.js';
 import { MessageHandle, type WireMessage } from './message-handle.js';
 
 export type MessageCreatedCallback = (messageId: bigint) => void;

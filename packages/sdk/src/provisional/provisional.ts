@@ -1,6 +1,6 @@
 import { ExternalAuthTypes, ProvisionalLimits } from '@hearth/protocol';
-import type { FeatureContext, ResultCallback } from '../client.js';
-import { ClientResult, ErrorType } from '../client-result.js';
+import { ClientResult, ErrorType, type ResultCallback } from '../client-result.js';
+import type { FeatureContext } from '../feature.js';
 import { snowflakeOf } from '../ids.js';
 import { type RestAnswer, RestFailure, type RestRequest } from '../rest/rest-client.js';
 import {

@@ -25,6 +25,8 @@ export interface RestClientOptions {
   fetch: FetchLike;
   timeoutMs: () => number;
   logger: Logger;
+  /** Sent with every request: the library's version (seed: Versioning). */
+  headers?: Readonly<Record<string, string>>;
 }
 
 const MAX_RATE_LIMIT_RETRIES = 3;
@@ -39,6 +41,7 @@ export class RestClient {
   readonly #routeBuckets = new Map<string, string>();
   readonly #buckets = new Map<string, { remaining: number; resetAt: number; queue: Promise<unknown> }>();
   #globalUntil = 0;
+  #deprecationNoticed = false;
 
   constructor(options: RestClientOptions) {
     this.#options = options;
@@ -57,7 +60,7 @@ export class RestClient {
   async #send(request: RestRequest, route: string, attempt: number): Promise<RestAnswer> {
     await this.#waitForBudget(route);
     const { apiBase, fetch, timeoutMs, logger } = this.#options;
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { ...this.#options.headers };
     let body: string | undefined;
     if (request.form) {
       headers['content-type'] = 'application/x-www-form-urlencoded';
@@ -91,6 +94,7 @@ export class RestClient {
     const text = await response.text();
     logger.log(LoggingSeverity.Verbose, `← ${response.status} ${request.method} ${request.path} ${text}`);
     this.#learn(route, response);
+    this.#noticeDeprecation(response);
 
     if (response.status === 429) {
       const parsed = parseJson(text) as { retry_after?: number; global?: boolean } | undefined;
@@ -107,6 +111,17 @@ export class RestClient {
     }
     if (response.status >= 400) throw new RestFailure(failureOf(response.status, text, {}));
     return { status: response.status, body: parseJson(text) };
+  }
+
+  /** A supported but superseded SDK is answered with RFC 9745 `Deprecation` and a `Sunset`: warn once. */
+  #noticeDeprecation(response: Response): void {
+    if (this.#deprecationNoticed || !response.headers.has('deprecation')) return;
+    this.#deprecationNoticed = true;
+    const sunset = response.headers.get('sunset');
+    this.#options.logger.log(
+      LoggingSeverity.Warning,
+      `the server deprecates this SDK version${sunset ? `; its support ends ${sunset}` : ''}: upgrade the SDK`,
+    );
   }
 
   #bucket(key: string) {

@@ -1,4 +1,5 @@
 import {
+  DirectMessageLimits,
   GatewayOpcodes,
   MessageActivityTypes,
   PRESENCE_UPDATES_LIMIT,
@@ -6,14 +7,13 @@ import {
   Scopes,
   SocialDispatches,
 } from '@hearth/protocol';
-import type { FeatureContext } from '../client.js';
 import { ClientResult, ErrorType } from '../client-result.js';
+import { attempt, type FeatureContext, invalid, notReady, safely } from '../feature.js';
 import { snowflakeOf } from '../ids.js';
 import { LoggingSeverity } from '../logging.js';
-import { type GatewayUser, UserHandle } from '../user-handle.js';
+import { type GatewayUser, RelationshipHandle, type RelationshipType, UserHandle } from '../user-handle.js';
 import { Activity, ActivityInvite, type WireActivity, type WireInviteMessage } from './activity.js';
-import { attempt, invalid, notReady, safely } from './call.js';
-import { RelationshipHandle, type RelationshipType } from './relationship-handle.js';
+
 import { StatusType } from './status.js';
 
 const WIRE_STATUS: Readonly<Record<number, string>> = {
@@ -235,15 +235,18 @@ export class Social {
 
   // ---- Activity invites ----
 
-  sendActivityInvite(userId: bigint | string, type: number): Promise<ClientResult> {
+  /** An invite or join request is a direct message with an `activity`; its `content` travels with it. */
+  sendActivityInvite(userId: bigint | string, type: number, content = ''): Promise<ClientResult> {
     const id = snowflakeOf(userId, 'userId');
     if (id instanceof ClientResult) return Promise.resolve(id);
+    if (content.length > DirectMessageLimits.contentMax)
+      return Promise.resolve(invalid(`content is longer than ${DirectMessageLimits.contentMax}`));
     const applicationId = this.#feature.applicationId().toString();
     return this.#result({
       method: 'POST',
       path: `/users/${id}/messages`,
       route: 'POST /users/:id/messages',
-      json: { activity: { type }, application_id: applicationId },
+      json: { ...(content === '' ? {} : { content }), activity: { type }, application_id: applicationId },
     });
   }
 

@@ -6,11 +6,33 @@ import {
   isInEffect,
   isSnowflake,
 } from '@hearth/protocol';
+import type { Clock } from '../kernel/clock.js';
 import type { ClientPayload, Connection } from './connection.js';
-import type { GatewayServer } from './gateway-server.js';
-import { record } from './sessions.js';
+import { record, type Session } from './sessions.js';
 
-type Handler = (gateway: GatewayServer, connection: Connection, d: unknown) => Promise<void> | void;
+/**
+ * What the opcode handlers ask of the gateway that routes to them; GatewayServer implements it. Declared
+ * here so that handlers depend on this seam, not on the server that mounts them (STYLE.md rule 16).
+ */
+export interface GatewayPort {
+  readonly clock: Clock;
+  identify(connection: Connection, d: unknown): Promise<void>;
+  resume(connection: Connection, d: unknown): Promise<void>;
+  /** Whether the social layer's presence rules are wired (else only the bare shape is checked). */
+  readonly presenceWired: boolean;
+  parsePresence(input: unknown): { status: string; activities: unknown[] } | undefined;
+  /** Spends one of the session's presence updates (5 per 20 s); false when they are spent. */
+  allowPresenceUpdate(sessionId: string): boolean;
+  updatePresence(session: Session, presence: { status: string; activities: unknown[] }): Promise<void>;
+  /** Seconds to wait when a bot's all-members budget in a guild is spent; undefined when served. */
+  spendAllMembersRequest(userId: string, guildId: string): Promise<number | undefined>;
+  findMembers(
+    guildId: string,
+    filter: { query?: string; userIds?: readonly string[]; limit: number },
+  ): Promise<Array<Record<string, unknown> & { user: { id: string } }>>;
+}
+
+type Handler = (gateway: GatewayPort, connection: Connection, d: unknown) => Promise<void> | void;
 
 /** Opcodes a client may send before it has a session. */
 const BEFORE_SESSION = new Set<number>([
@@ -38,7 +60,7 @@ export const OPCODE_HANDLERS: Readonly<Record<number, Handler>> = {
 
 /** Routes one decoded frame: the single point where opcodes, session state and order are checked. */
 export async function route(
-  gateway: GatewayServer,
+  gateway: GatewayPort,
   connection: Connection,
   payload: ClientPayload,
 ): Promise<void> {
@@ -55,14 +77,14 @@ export async function route(
 }
 
 /** Voice, soundboard and channel-info opcodes arrive with the features that serve them. */
-function notServedYet(_gateway: GatewayServer, connection: Connection): void {
+function notServedYet(_gateway: GatewayPort, connection: Connection): void {
   connection.close(GatewayCloseCodes.UnknownOpcode, 'Opcode not served by this server yet');
 }
 
 const STATUSES = new Set(['online', 'dnd', 'idle', 'invisible', 'offline']);
 
 /** Op 3: the session's status and activities, 5 updates per 20 s (PROTOCOL.md §D.6); excess is dropped. */
-async function presenceUpdate(gateway: GatewayServer, connection: Connection, d: unknown): Promise<void> {
+async function presenceUpdate(gateway: GatewayPort, connection: Connection, d: unknown): Promise<void> {
   const session = connection.session!;
   const presence = d as { status?: unknown; activities?: unknown; since?: unknown; afk?: unknown } | null;
   if (
@@ -89,11 +111,7 @@ async function presenceUpdate(gateway: GatewayServer, connection: Connection, d:
  * Op 8. A request for all members (empty query, limit 0) is limited to 1 per guild per bot per 30 s from
  * 1 October 2025, counting the request and not its chunks; an excess one answers RATE_LIMITED (PROTOCOL.md §D.6).
  */
-async function requestGuildMembers(
-  gateway: GatewayServer,
-  connection: Connection,
-  d: unknown,
-): Promise<void> {
+async function requestGuildMembers(gateway: GatewayPort, connection: Connection, d: unknown): Promise<void> {
   const session = connection.session!;
   const request = d as {
     guild_id?: unknown;

@@ -15,6 +15,7 @@ import {
   PRIVILEGED_INTENT_FLAGS,
   PRIVILEGED_INTENTS,
   Scopes,
+  SDK_VERSION_IDENTIFY_PROPERTY,
   SESSION_START_LIMIT,
   wireFlags,
 } from '@hearth/protocol';
@@ -25,13 +26,14 @@ import { toUserObject } from '../domains/accounts/service.js';
 import type { ApplicationsService } from '../domains/applications/service.js';
 import type { GuildsService } from '../domains/guilds/service.js';
 import type { Authenticators, Principal } from '../http/auth.js';
+import { judgeSdkVersion } from '../http/sdk-version.js';
 import type { Clock } from '../kernel/clock.js';
 import type { Logger } from '../kernel/logger.js';
 import { hashToken } from '../kernel/secrets.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { ZlibStream } from './compression.js';
 import { type ClientPayload, Connection, type ConnectionContext } from './connection.js';
-import { route } from './dispatch.js';
+import { type GatewayPort, route } from './dispatch.js';
 import { type GatewayService, sessionStartKey } from './service.js';
 import type { SessionStore, StoredSession } from './session-store.js';
 import {
@@ -88,7 +90,7 @@ export interface PresenceSessionRef {
  * The WebSocket gateway of one node (PROTOCOL.md §D): sessions, Identify and Resume, and the fan-out of
  * bus events to the sessions they are for.
  */
-export class GatewayServer implements ConnectionContext {
+export class GatewayServer implements ConnectionContext, GatewayPort {
   readonly registry = new SessionRegistry();
   readonly clock: Clock;
   readonly logger: Logger;
@@ -177,6 +179,12 @@ export class GatewayServer implements ConnectionContext {
     } | null;
     if (typeof identify !== 'object' || identify === null || typeof identify.token !== 'string') {
       connection.close(GatewayCloseCodes.DecodeError, 'Identify needs a token');
+      return;
+    }
+    // An SDK past its support window is refused for good: 4012 is fatal to every client (seed: Versioning).
+    const sdk = judgeSdkVersion(sdkVersionOf(identify.properties), this.clock.now());
+    if (sdk?.kind === 'end-of-life') {
+      connection.close(GatewayCloseCodes.InvalidAPIVersion, sdk.error.message);
       return;
     }
     const principal = await this.#authenticate(identify.token);
@@ -337,10 +345,11 @@ export class GatewayServer implements ConnectionContext {
     if ((intents & PRIVILEGED_INTENTS) === 0) return true;
     const application = await this.#deps.applications.getApplication(applicationId);
     if (!application) return false;
-    return PRIVILEGED_INTENT_FLAGS.every(
+    const flagged = PRIVILEGED_INTENT_FLAGS.every(
       ({ intent, flags }) =>
         (intents & intent) === 0 || flags.some((flag) => (application.flags & flag) === flag),
     );
+    return flagged && (await this.#deps.applications.privilegedIntentsReviewed(application));
   }
 
   /** 1000 session starts a day, and `max_concurrency` identifies per 5 s per rate-limit key (§D.3). */
@@ -663,6 +672,13 @@ function fromStored(stored: StoredSession): Omit<Session, 'seq' | 'buffer' | 'at
     shard: stored.shard,
     guildIds: new Set(stored.guildIds),
   };
+}
+
+/** Identify `properties.sdk_version`, which only the SDK sends. */
+function sdkVersionOf(properties: unknown): unknown {
+  return typeof properties === 'object' && properties !== null
+    ? (properties as Record<string, unknown>)[SDK_VERSION_IDENTIFY_PROPERTY]
+    : undefined;
 }
 
 /** One credential however it is written: a bot token with or without its `Bot ` prefix. */

@@ -23,6 +23,7 @@ import {
 } from './auth.js';
 import { parseMultipart } from './multipart.js';
 import { applyRateLimits, type RouteBucket, type RouteRateLimit, routeBucket } from './rate-limit.js';
+import { sdkVersionHook } from './sdk-version.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -115,6 +116,7 @@ export function createHttpServer(
             bucket: routeBucket(methods, template, limit),
           };
         });
+        scope.addHook('onRequest', sdkVersionHook(deps.clock));
         scope.addHook('onRequest', async (request, reply) => {
           const config = request.routeOptions.config;
           const header = request.headers.authorization;

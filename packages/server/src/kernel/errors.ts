@@ -26,7 +26,8 @@ export function isWireError(error: unknown): error is WireError {
 
 /**
  * The one error class a client can cause. Its name picks the wire triple from the catalogue in
- * `@hearth/protocol`; `extra` adds the documented extra fields some errors carry (530010).
+ * `@hearth/protocol`; `extra` adds the documented extra fields some errors carry (530010); `values` fills
+ * the `{name}` slots of a message (530100).
  */
 export class HearthError extends Error implements WireError {
   readonly error: JSONErrorName;
@@ -37,10 +38,19 @@ export class HearthError extends Error implements WireError {
 
   constructor(
     error: JSONErrorName,
-    options: { errors?: FormErrorTree; extra?: Record<string, unknown> } = {},
+    options: {
+      errors?: FormErrorTree;
+      extra?: Record<string, unknown>;
+      values?: Record<string, string>;
+    } = {},
   ) {
     const entry = JSONErrors[error];
-    super(entry.message);
+    const { values } = options;
+    super(
+      values
+        ? entry.message.replace(/\{(\w+)\}/g, (slot, name: string) => values[name] ?? slot)
+        : entry.message,
+    );
     this.name = 'HearthError';
     this.error = error;
     this.status = entry.status;

@@ -94,6 +94,8 @@ export interface ApplicationsTable {
   parent_application_id: string | null;
   tags: Generated<string>;
   custom_install_url: string | null;
+  /** Unix ms of the operator's last approval of the privileged intents review; null: never (0008). */
+  intents_review_approved_at: Generated<number | null>;
 }
 
 export interface OAuthGrantsTable {

@@ -59,6 +59,38 @@ describe('activity invites', () => {
     );
   }
 
+  it('an invite carries the text SendActivityInvite gives it, also under activities.invites.write alone', async () => {
+    const host = await socialPlayer(
+      hearth,
+      game,
+      'identify gateway.connect activities.write activities.invites.write relationships.read relationships.write',
+    );
+    const guest = await socialPlayer(hearth, game);
+    await friends(host, guest);
+    const hostWs = await connect(hearth, host);
+    const guestWs = await connect(hearth, guest);
+    await hostParty(hostWs, guestWs, host, 'party-text');
+
+    const sent = await call(host, 'POST', `/users/${guest.id}/messages`, {
+      content: 'come play',
+      activity: { type: MessageActivityTypes.Join },
+      application_id: game.id,
+    });
+    expect(sent.status).toBe(200);
+    expect(sent.body).toMatchObject({
+      content: 'come play',
+      activity: { type: 1, party_id: 'party-text' },
+      application_id: game.id,
+    });
+    expect((await guestWs.nextDispatch('MESSAGE_CREATE')).d).toEqual(sent.body);
+    // Without an activity, the same scopes send nothing.
+    expect(await call(host, 'POST', `/users/${guest.id}/messages`, { content: 'come play' })).toMatchObject({
+      status: 400,
+      body: { code: 50035, errors: { content: { _errors: [{ code: 'UNKNOWN_FIELD' }] } } },
+    });
+    await Promise.all([hostWs.close(), guestWs.close()]);
+  });
+
   it('invite, then accept: the join secret reaches the accepter; their other device hears of it', async () => {
     const host = await socialPlayer(hearth, game);
     const guest = await socialPlayer(hearth, game);

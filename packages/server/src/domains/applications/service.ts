@@ -2,9 +2,10 @@ import { createPrivateKey, generateKeyPairSync, sign, timingSafeEqual } from 'no
 import {
   ApplicationFlags,
   FormErrors,
-  RESTRICTED_SCOPES,
+  Limits,
   Scopes,
   SELF_SETTABLE_APPLICATION_FLAGS,
+  scopeAvailable,
   TARGETED_SCOPES,
   wireFlags,
 } from '@hearth/protocol';
@@ -40,6 +41,8 @@ export interface Application {
   tags: string[];
   customInstallUrl: string | null;
   createdAt: number;
+  /** When an operator last approved its privileged intents review, or null (seed, Limits). */
+  intentsReviewApprovedAt: number | null;
 }
 
 export interface CreatedApplication {
@@ -118,6 +121,7 @@ export class ApplicationsService {
         parent_application_id: null,
         tags: '[]',
         custom_install_url: null,
+        intents_review_approved_at: null,
       };
       await store.insertApplication(tx, row);
       return { application: toApplication(row), botUser, clientSecret, botToken };
@@ -205,6 +209,27 @@ export class ApplicationsService {
     return this.requireApplication(id);
   }
 
+  /**
+   * Privileged intents need a review once the application can reach 10,000 users, reapplied for yearly
+   * (seed, Limits). Reach: players who installed it plus the members of the guilds its bot is in.
+   */
+  async privilegedIntentsReviewed(application: Application): Promise<boolean> {
+    const { storage, clock, authorizationCounts } = this.#deps;
+    const approvedAt = application.intentsReviewApprovedAt;
+    if (approvedAt !== null && clock.now() - approvedAt < Limits.privilegedIntentReviewValidMs) return true;
+    const { userInstalls } = await authorizationCounts(application.id);
+    const members = await store.countGuildMembersReach(storage.db, application.botUserId);
+    return userInstalls + members < Limits.privilegedIntentReviewUsers;
+  }
+
+  /** The operator approves the privileged intents review (CLI): valid for a year from now. */
+  async approveIntentsReview(id: string): Promise<Application> {
+    await this.requireApplication(id);
+    const now = this.#deps.clock.now();
+    await store.updateApplication(this.#deps.storage.db, id, { intents_review_approved_at: now });
+    return this.requireApplication(id);
+  }
+
   /** The application object of GET /applications/@me (SPEC PrivateApplicationResponse). */
   async toApplicationObject(application: Application): Promise<Static<typeof ApplicationObject>> {
     const { accounts, storage, authorizationCounts } = this.#deps;
@@ -263,9 +288,7 @@ export function hasFlag(application: Application, flag: bigint): boolean {
 /** Scopes a player may grant this application. */
 export function eligibleScopes(application: Application): string[] {
   return Object.values(Scopes).filter(
-    (scope) =>
-      !TARGETED_SCOPES.includes(scope) &&
-      (!RESTRICTED_SCOPES.includes(scope) || hasFlag(application, ApplicationFlags.IdentifyPremiumApproved)),
+    (scope) => !TARGETED_SCOPES.includes(scope) && scopeAvailable(scope, application.flags),
   );
 }
 
@@ -292,5 +315,7 @@ function toApplication(row: store.ApplicationRow): Application {
     tags: JSON.parse(row.tags) as string[],
     customInstallUrl: row.custom_install_url,
     createdAt: Number(row.created_at),
+    intentsReviewApprovedAt:
+      row.intents_review_approved_at === null ? null : Number(row.intents_review_approved_at),
   };
 }

@@ -37,3 +37,18 @@ export async function countBotGuilds(db: Executor, botUserId: string): Promise<n
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+/** Users in the guilds the application's bot is in, the bot aside, each once. */
+export async function countGuildMembersReach(db: Executor, botUserId: string): Promise<number> {
+  const row = await db
+    .selectFrom('guild_members')
+    .select((eb) => eb.fn.count<number | string>('user_id').distinct().as('n'))
+    .where(
+      'guild_id',
+      'in',
+      db.selectFrom('guild_members').select('guild_id').where('user_id', '=', botUserId),
+    )
+    .where('user_id', '!=', botUserId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

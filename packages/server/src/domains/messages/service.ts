@@ -90,7 +90,7 @@ export class MessagesService {
       application_id: player.applicationId,
       author_id: player.userId,
       recipient_id: recipientId,
-      content: invite ? '' : (body.content ?? ''),
+      content: body.content ?? '',
       metadata: body.metadata ? JSON.stringify(body.metadata) : null,
       moderation_metadata: null,
       activity: body.activity ? JSON.stringify(body.activity) : null,
@@ -274,7 +274,7 @@ export class MessagesService {
 
   // ---- Steps ----
 
-  /** `dm_channels.messages.write` sends anything; `activities.invites.write` only invites (UDOC). */
+  /** `dm_channels.messages.write` sends anything; `activities.invites.write` only invites, with their text (UDOC). */
   #checkScopes(
     player: Player,
     body: { content?: string; activity?: unknown; application_id?: string },
@@ -282,7 +282,7 @@ export class MessagesService {
     const invite = body.activity !== undefined;
     if (player.scopes.has(Scopes.DmChannelsMessagesWrite)) return invite;
     if (!player.scopes.has(Scopes.ActivitiesInvitesWrite)) throw new HearthError('MissingOAuth2Scope');
-    if (!invite || body.content !== undefined) throw invalidForm('content', FormErrors.unknownField());
+    if (!invite) throw invalidForm('content', FormErrors.unknownField());
     return true;
   }
 

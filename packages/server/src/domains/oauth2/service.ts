@@ -22,6 +22,7 @@ import {
   RESTRICTED_SCOPES,
   type Scope,
   Scopes,
+  scopeAvailable,
   TARGETED_SCOPES,
 } from '@hearth/protocol';
 import type { Bus, BusEvent } from '../../bus/bus.js';
@@ -102,6 +103,8 @@ export interface AccessGrant {
   applicationId: string;
   userId: string;
   scopes: Scope[];
+  /** Scopes an umbrella scope implies that the application is not approved for (SCOPE_APPROVALS). */
+  withheld?: Scope[];
   expiresAt: number;
 }
 
@@ -714,11 +717,15 @@ export class OAuth2Service {
     const row = await store.findTokenByAccess(this.#deps.storage.db, hashToken(token));
     if (!row || row.expires_at <= this.#deps.clock.now()) return undefined;
     let scopes = row.scopes.split(' ').filter(isScope);
-    // A restricted scope holds only while the application is still approved for it (seed, Records: User).
-    if (scopes.some((scope) => RESTRICTED_SCOPES.includes(scope))) {
+    let withheld: Scope[] = [];
+    // A restricted scope holds only while the application is still approved for it (seed, Records: User;
+    // Authentication 2), whether granted by name or through an umbrella scope.
+    const expanded = expandScopes(scopes);
+    if (RESTRICTED_SCOPES.some((scope) => expanded.has(scope))) {
       const application = await this.#deps.applications.getApplication(row.application_id);
       if (!application) return undefined;
       scopes = scopes.filter((scope) => eligibleFor(application, scope));
+      withheld = RESTRICTED_SCOPES.filter((scope) => !eligibleFor(application, scope));
     }
     return {
       tokenId: row.id,
@@ -726,6 +733,7 @@ export class OAuth2Service {
       applicationId: row.application_id,
       userId: row.user_id,
       scopes,
+      withheld,
       expiresAt: Number(row.expires_at),
     };
   }
@@ -877,7 +885,7 @@ function parseRequestedScopes(raw: string): Scope[] {
 }
 
 function eligibleFor(application: Application, scope: Scope): boolean {
-  return !RESTRICTED_SCOPES.includes(scope) || hasFlag(application, ApplicationFlags.IdentifyPremiumApproved);
+  return scopeAvailable(scope, application.flags);
 }
 
 /** Scopes a player may be asked for by this application (seed, Authentication 2; PROTOCOL.md §C.7). */

@@ -9,6 +9,7 @@ import { social } from './0007_social.js';
 import { guilds } from './0008_guilds.js';
 import { eventLog } from './0009_event_log.js';
 import { userImages } from './0010_user_images.js';
+import { intentsReview } from './0015_intents_review.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
 const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ const migrations: Record<string, Migration> = {
   '0008_guilds': guilds,
   '0009_event_log': eventLog,
   '0010_user_images': userImages,
+  '0015_intents_review': intentsReview,
 };
 
 export const migrationProvider: MigrationProvider = {
