@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { expandScopes, HEARTBEAT_INTERVAL_MS } from '@hearth/protocol';
+import { expandScopes, HEARTBEAT_INTERVAL_MS, PresenceStatuses } from '@hearth/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { type Bus, type BusErrorReporter, MemoryBus } from './bus/bus.js';
@@ -15,6 +15,8 @@ import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
 import { entitlementsRoutes } from './domains/entitlements/routes.js';
 import { EntitlementsService } from './domains/entitlements/service.js';
+import { RolesService } from './domains/guilds/roles.js';
+import { rolesRoutes } from './domains/guilds/roles-routes.js';
 import { guildsRoutes } from './domains/guilds/routes.js';
 import { GuildsService } from './domains/guilds/service.js';
 import { lobbiesRoutes } from './domains/lobbies/routes.js';
@@ -180,7 +182,16 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     issuer: publicUrl,
     provisionalMerge: () => accountLink,
   });
-  const guilds = new GuildsService({ storage, clock, snowflakes });
+  const guilds = new GuildsService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    users: accounts,
+    isOnline: (userId) =>
+      presence !== undefined && presence.presenceOf(userId).status !== PresenceStatuses.Offline,
+  });
+  const roles = new RolesService({ storage, clock, snowflakes, bus });
   const gateway = new GatewayService({ publicUrl, counters, clock });
   const nodeId = `${config.workerId}.${config.processId}.${randomBytes(4).toString('hex')}`;
   // Presence re-tells each side after a relationship change; it is built just below.
@@ -336,6 +347,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       accountsRoutes(accounts),
       applicationsRoutes(applications),
       guildsRoutes(guilds),
+      rolesRoutes(roles),
       lobbiesRoutes(lobbies),
       oauth2Routes(oauth2),
       gatewayRoutes(gateway),
