@@ -1,7 +1,6 @@
 import { Scopes } from '@hearth/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
-import { parse } from '../../kernel/validation.js';
 import { auditLogReason } from './audit-log.js';
 import { AuditLogQuery, GetGuildQuery, GuildParams, ListMyGuildsQuery, MyGuildObject } from './schemas.js';
 import type { GuildsService } from './service.js';
@@ -27,13 +26,15 @@ export function guildsRoutes(guilds: GuildsService): FastifyPluginAsync {
       reply.code(201).send(await guilds.createGuildFor(request.principal!, request.body ?? {})),
     );
 
-    app.get<Guild>(
+    app.get<Guild & { Querystring: Static<typeof GetGuildQuery> }>(
       '/guilds/:guild_id',
-      { config: MEMBER, schema: { params: GuildParams } },
-      async (request) => {
-        const { with_counts = false } = parse(GetGuildQuery, request.query ?? {});
-        return guilds.getGuild(request.principal!.userId, request.params.guild_id, with_counts);
-      },
+      { config: MEMBER, schema: { params: GuildParams, querystring: GetGuildQuery } },
+      async (request) =>
+        guilds.getGuild(
+          request.principal!.userId,
+          request.params.guild_id,
+          request.query.with_counts ?? false,
+        ),
     );
 
     app.patch<Guild>(
@@ -78,15 +79,11 @@ export function guildsRoutes(guilds: GuildsService): FastifyPluginAsync {
       return reply.code(204).send();
     });
 
-    app.get<Guild>(
+    app.get<Guild & { Querystring: AuditLogQuery }>(
       '/guilds/:guild_id/audit-logs',
-      { config: MEMBER, schema: { params: GuildParams } },
+      { config: MEMBER, schema: { params: GuildParams, querystring: AuditLogQuery } },
       async (request) =>
-        guilds.listAuditLog(
-          request.principal!.userId,
-          request.params.guild_id,
-          parse(AuditLogQuery, request.query ?? {}),
-        ),
+        guilds.listAuditLog(request.principal!.userId, request.params.guild_id, request.query),
     );
   };
 }
