@@ -93,7 +93,7 @@ export class GuildsService {
   async createGuild(
     ownerId: string,
     input: unknown,
-    options: { defaultChannels?: boolean } = {},
+    options: { defaultChannels?: boolean; applicationId?: string } = {},
   ): Promise<{ id: string }> {
     const { name, banner = null, icon } = parse(NewGuild, input);
     const iconHash = icon === undefined || icon === null ? null : imageHash('icon', icon);
@@ -109,6 +109,7 @@ export class GuildsService {
         banner,
         owner_id: ownerId,
         features: '[]',
+        application_id: options.applicationId ?? null,
         created_at: now,
       });
       // The @everyone role shares the guild's id (GUILDS.md §1.4).
