@@ -14,12 +14,14 @@ export const JSONErrors = {
   UnknownGuild: { code: 10004, status: 404, message: 'Unknown Guild' },
   UnknownMember: { code: 10007, status: 404, message: 'Unknown Member' },
   UnknownMessage: { code: 10008, status: 404, message: 'Unknown Message' },
+  UnknownOverwrite: { code: 10009, status: 404, message: 'Unknown Overwrite' },
   UnknownRole: { code: 10011, status: 404, message: 'Unknown Role' },
   UnknownUser: { code: 10013, status: 404, message: 'Unknown User' },
   UnknownBan: { code: 10026, status: 404, message: 'Unknown Ban' },
   UnknownSKU: { code: 10027, status: 404, message: 'Unknown SKU' },
   UnknownEntitlement: { code: 10029, status: 404, message: 'Unknown Entitlement' },
   UnknownLobby: { code: 10031, status: 404, message: 'Unknown Lobby' },
+  UnknownVoiceState: { code: 10065, status: 404, message: 'Unknown Voice State' },
   BotsCannotUseEndpoint: { code: 20001, status: 403, message: 'Bots cannot use this endpoint' },
   OnlyBotsCanUseEndpoint: { code: 20002, status: 403, message: 'Only bots can use this endpoint' },
   MaximumGuilds: { code: 30001, status: 400, message: 'Maximum number of guilds reached (100)' },
@@ -35,6 +37,8 @@ export const JSONErrors = {
   MaximumLobbies: { code: 30101, status: 400, message: 'Maximum number of lobbies reached (100)' },
   Unauthorized: { code: 40001, status: 401, message: 'Unauthorized. Provide a valid token and try again' },
   RequestEntityTooLarge: { code: 40005, status: 413, message: 'Request entity too large' },
+  /** Add Guild Member for a user the guild banned (GUILDS.md §3.3). */
+  BannedFromGuild: { code: 40007, status: 403, message: 'The user is banned from this guild.' },
   OnlyConsumableSKUsCanBeConsumed: {
     code: 40018,
     status: 400,
@@ -44,6 +48,12 @@ export const JSONErrors = {
     code: 40019,
     status: 400,
     message: 'You can only delete sandbox entitlements.',
+  },
+  /** PATCH member `mute`/`deaf`/`channel_id` on a member who is in no voice channel (GUILDS.md §3.2). */
+  TargetUserNotConnectedToVoice: {
+    code: 40032,
+    status: 400,
+    message: 'Target user is not connected to voice.',
   },
   InteractionAlreadyAcknowledged: {
     code: 40060,
@@ -75,6 +85,11 @@ export const JSONErrors = {
   /** Deleting @everyone or a managed role (GUILDS.md §1.4). */
   InvalidRole: { code: 50028, status: 400, message: 'Invalid Role' },
   InvalidFormBody: { code: 50035, status: 400, message: 'Invalid Form Body' },
+  CannotDeleteCommunityChannel: {
+    code: 50074,
+    status: 400,
+    message: 'Cannot delete a channel required for Community guilds',
+  },
   InvalidAPIVersion: { code: 50041, status: 400, message: 'Invalid API version provided' },
   /** The owner leaving their own guild (DELETE /users/@me/guilds/{id}). */
   InvalidGuild: { code: 50055, status: 400, message: 'Invalid Guild' },
@@ -92,6 +107,8 @@ export const JSONErrors = {
     status: 403,
     message: 'You cannot forward a message whose content you cannot read',
   },
+  // The platform publishes no HTTP status for 500000 (GUILDS.md §9): the request, not the server, failed, so 4xx.
+  FailedToBanUsers: { code: 500000, status: 400, message: 'Failed to ban users' },
   ProvisionalAccountsNotEnabled: {
     code: 530000,
     status: 400,
@@ -222,12 +239,27 @@ export const FormErrors = {
     code: 'USERNAME_ALREADY_TAKEN',
     message: 'Username is unavailable. Try adding numbers, letters, underscores _ , or periods.',
   }),
+  usernameRateLimit: () => ({
+    code: 'USERNAME_RATE_LIMIT',
+    message: 'You are changing your username or Discord Tag too fast. Try again later.',
+  }),
+  /** Image data that is not a data URI of an accepted type, or whose bytes are not that type's image. */
+  imageInvalid: () => ({ code: 'IMAGE_INVALID', message: 'Invalid image data' }),
+  imageTooLarge: (maxBytes: number) => ({
+    code: 'BINARY_TYPE_MAX_SIZE',
+    message: `File cannot be larger than ${(maxBytes / 1024).toFixed(1)} kb.`,
+  }),
   emailTaken: () => ({ code: 'EMAIL_ALREADY_REGISTERED', message: 'Email is already registered.' }),
   invalidLogin: () => ({ code: 'INVALID_LOGIN', message: 'Login or password is invalid.' }),
   unknownField: () => ({ code: 'UNKNOWN_FIELD', message: 'This field is not allowed' }),
   invalid: () => ({ code: 'BASE_TYPE_INVALID', message: 'Invalid value.' }),
-  /** An image field whose data URI is not a PNG, JPEG, GIF or WebP image. */
-  imageInvalid: () => ({ code: 'IMAGE_INVALID', message: 'Invalid image data' }),
+  /** A category holds at most 50 channels (the platform answers it under `parent_id`). */
+  channelParentMaxChannels: (max: number) => ({
+    code: 'CHANNEL_PARENT_MAX_CHANNELS',
+    message: `Maximum number of channels in category reached (${max})`,
+  }),
+  /** `parent_id` names no category of the guild (Hearth's wording; the platform publishes none). */
+  channelParentInvalid: () => ({ code: 'CHANNEL_PARENT_INVALID', message: 'Category does not exist' }),
   // ---- Webhooks ----
   /** A URL that did not answer its PING with 204 (Hearth's name, after the interactions endpoint's error). */
   eventWebhooksUrlInvalid: () => ({

@@ -36,6 +36,23 @@ export const GUILD_CHANNEL_TYPES: readonly number[] = [
 /** Voice-capable channel types: bitrate, user limit, RTC region, voice states. */
 export const VOICE_CHANNEL_TYPES: readonly number[] = [ChannelTypes.GuildVoice, ChannelTypes.GuildStageVoice];
 
+/** Thread auto-archive durations in minutes, a channel's `default_auto_archive_duration` (GUILDS.md §2.2). */
+export const THREAD_AUTO_ARCHIVE_DURATIONS: readonly number[] = [60, 1440, 4320, 10080];
+
+/** Voice channel `video_quality_mode` (GUILDS.md §2.2): 1 AUTO (the default), 2 FULL. */
+export const VideoQualityModes = { Auto: 1, Full: 2 } as const;
+
+/** Forum `default_sort_order` (0 LATEST_ACTIVITY, 1 CREATION_DATE) and `default_forum_layout` (0–2). */
+export const ForumSortOrders = { LatestActivity: 0, CreationDate: 1 } as const;
+export const ForumLayouts = { NotSet: 0, ListView: 1, GalleryView: 2 } as const;
+
+/** Channel flags a guild channel may carry (GUILDS.md §2.3). */
+export const ChannelFlags = {
+  Pinned: 1 << 1,
+  RequireTag: 1 << 4,
+  HideMediaDownloadOptions: 1 << 15,
+} as const;
+
 /** Permission overwrite target (GUILDS.md §2.4). */
 export const OverwriteTypes = { Role: 0, Member: 1 } as const;
 
@@ -105,6 +122,9 @@ export const GuildMemberFlags = {
   StartedOnboarding: 1 << 3,
 } as const;
 
+/** The member flags PATCH /guilds/{id}/members/{user_id} may change (GUILDS.md §3.2). */
+export const EDITABLE_GUILD_MEMBER_FLAGS = GuildMemberFlags.BypassesVerification;
+
 /** The holographic role-colour preset that sending `tertiary_color` forces (GUILDS.md §1.4). */
 export const HOLOGRAPHIC_ROLE_COLORS = {
   primary_color: 11127295,
@@ -135,6 +155,14 @@ export const GuildLimits = {
   channelsPerGuild: 500,
   /** Children of one category. */
   channelsPerCategory: 50,
+  /** `permission_overwrites` in one request (OAS `maxItems`). */
+  overwritesPerChannel: 100,
+  /** Forum and media `available_tags` (GUILDS.md §2.4). */
+  availableTagsMax: 20,
+  /** A forum tag's name: 0–20 characters (GUILDS.md §2.5). */
+  forumTagNameMax: 20,
+  /** `emoji_name` of a tag or default reaction (OAS). */
+  emojiNameMax: 100,
   /** Roles in one guild (30005). */
   rolesPerGuild: 250,
   roleNameMax: 100,

@@ -4,8 +4,10 @@ import { expandScopes, HEARTBEAT_INTERVAL_MS, PresenceStatuses } from '@hearth/p
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { type Bus, type BusErrorReporter, MemoryBus } from './bus/bus.js';
+import { DatabaseBus } from './bus/database-bus.js';
 import { RedisStreamsBus } from './bus/redis-bus.js';
 import { type Config, ConfigError } from './config.js';
+import { cdnRoutes } from './domains/accounts/cdn-routes.js';
 import { type AccountLinkParticipant, AccountLinkService } from './domains/accounts/link.js';
 import { IdentityProvidersService } from './domains/accounts/providers.js';
 import { provisionalRoutes } from './domains/accounts/provisional-routes.js';
@@ -13,12 +15,22 @@ import { accountsRoutes } from './domains/accounts/routes.js';
 import { AccountsService } from './domains/accounts/service.js';
 import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
+import { channelsRoutes } from './domains/channels/routes.js';
+import { ChannelsService } from './domains/channels/service.js';
 import { entitlementsRoutes } from './domains/entitlements/routes.js';
 import { EntitlementsService } from './domains/entitlements/service.js';
+import { GuildAccess } from './domains/guilds/access.js';
+import { AuditLog } from './domains/guilds/audit-log.js';
+import { BansService } from './domains/guilds/bans.js';
+import { bansRoutes } from './domains/guilds/bans-routes.js';
+import { MembersService } from './domains/guilds/members.js';
+import { membersRoutes } from './domains/guilds/members-routes.js';
 import { RolesService } from './domains/guilds/roles.js';
 import { rolesRoutes } from './domains/guilds/roles-routes.js';
 import { guildsRoutes } from './domains/guilds/routes.js';
 import { GuildsService } from './domains/guilds/service.js';
+import { VoiceStatesService } from './domains/guilds/voice-states.js';
+import { voiceStatesRoutes } from './domains/guilds/voice-states-routes.js';
 import { lobbiesRoutes } from './domains/lobbies/routes.js';
 import { LobbiesService } from './domains/lobbies/service.js';
 import { messagesRoutes } from './domains/messages/routes.js';
@@ -73,6 +85,10 @@ export interface Services {
   accounts: AccountsService;
   applications: ApplicationsService;
   guilds: GuildsService;
+  members: MembersService;
+  bans: BansService;
+  voiceStates: VoiceStatesService;
+  channels: ChannelsService;
   lobbies: LobbiesService;
   oauth2: OAuth2Service;
   keys: SigningKeys;
@@ -123,16 +139,20 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     event
       ? logger.error({ err: error, eventId: event.id, eventType: event.type }, 'bus listener failed')
       : logger.error({ err: error }, 'bus transport failed');
-  // Many nodes share one Redis stream on the rate-limit connection; one node needs nothing outside.
+  // Many nodes share one Redis stream on the rate-limit connection. Without Redis, the processes of one
+  // database (servers, `hearth` commands) share its event log; only an in-memory database keeps to itself.
   const bus: Bus = redis
     ? await RedisStreamsBus.open(redis, { onError: onBusError })
-    : (options.shared?.bus ?? new MemoryBus({ onError: onBusError }));
+    : (options.shared?.bus ??
+      (isInMemory(config.databaseUrl)
+        ? new MemoryBus({ onError: onBusError })
+        : await DatabaseBus.open(storage, { onError: onBusError, pollMs: config.eventPollMs })));
   // A lone node keeps its sessions to itself; a store is for nodes that share them.
   const sessions: SessionStore | undefined = redis ? new RedisSessionStore(redis) : options.shared?.sessions;
 
   let url = config.publicUrl ?? '';
   const publicUrl = () => url;
-  const accounts = new AccountsService({ storage, clock, snowflakes });
+  const accounts = new AccountsService({ storage, clock, snowflakes, bus, quotas });
   // The application object reports authorization counts the authorization server keeps; bound below.
   let oauth2: OAuth2Service | undefined;
   // Applications show the webhook settings; webhooks sign with the application's key: bound below.
@@ -192,6 +212,17 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       presence !== undefined && presence.presenceOf(userId).status !== PresenceStatuses.Offline,
   });
   const roles = new RolesService({ storage, clock, snowflakes, bus });
+  const guildAccess = new GuildAccess({ clock });
+  const auditLog = new AuditLog({ clock, snowflakes });
+  const moderation = { storage, clock, bus, accounts, access: guildAccess, auditLog };
+  const members = new MembersService({
+    ...moderation,
+    tokens: { authenticateAccessToken: (token) => oauth2!.authenticateAccessToken(token) },
+    applications: { flagsOf: async (id) => (await applications.getApplication(id))?.flags },
+  });
+  const bans = new BansService({ ...moderation, members });
+  const voiceStates = new VoiceStatesService({ ...moderation, members });
+  const channels = new ChannelsService({ storage, clock, snowflakes, bus, access: guildAccess, auditLog });
   const gateway = new GatewayService({ publicUrl, counters, clock });
   const nodeId = `${config.workerId}.${config.processId}.${randomBytes(4).toString('hex')}`;
   // Presence re-tells each side after a relationship change; it is built just below.
@@ -328,6 +359,10 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     accounts,
     applications,
     guilds,
+    members,
+    bans,
+    voiceStates,
+    channels,
     lobbies,
     oauth2,
     keys,
@@ -348,6 +383,10 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       applicationsRoutes(applications),
       guildsRoutes(guilds),
       rolesRoutes(roles),
+      membersRoutes(members),
+      bansRoutes(bans),
+      voiceStatesRoutes(voiceStates),
+      channelsRoutes(channels),
       lobbiesRoutes(lobbies),
       oauth2Routes(oauth2),
       gatewayRoutes(gateway),
@@ -356,7 +395,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       relationshipsRoutes(relationships),
       messagesRoutes(messages),
     ],
-    [oauth2Pages(oauth2, publicUrl)],
+    [oauth2Pages(oauth2, publicUrl), cdnRoutes(accounts)],
   );
   gatewayServer.attach(http.server);
   const sweeping = new Sweeper(
@@ -399,6 +438,11 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       await storage.close();
     },
   };
+}
+
+/** A database no other process can open: its events need no log. */
+function isInMemory(databaseUrl: string): boolean {
+  return databaseUrl === 'sqlite::memory:' || databaseUrl === 'sqlite:';
 }
 
 /** The extra CA of provider fetches; an unreadable or non-PEM file stops the start with the setting named. */

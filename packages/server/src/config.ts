@@ -16,6 +16,7 @@ export interface Config {
   processId: number;
   rateLimitGlobal: number;
   webhookPollMs: number;
+  eventPollMs: number;
   // Provisional accounts
   providerCaFile: string | undefined;
   allowLoopbackProviders: boolean;
@@ -206,6 +207,15 @@ export const SETTINGS = [
     description:
       'How often the webhook worker reads the event queue (ms); events this node records are sent at once.',
     parse: integer(1, 3_600_000),
+  }),
+  define({
+    key: 'eventPollMs',
+    flag: '--event-poll-ms',
+    env: 'HEARTH_EVENT_POLL_MS',
+    default: '100',
+    description:
+      'Without `--redis`: how often a node reads the event log in the database for events of other processes (`hearth` commands, other nodes) (ms); its own are delivered at once.',
+    parse: integer(1, 60_000),
   }),
   define({
     key: 'providerCaFile',

@@ -1,17 +1,30 @@
 import { randomBytes } from 'node:crypto';
 import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Redis } from 'ioredis';
+import { sql } from 'kysely';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { REDIS_URL, redisAvailable, redisPrefix } from '../../../test-support/services.js';
+import {
+  postgresAvailable,
+  postgresSchema,
+  REDIS_URL,
+  redisAvailable,
+  redisPrefix,
+} from '../../../test-support/services.js';
 import { type Bus, type BusEvent, compareEventIds, type DeliveredEvent, MemoryBus } from '../src/bus/bus.js';
+import { DatabaseBus, type DatabaseBusOptions } from '../src/bus/database-bus.js';
 import { BUS_STREAM, RedisStreamsBus, type RedisStreamsBusOptions } from '../src/bus/redis-bus.js';
 import { connectRedis } from '../src/redis.js';
+import { openStorage, type Storage } from '../src/storage/database.js';
 
 /**
  * One contract for every bus (STYLE.md rules 6–7): MemoryBus and RedisStreamsBus deliver alike. The
  * Redis part adds what only many nodes have: three buses on three connections, killed connections.
  */
 const redisUp = await redisAvailable();
+const postgresUp = await postgresAvailable();
 
 interface Reported {
   error: unknown;
@@ -149,6 +162,76 @@ const redis: BusUnderTest = {
   open: (reported) => redisContractRun.node({ onError: (error, event) => reported.push({ error, event }) }),
   cleanup: () => redisContractRun.cleanup(),
 };
+
+/**
+ * One deployment on a database: every node opens its own connection to the same database, as a server and
+ * a `hearth` command do, and polls every 5 ms (the poll is what carries another node's events).
+ */
+function databaseDeployment(engine: 'SQLite file' | 'PostgreSQL') {
+  let url: string | undefined;
+  let drop = async () => {};
+  const storages: Storage[] = [];
+  const buses: DatabaseBus[] = [];
+  /** One migration per database: nodes opened together would otherwise race to create the tables. */
+  let migrated: Promise<unknown> | undefined;
+  let opening: Promise<unknown> = Promise.resolve();
+  function database(): string {
+    if (url) return url;
+    if (engine === 'PostgreSQL') {
+      const schema = postgresSchema();
+      drop = schema.drop;
+      url = schema.url;
+    } else {
+      const directory = mkdtempSync(join(tmpdir(), 'hearth-bus-'));
+      drop = async () => rmSync(directory, { recursive: true, force: true });
+      url = `sqlite:${join(directory, 'hearth.sqlite')}`;
+    }
+    return url;
+  }
+  return {
+    async storage(): Promise<Storage> {
+      // One at a time: PostgreSQL's CREATE SCHEMA IF NOT EXISTS races with itself.
+      const opened = opening.then(() => openStorage(database()));
+      opening = opened.catch(() => undefined);
+      const storage = await opened;
+      storages.push(storage);
+      migrated ??= storage.migrate();
+      await migrated;
+      return storage;
+    },
+    async node(options: DatabaseBusOptions & { storage?: Storage } = {}): Promise<DatabaseBus> {
+      const { storage, ...busOptions } = options;
+      const bus = await DatabaseBus.open(storage ?? (await this.storage()), { pollMs: 5, ...busOptions });
+      buses.push(bus);
+      return bus;
+    },
+    /** Closes the nodes and connections; the database stays until `drop`. */
+    async close(): Promise<void> {
+      await Promise.all(buses.splice(0).map((bus) => bus.close()));
+      await Promise.all(storages.splice(0).map((storage) => storage.close()));
+    },
+    async drop(): Promise<void> {
+      await this.close();
+      await drop();
+      url = undefined;
+      migrated = undefined;
+    },
+  };
+}
+
+const databaseRuns = {
+  sqlite: databaseDeployment('SQLite file'),
+  postgres: databaseDeployment('PostgreSQL'),
+};
+const databaseBuses: BusUnderTest[] = [
+  { name: 'DatabaseBus (SQLite file)', available: true, run: databaseRuns.sqlite },
+  { name: 'DatabaseBus (PostgreSQL)', available: postgresUp, run: databaseRuns.postgres },
+].map(({ name, available, run }) => ({
+  name,
+  available,
+  open: (reported) => run.node({ onError: (error, event) => reported.push({ error, event }) }),
+  cleanup: () => run.drop(),
+}));
 
 function busContract(underTest: BusUnderTest): void {
   describe.skipIf(!underTest.available)(`bus contract: ${underTest.name}`, () => {
@@ -292,7 +375,129 @@ describe('compareEventIds', () => {
   });
 });
 
-for (const underTest of [memory, redis]) busContract(underTest);
+for (const underTest of [memory, redis, ...databaseBuses]) busContract(underTest);
+
+for (const [engine, available] of [
+  ['SQLite file', true],
+  ['PostgreSQL', postgresUp],
+] as const) {
+  describe.skipIf(!available)(`DatabaseBus across nodes (${engine})`, () => {
+    const deployment = databaseDeployment(engine);
+    afterEach(() => deployment.close());
+    afterAll(() => deployment.drop());
+
+    async function threeNodes(): Promise<{ nodes: DatabaseBus[]; recorders: Recorder[] }> {
+      const nodes = await Promise.all([0, 1, 2].map(() => deployment.node()));
+      return { nodes, recorders: nodes.map((node) => new Recorder(node)) };
+    }
+
+    it('an event published on any of three nodes (each on its own connection) reaches every node exactly once, in one order everywhere', async () => {
+      const { nodes, recorders } = await threeNodes();
+      await Promise.all(
+        Array.from({ length: 60 }, (_, i) =>
+          nodes[i % 3]!.publish({ type: 'FANOUT', data: { i, from: i % 3 } }),
+        ),
+      );
+      await fence(nodes[0]!, recorders);
+      await fence(nodes[2]!, recorders);
+      const sequences = recorders.map((recorder) => withoutFences(recorder.events));
+      for (const sequence of sequences) {
+        expect(sequence).toEqual(sequences[0]);
+        expectIncreasingIds(sequence);
+      }
+      const seen = sequences[0]!.map((event) => event.data['i'] as number);
+      expect([...seen].sort((x, y) => x - y)).toEqual(Array.from({ length: 60 }, (_, i) => i));
+      for (const from of [0, 1, 2]) {
+        const own = sequences[0]!.filter((event) => event.data['from'] === from).map((e) => e.data['i']);
+        expect(own, `node ${from}'s events keep its publish order`).toEqual(
+          Array.from({ length: 60 }, (_, i) => i).filter((i) => i % 3 === from),
+        );
+      }
+    });
+
+    it("a node's own event is delivered to it by publish itself, after every earlier row of other nodes", async () => {
+      // Node b never polls: only its own publish can bring a's rows and its own.
+      const a = await deployment.node();
+      const b = await deployment.node({ pollMs: 3_600_000 });
+      const onB = new Recorder(b);
+      await a.publish({ type: 'FROM_A', data: { n: 1 } });
+      await a.publish({ type: 'FROM_A', data: { n: 2 } });
+      expect(onB.events).toEqual([]);
+      await b.publish({ type: 'FROM_B', data: {} });
+      expect(onB.events.map((event) => event.type)).toEqual(['FROM_A', 'FROM_A', 'FROM_B']);
+      await b.publish({ type: 'FROM_B', data: {} });
+      expect(onB.events).toHaveLength(4);
+      expectIncreasingIds(onB.events);
+    });
+
+    it("a node starts at the log's end: it gets what is appended after it is open, not what came before", async () => {
+      const early = await deployment.node();
+      const earlyRecorder = new Recorder(early);
+      await early.publish({ type: 'BEFORE', data: {} });
+      const late = await deployment.node();
+      const lateRecorder = new Recorder(late);
+      await early.publish({ type: 'AFTER', data: {} });
+      await fence(early, [earlyRecorder, lateRecorder]);
+      expect(withoutFences(lateRecorder.events).map((event) => event.type)).toEqual(['AFTER']);
+    });
+
+    it('history(afterId) answers the retained events after that id, in order, with the ids delivered', async () => {
+      const node = await deployment.node();
+      const recorder = new Recorder(node);
+      for (let i = 0; i < 5; i++) await node.publish({ type: 'KEPT', data: { i } });
+      const [, second] = recorder.events;
+      const other = await deployment.node();
+      expect(await other.history(second!.id)).toEqual(recorder.events.slice(2));
+      await expect(other.history('not an id')).rejects.toThrow(TypeError);
+    });
+
+    it('trimming keeps the newest rows, and ids keep increasing after the log was trimmed to one row', async () => {
+      const storage = await deployment.storage();
+      const node = await deployment.node({ storage, retain: 1, trimEveryMs: 0 });
+      const recorder = new Recorder(node);
+      for (let i = 0; i < 20; i++) await node.publish({ type: 'TRIMMED', data: { i } });
+      await fence(node, [recorder]);
+      // A poll after the fence has trimmed: wait for the log to hold one row.
+      await waitFor('the trim', async () => {
+        const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM event_log`.execute(
+          storage.db,
+        );
+        return Number(rows[0]?.n) === 1 ? true : undefined;
+      });
+      const next = await deployment.node();
+      const nextRecorder = new Recorder(next);
+      await next.publish({ type: 'AFTER_TRIM', data: {} });
+      await fence(node, [recorder, nextRecorder]);
+      expectIncreasingIds(recorder.events);
+      expect(withoutFences(nextRecorder.events).map((event) => event.type)).toEqual(['AFTER_TRIM']);
+    });
+
+    it('a row that is not a Hearth event is reported and skipped; later events still arrive', async () => {
+      const storage = await deployment.storage();
+      const reported: Reported[] = [];
+      const node = await deployment.node({ onError: (error, event) => reported.push({ error, event }) });
+      const recorder = new Recorder(node);
+      await sql`INSERT INTO event_log (ms, event) VALUES (${Date.now()}, ${'not json'})`.execute(storage.db);
+      await fence(node, [recorder]);
+      expect(recorder.events.map((event) => event.type)).toEqual(['FENCE']);
+      expect(reported).toHaveLength(1);
+      expect(String(reported[0]?.error)).toMatch(/is not a Hearth event; skipped/);
+    });
+
+    it('close() lets an append under way land in the log, and delivers nothing more', async () => {
+      const closing = await deployment.node();
+      const witness = await deployment.node();
+      const closingRecorder = new Recorder(closing);
+      const witnessRecorder = new Recorder(witness);
+      const publishing = closing.publish({ type: 'LAST_WORDS', data: {} });
+      await closing.close();
+      await publishing;
+      await fence(witness, [witnessRecorder]);
+      expect(witnessRecorder.of('LAST_WORDS')).toHaveLength(1);
+      expect(closingRecorder.events).toEqual([]);
+    });
+  });
+}
 
 describe.skipIf(!redisUp)('RedisStreamsBus across nodes', () => {
   const deployment = redisDeployment();

@@ -44,6 +44,7 @@ const SAMPLES: { [K in keyof Config]: Sample<K> } = {
   processId: { flag: '1', fromFlag: 1, env: '2', fromEnv: 2 },
   rateLimitGlobal: { flag: '100', fromFlag: 100, env: '5', fromEnv: 5 },
   webhookPollMs: { flag: '20', fromFlag: 20, env: '250', fromEnv: 250 },
+  eventPollMs: { flag: '5', fromFlag: 5, env: '500', fromEnv: 500 },
   providerCaFile: {
     flag: '/etc/ca.pem',
     fromFlag: '/etc/ca.pem',
@@ -72,6 +73,7 @@ const DEFAULTS: Config = {
   processId: 0,
   rateLimitGlobal: 50,
   webhookPollMs: 1000,
+  eventPollMs: 100,
   providerCaFile: undefined,
   allowLoopbackProviders: false,
   adminToken: undefined,

@@ -41,6 +41,10 @@ export interface Schema {
   guild_bans: GuildBansTable;
   audit_log_entries: AuditLogEntriesTable;
   voice_states: VoiceStatesTable;
+  // ---- Event log (0009_event_log) ----
+  event_log: EventLogTable;
+  // ---- Avatars and banners (0010_user_images) ----
+  user_images: UserImagesTable;
 }
 
 export interface UsersTable {
@@ -51,6 +55,8 @@ export interface UsersTable {
   email: string | null;
   password_hash: string | null;
   avatar: string | null;
+  /** Hash of the banner image (0010_user_images). */
+  banner: Generated<string | null>;
   bot: number;
   flags: number;
   created_at: number;
@@ -501,4 +507,23 @@ export interface DmMessagesTable {
   ephemeral: number;
   created_at: number;
   edited_at: number | null;
+}
+
+/** A bus event as the event log keeps it (bus/database-bus.ts); `id` gives the order every node delivers in. */
+export interface EventLogTable {
+  id: Generated<number>;
+  /** The publisher's clock, never below the previous row's: the `<ms>` of the event id. */
+  ms: number;
+  /** The event's JSON text (bus.ts `encodeEvent`). */
+  event: string;
+}
+
+/** The bytes of a user's current avatar or banner, served at `/avatars/…` and `/banners/…`. */
+export interface UserImagesTable {
+  user_id: string;
+  kind: 'avatar' | 'banner';
+  hash: string;
+  content_type: string;
+  bytes: Buffer;
+  created_at: number;
 }

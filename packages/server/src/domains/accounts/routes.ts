@@ -1,9 +1,9 @@
-import { Scopes } from '@hearth/protocol';
+import { Scopes, UserImageLimits } from '@hearth/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import type { Static } from 'typebox';
 import type { Principal } from '../../http/auth.js';
 import { HearthError } from '../../kernel/errors.js';
-import { Login, ModifyCurrentUser, NewUser, SessionObject, UserObject, UserParams } from './schemas.js';
+import { Login, ModifyCurrentUserBody, NewUser, SessionObject, UserObject, UserParams } from './schemas.js';
 import { type AccountsService, toUserObject } from './service.js';
 
 /** What the caller may see of their own user: email with a session or `email`, premium with the approved scope. */
@@ -16,6 +16,8 @@ function selfView(principal: Principal): { email: boolean; premium: boolean } {
   }
   return { email: principal.kind === 'user', premium: principal.kind === 'user' };
 }
+
+const MODIFY_USER_BODY_BYTES = 2 * Math.ceil(UserImageLimits.maxBytes / 3) * 4 + 64 * 1024;
 
 /** Sign-up and sign-in are tight buckets per caller: they cost a password hash each. */
 const PASSWORD_ROUTES = { limit: 10, windowMs: 60_000 };
@@ -58,7 +60,9 @@ export function accountsRoutes(accounts: AccountsService): FastifyPluginAsync {
       '/users/@me',
       {
         config: { auth: { bot: true, user: true } },
-        schema: { body: ModifyCurrentUser, response: { 200: UserObject } },
+        // Two images of up to 10 MiB each, in base64.
+        bodyLimit: MODIFY_USER_BODY_BYTES,
+        schema: { body: ModifyCurrentUserBody, response: { 200: UserObject } },
       },
       async (request) => {
         const user = await accounts.modifyUser(request.principal!.userId, request.body ?? {});

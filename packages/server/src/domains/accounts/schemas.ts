@@ -53,8 +53,32 @@ export const Login = Type.Object({
 
 export const SessionObject = Type.Object({ token: Type.String(), user_id: Type.String() });
 
+/** A bot's name: 2–32 characters, without the characters that make mentions and tags (`@`, `#`, `:`, ```). */
+export const BotUsername = Type.String({ minLength: 2, maxLength: 32, pattern: '^(?!.*```)[^@#:]+$' });
+/** Image data: a `data:image/{type};base64,…` URI, checked by the service; null removes the image. */
+const ImageData = Type.Union([Type.String(), Type.Null()]);
+
+/** PATCH /users/@me, as the route reads it; the service checks the body again by the caller's kind. */
+export const ModifyCurrentUserBody = Type.Object({
+  username: Type.Optional(Type.String()),
+  global_name: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  avatar: Type.Optional(ImageData),
+  banner: Type.Optional(ImageData),
+});
+
+/** A person: a new-style username (unique), a display name, images. */
 export const ModifyCurrentUser = Type.Object({
+  username: Type.Optional(Username),
   global_name: Type.Optional(Type.Union([GlobalName, Type.Null()])),
+  avatar: Type.Optional(ImageData),
+  banner: Type.Optional(ImageData),
+});
+
+/** A bot: its name and images (a bot has no display name of its own). */
+export const ModifyCurrentBot = Type.Object({
+  username: Type.Optional(BotUsername),
+  avatar: Type.Optional(ImageData),
+  banner: Type.Optional(ImageData),
 });
 
 export const UserParams = Type.Object({ user_id: Type.String({ format: 'snowflake' }) });

@@ -1,14 +1,17 @@
 import { randomInt } from 'node:crypto';
-import { FormErrors, isInEffect, PremiumTypes } from '@hearth/protocol';
+import { FormErrors, isInEffect, PremiumTypes, USERNAME_CHANGE_LIMIT } from '@hearth/protocol';
 import type { Static } from 'typebox';
+import type { Bus } from '../../bus/bus.js';
 import type { Clock } from '../../kernel/clock.js';
-import { formErrorTree, HearthError, invalidForm } from '../../kernel/errors.js';
+import { formErrorTree, HearthError, invalidForm, RateLimitedError } from '../../kernel/errors.js';
 import { generateToken, hashPassword, hashToken, verifyPassword } from '../../kernel/secrets.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
+import type { Quotas } from '../../ratelimit/quota.js';
 import { type Executor, isUniqueViolation, type Storage } from '../../storage/database.js';
 import { findBan } from './identities-store.js';
-import { Login, ModifyCurrentUser, NewUser, type UserObject } from './schemas.js';
+import { type Image, parseImageData } from './images.js';
+import { Login, ModifyCurrentBot, ModifyCurrentUser, NewUser, type UserObject } from './schemas.js';
 import * as store from './store.js';
 
 export interface User {
@@ -18,6 +21,7 @@ export interface User {
   globalName: string | null;
   email: string | null;
   avatar: string | null;
+  banner: string | null;
   bot: boolean;
   flags: number;
   premiumType: number;
@@ -49,7 +53,19 @@ export interface AccountsDeps {
   storage: Storage;
   clock: Clock;
   snowflakes: SnowflakeGenerator;
+  /** USER_UPDATE to the user's own sessions after a change. */
+  bus: Bus;
+  /** The username change limit, shared by every node. */
+  quotas: Quotas;
 }
+
+/** What the CDN-style routes serve: an image's bytes and type. */
+export interface StoredImage {
+  contentType: string;
+  bytes: Buffer;
+}
+
+type ImageKind = 'avatar' | 'banner';
 
 /** Users and their session tokens. */
 export class AccountsService {
@@ -75,6 +91,7 @@ export class AccountsService {
       email: normalizedEmail,
       password_hash: passwordHash,
       avatar: null,
+      banner: null,
       bot: 0,
       flags: 0,
       premium_type: 0,
@@ -130,14 +147,103 @@ export class AccountsService {
     return { user: toUser(row), token: await this.createSession(row.id) };
   }
 
+  /**
+   * PATCH /users/@me: username (a person's is unique, and changes at most twice an hour), display name,
+   * avatar and banner; the user's sessions receive USER_UPDATE.
+   */
   async modifyUser(id: string, input: unknown): Promise<User> {
-    const changes = parse(ModifyCurrentUser, input);
-    if (changes.global_name !== undefined) {
-      await store.updateUser(this.#deps.storage.db, id, { global_name: changes.global_name });
+    const current = await this.getUser(id);
+    if (!current) throw new HearthError('UnknownUser');
+    const changes: {
+      username?: string;
+      global_name?: string | null;
+      avatar?: string | null;
+      banner?: string | null;
+    } = current.bot ? parse(ModifyCurrentBot, input ?? {}) : parse(ModifyCurrentUser, input ?? {});
+    const images = decodeImages(changes);
+    const username =
+      changes.username !== undefined && changes.username !== current.username ? changes.username : undefined;
+    if (username !== undefined) {
+      await this.#assertUsernameFree(current, username);
+      await this.#spendUsernameChange(current);
     }
+    const changed = await this.#applyChanges(current, {
+      ...(username !== undefined ? { username } : {}),
+      ...(!current.bot && changes.global_name !== undefined ? { global_name: changes.global_name } : {}),
+      images,
+    });
     const user = await this.getUser(id);
     if (!user) throw new HearthError('UnknownUser');
+    // After the commit: the user's own sessions (every node) learn the new object.
+    if (changed)
+      await this.#deps.bus.publish({
+        type: 'USER_UPDATE',
+        data: toUserObject(user, { email: false, premium: false }),
+        audience: { users: [user.id] },
+      });
     return user;
+  }
+
+  /** A person's username is unique among migrated users; bots keep their discriminator and share names. */
+  async #assertUsernameFree(user: User, username: string): Promise<void> {
+    if (user.bot) return;
+    if (await store.usernameTaken(this.#deps.storage.db, username)) {
+      throw invalidForm('username', FormErrors.usernameTaken());
+    }
+  }
+
+  async #spendUsernameChange(user: User): Promise<void> {
+    try {
+      await this.#deps.quotas.spend(`username:${user.id}`, USERNAME_CHANGE_LIMIT);
+    } catch (error) {
+      if (error instanceof RateLimitedError) throw invalidForm('username', FormErrors.usernameRateLimit());
+      throw error;
+    }
+  }
+
+  async #applyChanges(
+    user: User,
+    changes: { username?: string; global_name?: string | null; images: Map<ImageKind, Image | null> },
+  ): Promise<boolean> {
+    const { storage, clock } = this.#deps;
+    const columns: {
+      username?: string;
+      global_name?: string | null;
+      avatar?: string | null;
+      banner?: string | null;
+    } = {};
+    if (changes.username !== undefined) columns.username = changes.username;
+    if (changes.global_name !== undefined) columns.global_name = changes.global_name;
+    for (const [kind, image] of changes.images) columns[kind] = image?.hash ?? null;
+    if (Object.keys(columns).length === 0) return false;
+    try {
+      await storage.transaction(async (tx) => {
+        await store.updateUser(tx, user.id, columns);
+        for (const [kind, image] of changes.images) {
+          if (image === null) await store.deleteUserImage(tx, user.id, kind);
+          else
+            await store.saveUserImage(tx, {
+              user_id: user.id,
+              kind,
+              hash: image.hash,
+              content_type: image.type,
+              bytes: image.bytes,
+              created_at: clock.now(),
+            });
+        }
+      });
+    } catch (error) {
+      // Two people racing for one name: the unique index decides.
+      if (isUniqueViolation(error)) throw invalidForm('username', FormErrors.usernameTaken());
+      throw error;
+    }
+    return true;
+  }
+
+  /** The bytes behind `/avatars/{user}/{hash}.…` or `/banners/…`: the user's current image of that hash. */
+  async userImage(userId: string, kind: ImageKind, hash: string): Promise<StoredImage | undefined> {
+    const row = await store.findUserImage(this.#deps.storage.db, userId, kind, hash);
+    return row && { contentType: row.content_type, bytes: Buffer.from(row.bytes) };
   }
 
   /** The bot user of a new application, inside the caller's transaction. */
@@ -152,6 +258,7 @@ export class AccountsService {
       email: null,
       password_hash: null,
       avatar: null,
+      banner: null,
       bot: 1,
       flags: 0,
       premium_type: 0,
@@ -288,6 +395,7 @@ export class AccountsService {
       email: null,
       password_hash: null,
       avatar: null,
+      banner: null,
       bot: 0,
       flags: 0,
       premium_type: 0,
@@ -335,6 +443,7 @@ function toUser(row: UserInput): User {
     globalName: row.global_name,
     email: row.email,
     avatar: row.avatar,
+    banner: row.banner ?? null,
     bot: row.bot === 1,
     flags: Number(row.flags),
     premiumType: Number(row.premium_type),
@@ -385,7 +494,7 @@ export function toUserObject(
     // Hearth's mark, present only on provisional accounts: the reference names no field for it.
     ...(user.provisional ? { provisional: true } : {}),
     public_flags: user.flags,
-    banner: null,
+    banner: user.banner,
     accent_color: null,
     avatar_decoration_data: null,
     collectibles: null,
@@ -400,4 +509,17 @@ export function toUserObject(
         }
       : {}),
   };
+}
+
+/** The avatar and banner of a PATCH, decoded and checked (50035 naming the field); null removes one. */
+function decodeImages(changes: {
+  avatar?: string | null;
+  banner?: string | null;
+}): Map<ImageKind, Image | null> {
+  const images = new Map<ImageKind, Image | null>();
+  for (const kind of ['avatar', 'banner'] as const) {
+    const value = changes[kind];
+    if (value !== undefined) images.set(kind, value === null ? null : parseImageData(kind, value));
+  }
+  return images;
 }

@@ -1,7 +1,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Executor } from '../../storage/database.js';
 import { prepared } from '../../storage/prepared.js';
-import type { ConnectionsTable, SessionsTable, UsersTable } from '../../storage/schema.js';
+import type { ConnectionsTable, SessionsTable, UserImagesTable, UsersTable } from '../../storage/schema.js';
 
 /** A user with the tag and badge of the guild they wear as `primary_guild` (GUILDS.md §3.4). */
 export type UserRow = Selectable<UsersTable> & {
@@ -101,5 +101,36 @@ export function findUserByUsername(db: Executor, username: string): Promise<User
   return users(db)
     .where('users.username', '=', username)
     .where('users.discriminator', '=', '0')
+    .executeTakeFirst();
+}
+
+export type UserImageRow = Selectable<UserImagesTable>;
+
+/** Makes `row` the user's current image of its kind (the previous one, if any, is gone). */
+export async function saveUserImage(db: Executor, row: Insertable<UserImagesTable>): Promise<void> {
+  await deleteUserImage(db, row.user_id, row.kind);
+  await db.insertInto('user_images').values(row).execute();
+}
+
+export async function deleteUserImage(
+  db: Executor,
+  userId: string,
+  kind: UserImagesTable['kind'],
+): Promise<void> {
+  await db.deleteFrom('user_images').where('user_id', '=', userId).where('kind', '=', kind).execute();
+}
+
+export function findUserImage(
+  db: Executor,
+  userId: string,
+  kind: UserImagesTable['kind'],
+  hash: string,
+): Promise<UserImageRow | undefined> {
+  return db
+    .selectFrom('user_images')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('kind', '=', kind)
+    .where('hash', '=', hash)
     .executeTakeFirst();
 }

@@ -7,6 +7,8 @@ import { entitlements } from './0005_entitlements.js';
 import { provisional } from './0006_provisional.js';
 import { social } from './0007_social.js';
 import { guilds } from './0008_guilds.js';
+import { eventLog } from './0009_event_log.js';
+import { userImages } from './0010_user_images.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
 const migrations: Record<string, Migration> = {
@@ -18,6 +20,8 @@ const migrations: Record<string, Migration> = {
   '0006_provisional': provisional,
   '0007_social': social,
   '0008_guilds': guilds,
+  '0009_event_log': eventLog,
+  '0010_user_images': userImages,
 };
 
 export const migrationProvider: MigrationProvider = {

@@ -1,0 +1,215 @@
+import { type RawBuilder, sql } from 'kysely';
+import type { Storage } from '../storage/database.js';
+import {
+  BUS_HISTORY_SIZE,
+  type Bus,
+  type BusErrorReporter,
+  type BusEvent,
+  type BusListener,
+  type BusOptions,
+  type DeliveredEvent,
+  decodeEvent,
+  encodeEvent,
+  reportToStderr,
+  Subscribers,
+} from './bus.js';
+
+export interface DatabaseBusOptions extends BusOptions {
+  /** How often the log is read for rows of other processes (ms); this node's own are delivered at once. */
+  pollMs?: number;
+  /** Rows one read returns at most. */
+  batchSize?: number;
+  /** Rows the log keeps; a node further behind than this loses the excess (as Redis MAXLEN does). */
+  retain?: number;
+  /** How often a node trims the log to `retain` rows (ms). */
+  trimEveryMs?: number;
+}
+
+interface Row {
+  id: number | string;
+  ms: number | string;
+  event: string;
+}
+
+/**
+ * Every node appends to one table of the shared database and tails it from the last row it delivered,
+ * so that the `hearth` CLI and other nodes reach this node's sessions without Redis. Rows are numbered in
+ * commit order (one writer at a time: SQLite's lock, a table lock on PostgreSQL), and a row's event id is
+ * `<ms>-<row number>` with `ms` never going back, so ids increase in the order every node delivers.
+ */
+export class DatabaseBus implements Bus {
+  readonly #storage: Storage;
+  readonly #subscribers: Subscribers;
+  readonly #onError: BusErrorReporter;
+  readonly #pollMs: number;
+  readonly #batchSize: number;
+  readonly #retain: number;
+  readonly #trimEveryMs: number;
+  /** The last row delivered (or passed over as not an event); before the first, the log's end at open. */
+  #last = 0;
+  /** Appends, reads and deliveries run one after another on this chain: publish order is delivery order. */
+  #work: Promise<unknown>;
+  readonly #started: Promise<void>;
+  #timer: NodeJS.Timeout | undefined;
+  #polling = false;
+  #lastTrim = 0;
+  #closed = false;
+
+  /** Makes a bus and waits until every event appended from then on is sure to reach it. */
+  static async open(storage: Storage, options: DatabaseBusOptions = {}): Promise<DatabaseBus> {
+    const bus = new DatabaseBus(storage, options);
+    await bus.ready();
+    return bus;
+  }
+
+  constructor(storage: Storage, options: DatabaseBusOptions = {}) {
+    this.#storage = storage;
+    this.#onError = options.onError ?? reportToStderr;
+    this.#subscribers = new Subscribers(this.#onError);
+    this.#pollMs = options.pollMs ?? 100;
+    this.#batchSize = options.batchSize ?? 500;
+    this.#retain = Math.max(1, options.retain ?? 100_000);
+    this.#trimEveryMs = options.trimEveryMs ?? 60_000;
+    this.#started = this.#findStart();
+    this.#work = this.#started;
+    this.#schedule();
+  }
+
+  /** Resolves once the starting row is fixed. */
+  ready(): Promise<void> {
+    return this.#started;
+  }
+
+  async publish(event: BusEvent): Promise<void> {
+    const text = encodeEvent(event);
+    await this.#serially(async () => {
+      const row = await this.#append(text);
+      if (this.#closed) return;
+      // Nothing of another process came in between: deliver now, without reading it back (lobby chat).
+      if (row.id === this.#last + 1) {
+        this.#last = row.id;
+        this.#deliver(row);
+      } else {
+        await this.#readThrough(row.id);
+      }
+    });
+  }
+
+  subscribe(listener: BusListener): () => void {
+    return this.#subscribers.add(listener);
+  }
+
+  async history(afterId: string): Promise<DeliveredEvent[]> {
+    const after = Number(/^\d+-(\d+)$/.exec(afterId)?.[1] ?? Number.NaN);
+    if (!Number.isSafeInteger(after)) throw new TypeError(`not a bus event id: ${JSON.stringify(afterId)}`);
+    const rows = await this.#rows(after, Number.MAX_SAFE_INTEGER, BUS_HISTORY_SIZE);
+    return rows.flatMap((row) => {
+      const event = decodeEvent(row.event);
+      return event ? [{ ...event, id: `${row.ms}-${row.id}` }] : [];
+    });
+  }
+
+  /** Stops delivery at once; appends already under way still land in the log. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#subscribers.clear();
+    clearTimeout(this.#timer);
+    await this.#work.catch(() => {});
+  }
+
+  #serially<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.#work.then(task);
+    this.#work = run.catch(() => {});
+    return run;
+  }
+
+  async #findStart(): Promise<void> {
+    const { rows } = await sql<{ id: number | string | null }>`SELECT max(id) AS id FROM event_log`.execute(
+      this.#storage.db,
+    );
+    this.#last = Number(rows[0]?.id ?? 0);
+  }
+
+  /**
+   * One statement on SQLite (atomic, under the database's write lock); on PostgreSQL a table lock first,
+   * so that numbers are taken and committed in one order and no reader skips a row committed late.
+   */
+  async #append(text: string): Promise<{ id: number; ms: number; event: string }> {
+    const now = Date.now();
+    const { db, engine } = this.#storage;
+    const insert = (largest: RawBuilder<unknown>) => sql<Row>`INSERT INTO event_log (ms, event)
+      SELECT ${largest}(${now}, coalesce((SELECT ms FROM event_log ORDER BY id DESC LIMIT 1), 0)), ${text}
+      RETURNING id, ms`;
+    const { rows } =
+      engine === 'sqlite'
+        ? await insert(sql.raw('max')).execute(db)
+        : await db.transaction().execute(async (tx) => {
+            await sql`LOCK TABLE event_log IN EXCLUSIVE MODE`.execute(tx);
+            return insert(sql.raw('greatest')).execute(tx);
+          });
+    const row = rows[0];
+    if (!row) throw new Error('event log: the append returned no row');
+    return { id: Number(row.id), ms: Number(row.ms), event: text };
+  }
+
+  async #rows(after: number, through: number, limit: number): Promise<Row[]> {
+    const { rows } = await sql<Row>`SELECT id, ms, event FROM event_log
+      WHERE id > ${after} AND id <= ${through} ORDER BY id LIMIT ${limit}`.execute(this.#storage.db);
+    return rows;
+  }
+
+  /** Delivers every row after the last one delivered up to `through`, in order. */
+  async #readThrough(through: number): Promise<void> {
+    while (!this.#closed && this.#last < through) {
+      const rows = await this.#rows(this.#last, through, this.#batchSize);
+      for (const row of rows) {
+        if (this.#closed) return;
+        this.#last = Number(row.id);
+        this.#deliver(row);
+      }
+      if (rows.length < this.#batchSize) return;
+    }
+  }
+
+  #deliver(row: Row): void {
+    const event = decodeEvent(row.event);
+    if (!event) {
+      this.#onError(new Error(`bus: event log row ${row.id} is not a Hearth event; skipped`));
+      return;
+    }
+    this.#subscribers.deliver({ ...event, id: `${row.ms}-${row.id}` });
+  }
+
+  #schedule(): void {
+    if (this.#closed) return;
+    this.#timer = setTimeout(() => void this.#poll(), this.#pollMs);
+    this.#timer.unref();
+  }
+
+  async #poll(): Promise<void> {
+    if (this.#polling || this.#closed) return;
+    this.#polling = true;
+    try {
+      // On the chain, so that close() waits for the trim too.
+      await this.#serially(async () => {
+        await this.#readThrough(Number.MAX_SAFE_INTEGER);
+        if (!this.#closed) await this.#trim();
+      });
+    } catch (error) {
+      if (!this.#closed) this.#onError(error);
+    } finally {
+      this.#polling = false;
+      this.#schedule();
+    }
+  }
+
+  /** Keeps the newest `retain` rows, and always the last one: its `ms` is where the next id starts. */
+  async #trim(): Promise<void> {
+    const now = Date.now();
+    if (now - this.#lastTrim < this.#trimEveryMs) return;
+    this.#lastTrim = now;
+    await sql`DELETE FROM event_log WHERE id <= (SELECT max(id) FROM event_log) - ${this.#retain}`.execute(
+      this.#storage.db,
+    );
+  }
+}
