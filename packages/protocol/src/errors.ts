@@ -82,6 +82,8 @@ export const JSONErrors = {
     status: 400,
     message: 'Cannot execute action on this channel type',
   },
+  /** Deleting @everyone or a managed role (GUILDS.md §1.4). */
+  InvalidRole: { code: 50028, status: 400, message: 'Invalid Role' },
   InvalidFormBody: { code: 50035, status: 400, message: 'Invalid Form Body' },
   CannotDeleteCommunityChannel: {
     code: 50074,
@@ -89,6 +91,14 @@ export const JSONErrors = {
     message: 'Cannot delete a channel required for Community guilds',
   },
   InvalidAPIVersion: { code: 50041, status: 400, message: 'Invalid API version provided' },
+  /** The owner leaving their own guild (DELETE /users/@me/guilds/{id}). */
+  InvalidGuild: { code: 50055, status: 400, message: 'Invalid Guild' },
+  /** Role icons without the ROLE_ICONS feature (GUILDS.md §9). */
+  ServerNeedsMoreBoosts: {
+    code: 50101,
+    status: 400,
+    message: 'This server needs more boosts to perform this action',
+  },
   InvalidJSON: { code: 50109, status: 400, message: 'The request body contains invalid JSON.' },
   InvalidUserType: { code: 50229, status: 400, message: 'Invalid user type' },
   IndexNotYetAvailable: { code: 110000, status: 202, message: 'Index not yet available. Try again later' },

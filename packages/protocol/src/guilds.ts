@@ -182,4 +182,62 @@ export const GuildLimits = {
   /** Guild tag: 1 to 4 characters (seed, Limits). */
   guildTagMin: 1,
   guildTagMax: 4,
+  /** Before POST /guilds closed to apps, a bot could create one only while in fewer guilds than this. */
+  botCreateGuildBelow: 10,
+  unicodeEmojiMax: 100,
+  /** The largest 24-bit colour a role may hold. */
+  roleColorMax: 0xffffff,
 } as const;
+
+/** Name of a role created without one (POST /guilds/{id}/roles). */
+export const DEFAULT_ROLE_NAME = 'new role';
+
+/** The AFK timeouts a guild may choose, in seconds (SPEC `AfkTimeouts`). */
+export const AFK_TIMEOUTS = [60, 300, 900, 1800, 3600] as const;
+
+/** Guild settings' value ranges (GUILDS.md §3.1). */
+export const GuildSettingsRanges = {
+  verificationLevelMax: 4,
+  defaultMessageNotificationsMax: 1,
+  explicitContentFilterMax: 2,
+  /** The six SUPPRESS_* system channel flags (1 << 0 … 1 << 5). */
+  systemChannelFlagsMask: 0b111111,
+} as const;
+
+/** `preferred_locale` values (SPEC `AvailableLocalesEnum`). */
+export const AVAILABLE_LOCALES = [
+  'ar',
+  'bg',
+  'cs',
+  'da',
+  'de',
+  'el',
+  'en-GB',
+  'en-US',
+  'es-419',
+  'es-ES',
+  'fi',
+  'fr',
+  'he',
+  'hi',
+  'hr',
+  'hu',
+  'id',
+  'it',
+  'ja',
+  'ko',
+  'lt',
+  'nl',
+  'no',
+  'pl',
+  'pt-BR',
+  'ro',
+  'ru',
+  'sv-SE',
+  'th',
+  'tr',
+  'uk',
+  'vi',
+  'zh-CN',
+  'zh-TW',
+] as const;

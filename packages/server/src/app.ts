@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { expandScopes, HEARTBEAT_INTERVAL_MS } from '@hearth/protocol';
+import { expandScopes, HEARTBEAT_INTERVAL_MS, PresenceStatuses } from '@hearth/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { type Bus, type BusErrorReporter, MemoryBus } from './bus/bus.js';
@@ -25,6 +25,8 @@ import { BansService } from './domains/guilds/bans.js';
 import { bansRoutes } from './domains/guilds/bans-routes.js';
 import { MembersService } from './domains/guilds/members.js';
 import { membersRoutes } from './domains/guilds/members-routes.js';
+import { RolesService } from './domains/guilds/roles.js';
+import { rolesRoutes } from './domains/guilds/roles-routes.js';
 import { guildsRoutes } from './domains/guilds/routes.js';
 import { GuildsService } from './domains/guilds/service.js';
 import { VoiceStatesService } from './domains/guilds/voice-states.js';
@@ -200,7 +202,16 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     issuer: publicUrl,
     provisionalMerge: () => accountLink,
   });
-  const guilds = new GuildsService({ storage, clock, snowflakes });
+  const guilds = new GuildsService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    users: accounts,
+    isOnline: (userId) =>
+      presence !== undefined && presence.presenceOf(userId).status !== PresenceStatuses.Offline,
+  });
+  const roles = new RolesService({ storage, clock, snowflakes, bus });
   const guildAccess = new GuildAccess({ clock });
   const auditLog = new AuditLog({ clock, snowflakes });
   const moderation = { storage, clock, bus, accounts, access: guildAccess, auditLog };
@@ -371,6 +382,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       accountsRoutes(accounts),
       applicationsRoutes(applications),
       guildsRoutes(guilds),
+      rolesRoutes(roles),
       membersRoutes(members),
       bansRoutes(bans),
       voiceStatesRoutes(voiceStates),

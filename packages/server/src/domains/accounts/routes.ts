@@ -1,8 +1,9 @@
 import { Scopes, UserImageLimits } from '@hearth/protocol';
 import type { FastifyPluginAsync } from 'fastify';
+import type { Static } from 'typebox';
 import type { Principal } from '../../http/auth.js';
 import { HearthError } from '../../kernel/errors.js';
-import { Login, ModifyCurrentUserBody, NewUser, SessionObject, UserObject } from './schemas.js';
+import { Login, ModifyCurrentUserBody, NewUser, SessionObject, UserObject, UserParams } from './schemas.js';
 import { type AccountsService, toUserObject } from './service.js';
 
 /** What the caller may see of their own user: email with a session or `email`, premium with the approved scope. */
@@ -66,6 +67,20 @@ export function accountsRoutes(accounts: AccountsService): FastifyPluginAsync {
       async (request) => {
         const user = await accounts.modifyUser(request.principal!.userId, request.body ?? {});
         return toUserObject(user, selfView(request.principal!));
+      },
+    );
+
+    app.get<{ Params: Static<typeof UserParams> }>(
+      '/users/:user_id',
+      {
+        config: { auth: { bot: true, user: true } },
+        schema: { params: UserParams, response: { 200: UserObject } },
+      },
+      async (request) => {
+        const user = await accounts.getUser(request.params.user_id);
+        if (!user) throw new HearthError('UnknownUser');
+        // SPEC `UserResponse` carries `flags` beside `public_flags` for any user.
+        return { ...toUserObject(user), flags: user.flags };
       },
     );
 

@@ -30,7 +30,15 @@ export const UserObject = Type.Object({
   accent_color: Type.Union([Type.Integer(), Type.Null()]),
   avatar_decoration_data: Type.Null(),
   collectibles: Type.Null(),
-  primary_guild: Type.Null(),
+  primary_guild: Type.Union([
+    Type.Object({
+      identity_guild_id: Type.Union([Type.String(), Type.Null()]),
+      identity_enabled: Type.Union([Type.Boolean(), Type.Null()]),
+      tag: Type.Union([Type.String(), Type.Null()]),
+      badge: Type.Union([Type.String(), Type.Null()]),
+    }),
+    Type.Null(),
+  ]),
   mfa_enabled: Type.Optional(Type.Boolean()),
   locale: Type.Optional(Type.String()),
   premium_type: Type.Optional(Type.Integer()),
@@ -72,3 +80,5 @@ export const ModifyCurrentBot = Type.Object({
   avatar: Type.Optional(ImageData),
   banner: Type.Optional(ImageData),
 });
+
+export const UserParams = Type.Object({ user_id: Type.String({ format: 'snowflake' }) });

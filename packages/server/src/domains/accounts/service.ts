@@ -28,6 +28,15 @@ export interface User {
   /** A game-owned placeholder keyed by an external identity (PROTOCOL.md §B.1). */
   provisional: boolean;
   createdAt: number;
+  /** The guild tag the user wears (GUILDS.md §3.4), or null. */
+  primaryGuild: PrimaryGuild | null;
+}
+
+export interface PrimaryGuild {
+  identity_guild_id: string;
+  identity_enabled: boolean | null;
+  tag: string | null;
+  badge: string | null;
 }
 
 export interface Connection {
@@ -413,7 +422,20 @@ export class AccountsService {
   }
 }
 
-function toUser(row: Omit<store.UserRow, 'primary_guild_id' | 'primary_guild_enabled'>): User {
+/** A user row; rows just inserted have no primary guild columns yet. */
+type UserInput = Omit<
+  store.UserRow,
+  'primary_guild_id' | 'primary_guild_enabled' | 'primary_guild_tag' | 'primary_guild_badge'
+> &
+  Partial<
+    Pick<
+      store.UserRow,
+      'primary_guild_id' | 'primary_guild_enabled' | 'primary_guild_tag' | 'primary_guild_badge'
+    >
+  >;
+
+function toUser(row: UserInput): User {
+  const guildId = row.primary_guild_id ?? null;
   return {
     id: row.id,
     username: row.username,
@@ -427,6 +449,18 @@ function toUser(row: Omit<store.UserRow, 'primary_guild_id' | 'primary_guild_ena
     premiumType: Number(row.premium_type),
     provisional: row.provisional === 1,
     createdAt: Number(row.created_at),
+    primaryGuild:
+      guildId === null
+        ? null
+        : {
+            identity_guild_id: guildId,
+            identity_enabled:
+              row.primary_guild_enabled === null || row.primary_guild_enabled === undefined
+                ? null
+                : Number(row.primary_guild_enabled) === 1,
+            tag: row.primary_guild_tag ?? null,
+            badge: row.primary_guild_badge ?? null,
+          },
   };
 }
 
@@ -464,7 +498,7 @@ export function toUserObject(
     accent_color: null,
     avatar_decoration_data: null,
     collectibles: null,
-    primary_guild: null,
+    primary_guild: user.primaryGuild,
     ...(self
       ? {
           flags: user.flags,

@@ -3,7 +3,20 @@ import type { Executor } from '../../storage/database.js';
 import { prepared } from '../../storage/prepared.js';
 import type { ConnectionsTable, SessionsTable, UserImagesTable, UsersTable } from '../../storage/schema.js';
 
-export type UserRow = Selectable<UsersTable>;
+/** A user with the tag and badge of the guild they wear as `primary_guild` (GUILDS.md §3.4). */
+export type UserRow = Selectable<UsersTable> & {
+  primary_guild_tag: string | null;
+  primary_guild_badge: string | null;
+};
+
+/** Users joined to their primary guild's tag: every user read carries what `primary_guild` shows. */
+function users(db: Executor) {
+  return db
+    .selectFrom('users')
+    .leftJoin('guilds as primary_guild', 'primary_guild.id', 'users.primary_guild_id')
+    .selectAll('users')
+    .select(['primary_guild.tag as primary_guild_tag', 'primary_guild.badge as primary_guild_badge']);
+}
 
 export async function insertUser(db: Executor, row: Insertable<UsersTable>): Promise<void> {
   await db.insertInto('users').values(row).execute();
@@ -11,16 +24,16 @@ export async function insertUser(db: Executor, row: Insertable<UsersTable>): Pro
 
 export const findUserById: (db: Executor, id: string) => Promise<UserRow | undefined> = prepared(
   1,
-  (db, id: string) => db.selectFrom('users').selectAll().where('id', '=', id),
+  (db, id: string) => users(db).where('users.id', '=', id),
 );
 
 export async function findUsersByIds(db: Executor, ids: readonly string[]): Promise<UserRow[]> {
   if (ids.length === 0) return [];
-  return db.selectFrom('users').selectAll().where('id', 'in', ids).execute();
+  return users(db).where('users.id', 'in', ids).execute();
 }
 
 export function findUserByEmail(db: Executor, email: string): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirst();
+  return users(db).where('users.email', '=', email).executeTakeFirst();
 }
 
 export async function usernameTaken(db: Executor, username: string): Promise<boolean> {
@@ -48,7 +61,9 @@ export const findSessionUser: (
     db
       .selectFrom('sessions')
       .innerJoin('users', 'users.id', 'sessions.user_id')
+      .leftJoin('guilds as primary_guild', 'primary_guild.id', 'users.primary_guild_id')
       .selectAll('users')
+      .select(['primary_guild.tag as primary_guild_tag', 'primary_guild.badge as primary_guild_badge'])
       .select('sessions.created_at as session_created_at')
       .where('sessions.token_hash', '=', tokenHash)
       .where((eb) => eb.or([eb('sessions.expires_at', 'is', null), eb('sessions.expires_at', '>', now)])),
@@ -83,11 +98,9 @@ export async function deleteSessionsOf(db: Executor, userId: string): Promise<vo
 
 /** A migrated user (discriminator `0`) by username, for friend requests by name (PROTOCOL.md §B.6). */
 export function findUserByUsername(db: Executor, username: string): Promise<UserRow | undefined> {
-  return db
-    .selectFrom('users')
-    .selectAll()
-    .where('username', '=', username)
-    .where('discriminator', '=', '0')
+  return users(db)
+    .where('users.username', '=', username)
+    .where('users.discriminator', '=', '0')
     .executeTakeFirst();
 }
 

@@ -1,7 +1,9 @@
 import { type AuditLogEvent, GuildLimits } from '@hearth/protocol';
+import type { BusEvent } from '../../bus/bus.js';
 import type { Clock } from '../../kernel/clock.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import type { Executor } from '../../storage/database.js';
+import { toAuditLogEntryObject } from './objects.js';
 import * as store from './store.js';
 
 /** One change of an audit log entry (GUILDS.md §8): the key and its values before and after. */
@@ -34,8 +36,25 @@ export class AuditLog {
 
   /** Records one entry; answers its id. */
   async record(tx: Executor, entry: AuditLogEntryInput): Promise<string> {
+    return (await this.#insert(tx, entry)).id;
+  }
+
+  /**
+   * Records one entry and answers its GUILD_AUDIT_LOG_ENTRY_CREATE event, for the caller to publish once
+   * the transaction has committed (the gateway sends it only to holders of VIEW_AUDIT_LOG).
+   */
+  async recordEvent(tx: Executor, entry: AuditLogEntryInput): Promise<BusEvent> {
+    const row = await this.#insert(tx, entry);
+    return {
+      type: 'GUILD_AUDIT_LOG_ENTRY_CREATE',
+      data: { ...toAuditLogEntryObject(row), guild_id: entry.guildId },
+      audience: { guildId: entry.guildId },
+    };
+  }
+
+  async #insert(tx: Executor, entry: AuditLogEntryInput) {
     const id = this.#deps.snowflakes.next();
-    await store.insertAuditLogEntry(tx, {
+    const row = {
       id,
       guild_id: entry.guildId,
       user_id: entry.userId,
@@ -45,8 +64,9 @@ export class AuditLog {
       options: entry.options ? JSON.stringify(entry.options) : null,
       reason: entry.reason ?? null,
       created_at: this.#deps.clock.now(),
-    });
-    return id;
+    };
+    await store.insertAuditLogEntry(tx, row);
+    return row;
   }
 }
 

@@ -1,6 +1,7 @@
 import { ChannelTypes, GuildLimits, VOICE_CHANNEL_TYPES } from '@hearth/protocol';
 import type { Selectable } from 'kysely';
 import type {
+  AuditLogEntriesTable,
   ChannelOverwritesTable,
   ChannelsTable,
   GuildMembersTable,
@@ -23,7 +24,6 @@ export function toRoleObject(row: Selectable<GuildRolesTable>) {
   return {
     id: row.id,
     name: row.name,
-    description: null,
     color,
     colors: {
       primary_color: color,
@@ -150,6 +150,7 @@ export function toGuildObject(
     discovery_splash: row.discovery_splash,
     banner: row.banner,
     description: row.description,
+    home_header: null,
     owner_id: row.owner_id,
     application_id: row.application_id,
     region: 'deprecated',
@@ -161,6 +162,7 @@ export function toGuildObject(
     default_message_notifications: Number(row.default_message_notifications),
     explicit_content_filter: Number(row.explicit_content_filter),
     mfa_level: Number(row.mfa_level),
+    nsfw: false,
     nsfw_level: Number(row.nsfw_level),
     features: JSON.parse(row.features) as string[],
     roles: [...roles],
@@ -185,3 +187,18 @@ export function toGuildObject(
 }
 
 export type GuildObject = ReturnType<typeof toGuildObject>;
+
+/** Audit log entry object (GUILDS.md §8): `changes`, `options` and `reason` only when present. */
+export function toAuditLogEntryObject(row: Selectable<AuditLogEntriesTable>) {
+  return {
+    id: row.id,
+    user_id: row.user_id,
+    target_id: row.target_id,
+    action_type: Number(row.action_type),
+    ...(row.changes === null ? {} : { changes: JSON.parse(row.changes) as unknown[] }),
+    ...(row.options === null ? {} : { options: JSON.parse(row.options) as Record<string, string> }),
+    ...(row.reason === null ? {} : { reason: row.reason }),
+  };
+}
+
+export type AuditLogEntryObject = ReturnType<typeof toAuditLogEntryObject>;

@@ -1,7 +1,8 @@
-import type { Insertable } from 'kysely';
+import type { Insertable, Updateable } from 'kysely';
 import type { Executor } from '../../storage/database.js';
 import type {
   AuditLogEntriesTable,
+  ChannelsTable,
   GuildMembersTable,
   GuildRolesTable,
   GuildsTable,
@@ -159,4 +160,152 @@ export async function insertAuditLogEntry(
   row: Insertable<AuditLogEntriesTable>,
 ): Promise<void> {
   await db.insertInto('audit_log_entries').values(row).execute();
+}
+
+// ---- Guilds (GET/PATCH/DELETE /guilds/{id}, preview, leave) ----
+
+export async function updateGuild(db: Executor, guildId: string, changes: Updateable<GuildsTable>) {
+  await db.updateTable('guilds').set(changes).where('id', '=', guildId).execute();
+}
+
+/** Everything of the guild goes with it (every guild table cascades). */
+export async function deleteGuild(db: Executor, guildId: string): Promise<void> {
+  await db.deleteFrom('guilds').where('id', '=', guildId).execute();
+}
+
+export async function countMembers(db: Executor, guildId: string): Promise<number> {
+  const row = await db
+    .selectFrom('guild_members')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('guild_id', '=', guildId)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+export async function countUserGuilds(db: Executor, userId: string): Promise<number> {
+  const row = await db
+    .selectFrom('guild_members')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return Number(row?.n ?? 0);
+}
+
+/** The member ids of a guild (who a presence count counts). */
+export async function memberIds(db: Executor, guildId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('guild_members')
+    .select('user_id')
+    .where('guild_id', '=', guildId)
+    .execute();
+  return rows.map((row) => row.user_id);
+}
+
+export async function deleteMember(db: Executor, guildId: string, userId: string): Promise<void> {
+  await db
+    .deleteFrom('guild_member_roles')
+    .where('guild_id', '=', guildId)
+    .where('user_id', '=', userId)
+    .execute();
+  await db
+    .deleteFrom('guild_members')
+    .where('guild_id', '=', guildId)
+    .where('user_id', '=', userId)
+    .execute();
+}
+
+/** Which of `ids` are channels of the guild (for the settings that name a channel). */
+export async function guildChannelIds(db: Executor, guildId: string, ids: readonly string[]) {
+  if (ids.length === 0) return new Map<string, number>();
+  const rows = await db
+    .selectFrom('channels')
+    .select(['id', 'type'])
+    .where('guild_id', '=', guildId)
+    .where('id', 'in', ids)
+    .execute();
+  return new Map(rows.map((row) => [row.id, Number(row.type)]));
+}
+
+export async function insertChannel(db: Executor, row: Insertable<ChannelsTable>): Promise<void> {
+  await db.insertInto('channels').values(row).execute();
+}
+
+/** The guild's roles, lowest first (position, then id as the platform breaks ties). */
+export function guildRoles(db: Executor, guildId: string) {
+  return db
+    .selectFrom('guild_roles')
+    .selectAll()
+    .where('guild_id', '=', guildId)
+    .orderBy('position')
+    .orderBy((eb) => eb.fn('length', ['id']))
+    .orderBy('id')
+    .execute();
+}
+
+/** A user who wears this guild's tag keeps the choice, but the system clears it (`identity_enabled` null). */
+export async function clearPrimaryGuild(db: Executor, guildId: string, userId?: string): Promise<void> {
+  let query = db
+    .updateTable('users')
+    .set({ primary_guild_enabled: null })
+    .where('primary_guild_id', '=', guildId);
+  if (userId !== undefined) query = query.where('id', '=', userId);
+  await query.execute();
+}
+
+export async function setPrimaryGuild(
+  db: Executor,
+  userId: string,
+  guildId: string | null,
+  enabled: boolean | null,
+): Promise<void> {
+  await db
+    .updateTable('users')
+    .set({ primary_guild_id: guildId, primary_guild_enabled: enabled === null ? null : enabled ? 1 : 0 })
+    .where('id', '=', userId)
+    .execute();
+}
+
+// ---- Audit log (GET /guilds/{id}/audit-logs) ----
+
+/** Snowflake ids as numbers: by length, then text (ids are strings of varying length). */
+export function listAuditLogEntries(
+  db: Executor,
+  guildId: string,
+  filter: {
+    userId?: string | undefined;
+    targetId?: string | undefined;
+    actionType?: number | undefined;
+    before?: string | undefined;
+    after?: string | undefined;
+    limit: number;
+  },
+) {
+  let query = db.selectFrom('audit_log_entries').selectAll().where('guild_id', '=', guildId);
+  if (filter.userId !== undefined) query = query.where('user_id', '=', filter.userId);
+  if (filter.targetId !== undefined) query = query.where('target_id', '=', filter.targetId);
+  if (filter.actionType !== undefined) query = query.where('action_type', '=', filter.actionType);
+  const { before, after } = filter;
+  if (before !== undefined) {
+    query = query.where((eb) =>
+      eb.or([
+        eb(eb.fn('length', ['id']), '<', before.length),
+        eb.and([eb(eb.fn('length', ['id']), '=', before.length), eb('id', '<', before)]),
+      ]),
+    );
+  }
+  if (after !== undefined) {
+    query = query.where((eb) =>
+      eb.or([
+        eb(eb.fn('length', ['id']), '>', after.length),
+        eb.and([eb(eb.fn('length', ['id']), '=', after.length), eb('id', '>', after)]),
+      ]),
+    );
+  }
+  // With only `after`, the page is the entries just after it; it is still answered newest first.
+  const direction = after !== undefined && before === undefined ? 'asc' : 'desc';
+  return query
+    .orderBy((eb) => eb.fn('length', ['id']), direction)
+    .orderBy('id', direction)
+    .limit(filter.limit)
+    .execute();
 }
