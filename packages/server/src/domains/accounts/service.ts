@@ -132,18 +132,30 @@ export class AccountsService {
   }
 
   /** The bot user of a new application, inside the caller's transaction. */
-  async createBotUser(tx: Executor, name: string): Promise<User> {
+  createBotUser(tx: Executor, name: string): Promise<User> {
+    return this.#insertWithoutSignIn(tx, name, true);
+  }
+
+  /**
+   * The developer account of an application created without an owner (a CLI user who named none): a
+   * person, not the bot, with no password, so `owner` is never the bot and nobody can sign in as it.
+   */
+  createDeveloperUser(tx: Executor, name: string): Promise<User> {
+    return this.#insertWithoutSignIn(tx, name, false);
+  }
+
+  async #insertWithoutSignIn(tx: Executor, name: string, bot: boolean): Promise<User> {
     const { clock, snowflakes } = this.#deps;
     const row = {
       id: snowflakes.next(),
-      // Bots keep four-digit discriminators; usernames are not unique among them.
+      // Four-digit discriminators, as bots keep: usernames are not unique among these accounts.
       username: name,
       discriminator: String(randomInt(1, 10000)).padStart(4, '0'),
       global_name: null,
       email: null,
       password_hash: null,
       avatar: null,
-      bot: 1,
+      bot: bot ? 1 : 0,
       flags: 0,
       premium_type: 0,
       provisional: 0,
@@ -351,6 +363,8 @@ export function toUserObject(
     // Hearth's mark, present only on provisional accounts: the reference names no field for it.
     ...(user.provisional ? { provisional: true } : {}),
     public_flags: user.flags,
+    // Every user object carries both, nested ones too (the reference's UserResponse requires `flags`).
+    flags: user.flags,
     banner: null,
     accent_color: null,
     avatar_decoration_data: null,
@@ -358,7 +372,6 @@ export function toUserObject(
     primary_guild: null,
     ...(self
       ? {
-          flags: user.flags,
           mfa_enabled: false,
           locale: 'en-US',
           premium_type: self.premium ? user.premiumType : PremiumTypes.None,
