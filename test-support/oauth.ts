@@ -17,6 +17,8 @@ export interface TestGame {
   clientSecret: string;
   botToken: string;
   botUserId: string;
+  /** The developer account that owns the application (created with it). */
+  ownerId: string;
 }
 
 /** An application with the given redirect URIs (default: the loopback callback). */
@@ -34,6 +36,7 @@ export async function createGame(
     clientSecret: created.clientSecret,
     botToken: created.botToken,
     botUserId: created.botUser.id,
+    ownerId: created.application.ownerId ?? '',
   };
 }
 

@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import pg from 'pg';
@@ -34,6 +35,19 @@ async function availability(name: string, url: string): Promise<boolean> {
   console.warn(
     `\n  ⚠ ${name} at ${url} is unreachable: its suites are SKIPPED (set HEARTH_REQUIRE_SERVICES=1 to fail)\n`,
   );
+  return false;
+}
+
+/** The interpreter of the OS package python3-discord (a pyenv or venv python3 on PATH would not see it). */
+export const DISCORD_PY_PYTHON = process.env['HEARTH_TEST_PYTHON'] ?? '/usr/bin/python3';
+
+/** discord.py importable by DISCORD_PY_PYTHON (`.ci/run` installs python3-discord); skipped or failed as above. */
+export function discordPyAvailable(): boolean {
+  const probe = spawnSync(DISCORD_PY_PYTHON, ['-c', 'import discord, yarl'], { encoding: 'utf8' });
+  if (probe.status === 0) return true;
+  const why = `discord.py is not importable by ${DISCORD_PY_PYTHON} (apt-get install python3-discord)`;
+  if (required) throw new Error(`${why}, and HEARTH_REQUIRE_SERVICES=1 requires it`);
+  console.warn(`\n  ⚠ ${why}: its suite is SKIPPED (set HEARTH_REQUIRE_SERVICES=1 to fail)\n`);
   return false;
 }
 

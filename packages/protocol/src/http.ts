@@ -32,3 +32,12 @@ export const GLOBAL_RATE_LIMIT = { limit: 50, windowMs: 1000 } as const;
 export const MAJOR_PARAMETERS = ['channel_id', 'guild_id', 'webhook_id', 'lobby_id'] as const;
 
 export const RATE_LIMITED_MESSAGE = 'You are being rate limited.';
+
+/**
+ * The `Via` header of every 429. The platform's 429s pass its proxy (`Via: 1.1 google`); clients read a 429
+ * without one as a ban at the edge and give up (discord.py). Hearth names itself as the hop (RFC 9110 §7.6.3).
+ */
+export const RATE_LIMITED_VIA = '1.1 hearth';
+
+/** The JSON media type exactly as the platform sends it: no charset parameter (discord.py compares the whole value). */
+export const JSON_CONTENT_TYPE = 'application/json';

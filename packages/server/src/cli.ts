@@ -52,6 +52,7 @@ export function buildProgram(): Command {
     .requiredOption('--name <name>', 'application name')
     .option('--redirect-uri <uri>', 'a registered OAuth2 redirect URI (repeatable)', collect, [])
     .option('--public', 'a public client (no secret needed with PKCE)', false)
+    .option('--owner <id>', 'the developer (a user id); default: a new developer account without sign-in')
     .option('--json', 'print JSON', false)
     .action(async (options: Record<string, string | string[] | boolean | undefined>, command: Command) => {
       await withHearth(command, async (hearth) => {
@@ -59,12 +60,14 @@ export function buildProgram(): Command {
           name: options['name'],
           redirect_uris: options['redirectUri'],
           public_client: options['public'] === true,
+          ...(typeof options['owner'] === 'string' ? { owner_id: options['owner'] } : {}),
         });
         print(options['json'] === true, {
           id: created.application.id,
           client_secret: created.clientSecret,
           bot_token: created.botToken,
           bot_user_id: created.botUser.id,
+          owner_id: created.application.ownerId ?? '',
           public_key: created.application.verifyKey,
         });
       });

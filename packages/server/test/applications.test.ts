@@ -79,6 +79,48 @@ describe('GET /applications/@me and /oauth2/applications/@me (SPEC PrivateApplic
     },
   );
 
+  it('owner is the developer who owns the application, not its bot; bot and owner carry flags and public_flags', async () => {
+    const developer = await createPlayer(hearth, 'studio.owner');
+    const created = await hearth.services.applications.createApplication({
+      name: 'Owned Game',
+      owner_id: developer.user.id,
+    });
+    const response = await hearth.api('/applications/@me', { auth: `Bot ${created.botToken}` });
+    const body = (await response.json()) as ApplicationBody;
+    const common = {
+      global_name: null,
+      avatar: null,
+      public_flags: 0,
+      flags: 0,
+      banner: null,
+      accent_color: null,
+      avatar_decoration_data: null,
+      collectibles: null,
+      primary_guild: null,
+    };
+    expect(body['owner']).toEqual({
+      id: developer.user.id,
+      username: 'studio.owner',
+      discriminator: '0',
+      ...common,
+    });
+    expect(body.bot).toEqual({
+      id: created.botUser.id,
+      username: 'Owned Game',
+      discriminator: created.botUser.discriminator,
+      bot: true,
+      ...common,
+    });
+  });
+
+  it('an application made without an owner gets a developer account of its own as owner, never the bot', async () => {
+    const game = await createGame(hearth);
+    const body = await current(game);
+    expect(body['owner']).toMatchObject({ id: game.ownerId, public_flags: 0, flags: 0 });
+    expect(game.ownerId).not.toBe(game.botUserId);
+    expect((body['owner'] as Record<string, unknown>)['bot']).toBeUndefined();
+  });
+
   it('serves the same object on both paths', async () => {
     const game = await createGame(hearth);
     expect(await current(game, '/oauth2/applications/@me')).toEqual(await current(game, '/applications/@me'));

@@ -166,7 +166,7 @@ afterAll(() => {
 
 describe('hearth apps create (README: Commands)', () => {
   it(
-    'prints one JSON line {id, client_secret, bot_token, bot_user_id, public_key}, and the bot token authenticates as the bot user',
+    'prints one JSON line {id, client_secret, bot_token, bot_user_id, owner_id, public_key}; the bot token authenticates as the bot user; the owner is a developer account, not the bot',
     async () => {
       const created = await run([
         'apps',
@@ -185,9 +185,18 @@ describe('hearth apps create (README: Commands)', () => {
         client_secret: expect.any(String),
         bot_token: expect.any(String),
         bot_user_id: expect.stringMatching(/^\d+$/),
+        owner_id: expect.stringMatching(/^\d+$/),
         public_key: expect.stringMatching(/^[0-9a-f]{64}$/),
       });
-      expect(Object.keys(app)).toEqual(['id', 'client_secret', 'bot_token', 'bot_user_id', 'public_key']);
+      expect(Object.keys(app)).toEqual([
+        'id',
+        'client_secret',
+        'bot_token',
+        'bot_user_id',
+        'owner_id',
+        'public_key',
+      ]);
+      expect(app['owner_id']).not.toBe(app['bot_user_id']);
 
       const server = await serve();
       try {
@@ -196,9 +205,37 @@ describe('hearth apps create (README: Commands)', () => {
         });
         expect(response.status).toBe(200);
         expect(await response.json()).toMatchObject({ id: app['bot_user_id'], bot: true });
+        const application = await fetch(`${server.url}/api/v10/applications/@me`, {
+          headers: { authorization: `Bot ${app['bot_token']}` },
+        });
+        const body = (await application.json()) as { owner: { id: string; bot?: boolean } };
+        expect(body.owner.id).toBe(app['owner_id']);
+        expect(body.owner.bot).toBeUndefined();
       } finally {
         await stop(server);
       }
+    },
+    TIMEOUT,
+  );
+
+  it(
+    '--owner makes an existing user the developer: owner_id is that user',
+    async () => {
+      const user = await run([
+        'users',
+        'create',
+        '--username',
+        'studio.dev',
+        '--email',
+        'studio.dev@example.com',
+        '--password',
+        'correct horse battery',
+        '--json',
+      ]);
+      const { id } = JSON.parse(user.stdout) as { id: string };
+      const created = await run(['apps', 'create', '--name', 'Owned Game', '--owner', id, '--json']);
+      expect({ code: created.code, stderr: created.stderr }).toEqual({ code: 0, stderr: '' });
+      expect((JSON.parse(created.stdout) as Record<string, string>)['owner_id']).toBe(id);
     },
     TIMEOUT,
   );

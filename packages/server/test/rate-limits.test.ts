@@ -74,7 +74,9 @@ function passed(limit: number, remaining: number, resetAt: number, resetAfter: n
 
 async function expect429(response: Response, body: string): Promise<void> {
   expect(response.status).toBe(429);
-  expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+  // Exactly, with no charset parameter, and with the Via the platform's 429s carry (discord.py needs both).
+  expect(response.headers.get('content-type')).toBe('application/json');
+  expect(response.headers.get('via')).toBe('1.1 hearth');
   expect(await response.text()).toBe(body);
 }
 

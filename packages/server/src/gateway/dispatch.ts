@@ -43,7 +43,8 @@ const BEFORE_SESSION = new Set<number>([
 
 /**
  * Every opcode of the gateway, in one table (STYLE.md rule 8). Opcodes the server sends (0, 7, 9, 10, 11)
- * are not valid from a client and close with 4001, as unknown ones do.
+ * are not valid from a client and close with 4001, as unknown ones do; every opcode a client may send has
+ * an entry, so none of them closes with 4001.
  */
 export const OPCODE_HANDLERS: Readonly<Record<number, Handler>> = {
   [GatewayOpcodes.Heartbeat]: (_gateway, connection) => connection.heartbeatReceived(),
@@ -76,10 +77,12 @@ export async function route(
   await handler(gateway, connection, payload.d);
 }
 
-/** Voice, soundboard and channel-info opcodes arrive with the features that serve them. */
-function notServedYet(_gateway: GatewayPort, connection: Connection): void {
-  connection.close(GatewayCloseCodes.UnknownOpcode, 'Opcode not served by this server yet');
-}
+/**
+ * Voice, soundboard and channel-info opcodes get real handlers with the features that serve them. Until
+ * then they are ignored, as the platform ignores a request it has nothing to answer with: closing would
+ * drop clients that send them as a matter of course (discord.js voice sends op 4 on every join).
+ */
+function notServedYet(): void {}
 
 const STATUSES = new Set(['online', 'dnd', 'idle', 'invisible', 'offline']);
 

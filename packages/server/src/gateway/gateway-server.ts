@@ -325,7 +325,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     session.expiresAt = Number.POSITIVE_INFINITY;
     connection.session = session;
     for (const sent of missed) connection.dispatch(sent);
-    record(session, 'RESUMED', null);
+    record(session, 'RESUMED', {});
   }
 
   async #authenticate(token: string): Promise<Principal | undefined> {

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { API_VERSIONS, FormErrors, MAX_JSON_BODY_BYTES } from '@hearth/protocol';
+import {
+  API_VERSIONS,
+  FormErrors,
+  JSON_CONTENT_TYPE,
+  MAX_JSON_BODY_BYTES,
+  RATE_LIMITED_VIA,
+} from '@hearth/protocol';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
@@ -69,8 +75,17 @@ export function createHttpServer(
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    rewriteUrl: (raw) => decodePathSegments(raw.url ?? '/'),
   });
   app.decorateRequest('principal', null);
+  app.addHook('onSend', async (_request, reply, payload) => {
+    // Fastify appends `; charset=utf-8`; the platform does not, and discord.py compares the whole header.
+    const type = reply.getHeader('content-type');
+    if (typeof type === 'string' && JSON_WITH_CHARSET.test(type))
+      reply.header('content-type', JSON_CONTENT_TYPE);
+    if (reply.statusCode === 429 && !reply.hasHeader('via')) reply.header('via', RATE_LIMITED_VIA);
+    return payload;
+  });
   app.setValidatorCompiler(({ schema, httpPart }) => {
     const validate = compileValidator(schema as TSchema, (httpPart ?? 'body') as Part);
     return (data: unknown) =>
@@ -138,6 +153,26 @@ export function createHttpServer(
   }
   for (const plugin of pages) void app.register(plugin);
   return app;
+}
+
+const JSON_WITH_CHARSET = /^application\/json;\s*charset=utf-8$/i;
+
+/** Reserved characters find-my-way routes in their encoded form (it decodes them only inside parameters). */
+const ENCODED_RESERVED = /%(?:24|26|2b|2c|3a|3b|3d|40)/gi;
+
+/**
+ * The request target with `%40`, `%3A` and the other reserved characters of its path decoded, so that
+ * `/users/%40me` routes as `/users/@me` (@discordjs/core encodes every segment). `%2F`, `%3F`, `%23` and
+ * `%25` stay encoded: decoding them would change where segments or the query begin.
+ */
+export function decodePathSegments(url: string): string {
+  const end = url.search(/[?#]/);
+  const path = end === -1 ? url : url.slice(0, end);
+  if (!path.includes('%')) return url;
+  const decoded = path.replace(ENCODED_RESERVED, (encoded) =>
+    String.fromCharCode(Number.parseInt(encoded.slice(1), 16)),
+  );
+  return end === -1 ? decoded : decoded + url.slice(end);
 }
 
 const LOG_METHODS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace']);

@@ -289,6 +289,21 @@ describe('Close codes (PROTOCOL.md §D.4); none of them takes the node down', ()
     expect(await client.waitClose()).toEqual({ code: 4001, reason: 'Unknown opcode' });
   });
 
+  it.each([
+    [4, 'Voice State Update', { guild_id: null, channel_id: null, self_mute: false, self_deaf: false }],
+    [17, 'Lobby Voice States', [{ lobby_id: '1', self_mute: false, self_deaf: false }]],
+    [31, 'Request Soundboard Sounds', { guild_ids: ['1'] }],
+    [42, 'Lobby Voice Server Ping', { lobby_id: '1' }],
+    [43, 'Request Channel Info', { guild_id: '1', fields: ['status'] }],
+  ])('op %i (%s), not acted on yet, is ignored: the session stays open', async (op, _name, d) => {
+    const game = await createGame(hearth);
+    const { client } = await ready(hearth, game.botToken);
+    client.send({ op, d });
+    client.send({ op: 1, d: null });
+    expect(await client.nextOp(GatewayOpcodes.HeartbeatAck)).toEqual(ACK);
+    expect(client.socket.readyState).toBe(client.socket.OPEN);
+  });
+
   it('4002 Decode error: a frame that is not JSON', async () => {
     const client = await helloed();
     client.send('{"op": 1, "d":');
@@ -450,7 +465,7 @@ describe('Resume (PROTOCOL.md §D.3)', () => {
     const client = await resume({ token: game.botToken, session_id: sessionId, seq: 3 });
 
     const resumed = await client.nextDispatch('RESUMED');
-    expect(resumed).toEqual({ op: 0, s: 7, t: 'RESUMED', d: null });
+    expect(resumed).toEqual({ op: 0, s: 7, t: 'RESUMED', d: {} });
     expect(client.frames).toEqual([HELLO, lobbyUpdate(4, 3), lobbyUpdate(5, 4), lobbyUpdate(6, 5), resumed]);
     // The resumed session goes on numbering where it was.
     await publish(game, 6);
@@ -467,7 +482,7 @@ describe('Resume (PROTOCOL.md §D.3)', () => {
       lobbyUpdate(2, 1),
       lobbyUpdate(3, 2),
       lobbyUpdate(4, 3),
-      { op: 0, s: 5, t: 'RESUMED', d: null },
+      { op: 0, s: 5, t: 'RESUMED', d: {} },
     ]);
   });
 

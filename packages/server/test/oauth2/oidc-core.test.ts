@@ -159,8 +159,10 @@ describe('OpenID Connect Core 1.0', () => {
       expect(revocation.status).toBe(200);
       expect(await revocation.json()).toEqual({});
 
+      // RFC 6750 §3.1: no credentials, so the challenge carries no error code.
       const userinfo = await fetch(discovery.userinfo_endpoint);
       expect(userinfo.status).toBe(401);
+      expect(userinfo.headers.get('www-authenticate')).toBe('Bearer');
       expect(await userinfo.json()).toEqual(UNAUTHORIZED);
 
       const jwks = await fetch(discovery.jwks_uri);
@@ -447,12 +449,22 @@ describe('OpenID Connect Core 1.0', () => {
       const { hearth, player, tokens } = await linked('openid identify');
       const response = await userinfo(hearth, tokens.access_token);
       expect(response.status).toBe(200);
-      expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+      expect(response.headers.get('content-type')).toBe('application/json');
       expect(await response.json()).toEqual({
         sub: player.user.id,
         preferred_username: player.user.username,
-        nickname: null,
-        picture: null,
+        locale: 'en-US',
+      });
+    });
+
+    it('§5.3.2 a claim with no value is left out, not null; nickname appears once the user has a global name', async () => {
+      const { hearth, player, tokens } = await linked('openid identify');
+      await hearth.services.accounts.modifyUser(player.user.id, { global_name: 'Nick' });
+      const response = await userinfo(hearth, tokens.access_token);
+      expect(await response.json()).toEqual({
+        sub: player.user.id,
+        preferred_username: player.user.username,
+        nickname: 'Nick',
         locale: 'en-US',
       });
     });
@@ -466,8 +478,6 @@ describe('OpenID Connect Core 1.0', () => {
         email: `${player.user.username}@example.com`,
         email_verified: true,
         preferred_username: player.user.username,
-        nickname: null,
-        picture: null,
         locale: 'en-US',
       });
     });
@@ -515,6 +525,7 @@ describe('OpenID Connect Core 1.0', () => {
           global_name: null,
           avatar: null,
           public_flags: 0,
+          flags: 0,
           banner: null,
           accent_color: null,
           avatar_decoration_data: null,
@@ -547,6 +558,7 @@ describe('OpenID Connect Core 1.0', () => {
 
       const info = await userinfo(hearth, tokens.access_token);
       expect(info.status).toBe(401);
+      expect(info.headers.get('www-authenticate')).toBe('Bearer error="invalid_token"');
       expect(await info.json()).toEqual(UNAUTHORIZED);
       const me = await hearth.api('/oauth2/@me', { auth: `Bearer ${tokens.access_token}` });
       expect(me.status).toBe(401);

@@ -429,7 +429,7 @@ describe('RFC 6749 §6 refreshing an access token', () => {
 });
 
 describe('RFC 6749 §4.4 client credentials', () => {
-  it('issues an access token without a refresh token, standing for the application', async () => {
+  it("issues an access token without a refresh token, standing for the application's owner", async () => {
     const response = await tokenRequest(hearth, {
       grant_type: 'client_credentials',
       scope: 'identify',
@@ -441,7 +441,7 @@ describe('RFC 6749 §4.4 client credentials', () => {
     expect(body.refresh_token).toBeUndefined();
     expect(body.scope).toBe('identify');
     const user = (await (await me(body.access_token)).json()) as { id: string };
-    expect(user.id).toBe(game.botUserId);
+    expect(user.id).toBe(game.ownerId);
   });
 
   it('needs the client secret even for a public client', async () => {

@@ -247,11 +247,23 @@ export class AccountsService {
   }
 
   /** The bot user of a new application, inside the caller's transaction. */
-  async createBotUser(tx: Executor, name: string): Promise<User> {
+  createBotUser(tx: Executor, name: string): Promise<User> {
+    return this.#insertWithoutSignIn(tx, name, true);
+  }
+
+  /**
+   * The developer account of an application created without an owner (a CLI user who named none): a
+   * person, not the bot, with no password, so `owner` is never the bot and nobody can sign in as it.
+   */
+  createDeveloperUser(tx: Executor, name: string): Promise<User> {
+    return this.#insertWithoutSignIn(tx, name, false);
+  }
+
+  async #insertWithoutSignIn(tx: Executor, name: string, bot: boolean): Promise<User> {
     const { clock, snowflakes } = this.#deps;
     const row = {
       id: snowflakes.next(),
-      // Bots keep four-digit discriminators; usernames are not unique among them.
+      // Four-digit discriminators, as bots keep: usernames are not unique among these accounts.
       username: name,
       discriminator: String(randomInt(1, 10000)).padStart(4, '0'),
       global_name: null,
@@ -259,7 +271,7 @@ export class AccountsService {
       password_hash: null,
       avatar: null,
       banner: null,
-      bot: 1,
+      bot: bot ? 1 : 0,
       flags: 0,
       premium_type: 0,
       provisional: 0,
@@ -494,6 +506,8 @@ export function toUserObject(
     // Hearth's mark, present only on provisional accounts: the reference names no field for it.
     ...(user.provisional ? { provisional: true } : {}),
     public_flags: user.flags,
+    // Every user object carries both, nested ones too (the reference's UserResponse requires `flags`).
+    flags: user.flags,
     banner: user.banner,
     accent_color: null,
     avatar_decoration_data: null,
@@ -501,7 +515,6 @@ export function toUserObject(
     primary_guild: user.primaryGuild,
     ...(self
       ? {
-          flags: user.flags,
           mfa_enabled: false,
           locale: 'en-US',
           premium_type: self.premium ? user.premiumType : PremiumTypes.None,

@@ -103,12 +103,14 @@ export class ApplicationsService {
     if (owner_id !== null && !(await accounts.getUser(owner_id))) throw new HearthError('UnknownUser');
     return storage.transaction(async (tx) => {
       const botUser = await accounts.createBotUser(tx, name);
+      // The application's `owner` is its developer (seed: application object), never its bot user.
+      const ownerId = owner_id ?? (await accounts.createDeveloperUser(tx, name)).id;
       const botToken = generateToken(botUser.id, clock.now());
       const row = {
         id,
         name,
         description: '',
-        owner_id,
+        owner_id: ownerId,
         bot_user_id: botUser.id,
         bot_token_hash: hashToken(botToken),
         client_secret_hash: hashToken(clientSecret),
@@ -234,8 +236,9 @@ export class ApplicationsService {
   async toApplicationObject(application: Application): Promise<Static<typeof ApplicationObject>> {
     const { accounts, storage, authorizationCounts } = this.#deps;
     const bot = await accounts.getUser(application.botUserId);
+    if (!bot) throw new Error(`application ${application.id} has lost its bot user`);
+    // Only a row older than developer accounts, or whose owner was deleted, has none: its bot stands in.
     const owner = (application.ownerId && (await accounts.getUser(application.ownerId))) || bot;
-    if (!bot || !owner) throw new Error(`application ${application.id} has lost its bot user`);
     const counts = await authorizationCounts(application.id);
     return {
       id: application.id,

@@ -188,7 +188,7 @@ export class EntitlementsService {
       await emit(tx, 'ENTITLEMENT_CREATE', toEntitlementObject(created));
       return created;
     });
-    return toEntitlementObject(row, { partial: true });
+    return toEntitlementObject(row);
   }
 
   /** DELETE /applications/{app}/entitlements/{id}: test entitlements only (§I.1, 40019). */
@@ -483,10 +483,7 @@ function truthy(value: boolean | undefined): boolean {
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
 
-export function toEntitlementObject(
-  row: store.EntitlementRow,
-  options: { partial?: boolean } = {},
-): Entitlement {
+export function toEntitlementObject(row: store.EntitlementRow): Entitlement {
   return {
     id: row.id,
     sku_id: row.sku_id,
@@ -496,13 +493,9 @@ export function toEntitlementObject(
     type: row.type,
     deleted: row.deleted === 1,
     consumed: row.consumed === 1,
-    ...(options.partial
-      ? {}
-      : {
-          starts_at: iso(row.starts_at),
-          ends_at: iso(row.ends_at),
-          ...(row.subscription_id !== null ? { subscription_id: row.subscription_id } : {}),
-        }),
+    starts_at: iso(row.starts_at),
+    ends_at: iso(row.ends_at),
+    ...(row.subscription_id !== null ? { subscription_id: row.subscription_id } : {}),
     promotion_id: null,
     gift_code_flags: 0,
   };

@@ -1,6 +1,6 @@
 import { OAuth2ErrorCodes, Scopes } from '@hearth/protocol';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
-import { formErrorTree, HearthError } from '../../kernel/errors.js';
+import { formErrorTree, HearthError, isWireError } from '../../kernel/errors.js';
 import { AuthorizeError, OAuth2Error } from './errors.js';
 import {
   AuthorizeDecision,
@@ -16,6 +16,12 @@ const FORM = 'application/x-www-form-urlencoded';
 
 export function oauth2Routes(oauth2: OAuth2Service): FastifyPluginAsync {
   return async (app) => {
+    // The API-prefixed authorize URL clients build (@discordjs/core generateAuthorizationURL) leads to the page.
+    app.get('/oauth2/authorize', async (request, reply) => {
+      const query = request.url.indexOf('?');
+      return reply.redirect(oauth2.authorizePageUrl(query === -1 ? '' : request.url.slice(query)), 302);
+    });
+
     // The consent call the authorize page makes, with the player's session token (issue: POST /oauth2/authorize).
     app.post(
       '/oauth2/authorize',
@@ -106,7 +112,11 @@ export function oauth2Routes(oauth2: OAuth2Service): FastifyPluginAsync {
 
     app.get(
       '/oauth2/userinfo',
-      { config: { auth: { bearer: [Scopes.OpenId] } }, schema: { response: { 200: UserInfoObject } } },
+      {
+        config: { auth: { bearer: [Scopes.OpenId] } },
+        schema: { response: { 200: UserInfoObject } },
+        errorHandler: bearerChallenge,
+      },
       async (request) => oauth2.userinfo(grantOf(request)),
     );
 
@@ -136,6 +146,20 @@ function oauthErrorHandler(error: Error & { code?: unknown }, _request: FastifyR
   if (!unreadable) throw error;
   const refused = new OAuth2Error(OAuth2ErrorCodes.UnsupportedGrantType);
   return reply.code(refused.status).headers(refused.headers).send(refused.body());
+}
+
+/**
+ * RFC 6750 §3: a 401 from a bearer-protected resource names its scheme, with `invalid_token` when a token was
+ * presented (§3.1: a request with no credentials gets no error code). The body stays the platform's.
+ */
+function bearerChallenge(error: Error, request: FastifyRequest, reply: FastifyReply) {
+  if (isWireError(error) && error.status === 401) {
+    reply.header(
+      'www-authenticate',
+      request.headers.authorization ? 'Bearer error="invalid_token"' : 'Bearer',
+    );
+  }
+  throw error;
 }
 
 function grantOf(request: FastifyRequest): AccessGrant {

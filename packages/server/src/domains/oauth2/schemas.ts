@@ -28,11 +28,11 @@ export const TokenResponseObject = Type.Object({
 
 export const UserInfoObject = Type.Object({
   sub: Type.String(),
-  email: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  email: Type.Optional(Type.String()),
   email_verified: Type.Optional(Type.Boolean()),
   preferred_username: Type.Optional(Type.String()),
-  nickname: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-  picture: Type.Optional(Type.Null()),
+  nickname: Type.Optional(Type.String()),
+  picture: Type.Optional(Type.String()),
   locale: Type.Optional(Type.String()),
 });
 

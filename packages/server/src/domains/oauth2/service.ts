@@ -738,6 +738,11 @@ export class OAuth2Service {
     };
   }
 
+  /** The authorize page (outside `/api`) with `search` (`?…` or empty) as it came. */
+  authorizePageUrl(search: string): string {
+    return `${this.#deps.issuer()}/oauth2/authorize${search}`;
+  }
+
   /** GET /oauth2/@me (SPEC OAuth2GetAuthorizationResponse). */
   async describeAuthorization(grant: AccessGrant): Promise<Record<string, unknown>> {
     const { applications, accounts } = this.#deps;
@@ -769,11 +774,19 @@ export class OAuth2Service {
     const scopes = expandScopes(grant.scopes);
     const user = await this.#deps.accounts.getUser(grant.userId);
     if (!user) throw new HearthError('GeneralUnauthorized');
+    // OIDC Core §5.3.2: a claim with no value is left out, never null (relying parties type them as strings).
     return {
       sub: user.id,
-      ...(scopes.has(Scopes.Email) ? { email: user.email, email_verified: user.email !== null } : {}),
+      ...(scopes.has(Scopes.Email) && user.email !== null ? { email: user.email, email_verified: true } : {}),
       ...(scopes.has(Scopes.Identify)
-        ? { preferred_username: user.username, nickname: user.globalName, picture: null, locale: 'en-US' }
+        ? {
+            preferred_username: user.username,
+            ...(user.globalName !== null ? { nickname: user.globalName } : {}),
+            ...(user.avatar !== null
+              ? { picture: `${this.#deps.issuer()}/avatars/${user.id}/${user.avatar}.png` }
+              : {}),
+            locale: 'en-US',
+          }
         : {}),
     };
   }
