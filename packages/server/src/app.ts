@@ -15,8 +15,12 @@ import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
 import { entitlementsRoutes } from './domains/entitlements/routes.js';
 import { EntitlementsService } from './domains/entitlements/service.js';
+import { GuildAccess } from './domains/guilds/access.js';
+import { AuditLog } from './domains/guilds/audit-log.js';
+import { BotInstalls } from './domains/guilds/bot-install.js';
 import { guildsRoutes } from './domains/guilds/routes.js';
 import { GuildsService } from './domains/guilds/service.js';
+import { GuildSnapshots } from './domains/guilds/snapshot.js';
 import { lobbiesRoutes } from './domains/lobbies/routes.js';
 import { LobbiesService } from './domains/lobbies/service.js';
 import { messagesRoutes } from './domains/messages/routes.js';
@@ -69,6 +73,7 @@ export interface HearthOptions {
 
 export interface Services {
   accounts: AccountsService;
+  botInstalls: BotInstalls;
   applications: ApplicationsService;
   guilds: GuildsService;
   lobbies: LobbiesService;
@@ -169,7 +174,18 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   });
   const keys = new SigningKeys({ storage, clock });
   await keys.ensure();
+  const botInstalls = new BotInstalls({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    access: new GuildAccess({ clock }),
+    auditLog: new AuditLog({ clock, snowflakes }),
+    application: (id) => applications.getApplication(id),
+    user: (db, id) => accounts.getUserIn(db, id),
+  });
   oauth2 = new OAuth2Service({
+    botInstalls,
     storage,
     clock,
     snowflakes,
@@ -264,6 +280,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     accounts,
     applications,
     guilds,
+    snapshots: new GuildSnapshots({ storage, clock, users: (ids) => accounts.getUsers(ids) }),
     gateway,
     lobbiesOf: (userId, applicationId) => lobbies.lobbiesOf(userId, applicationId),
     heartbeatIntervalMs: options.gateway?.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
@@ -315,6 +332,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   });
   const services: Services = {
     accounts,
+    botInstalls,
     applications,
     guilds,
     lobbies,
