@@ -25,6 +25,13 @@ export interface BotInstallDeps {
   user: (db: Executor, id: string) => Promise<User | undefined>;
 }
 
+/** The application whose bot is installed. */
+export interface InstalledApplication {
+  id: string;
+  name: string;
+  botUserId: string;
+}
+
 export interface BotInstallRequest {
   guildId: string;
   applicationId: string;
@@ -56,8 +63,10 @@ export class BotInstalls {
 
   /** The whole install in its own transaction, with its APPLICATION_AUTHORIZED event (operators, CLI). */
   async install(request: BotInstallRequest): Promise<BotInstallResult> {
+    const application = await this.#deps.application(request.applicationId);
+    if (!application) throw new HearthError('UnknownApplication');
     const result = await this.#deps.storage.transaction(async (tx) => {
-      const installed = await this.installIn(tx, request);
+      const installed = await this.installIn(tx, application, request);
       const installer = await this.#deps.user(tx, request.actorId);
       await recordWebhookEvent(tx, {
         id: this.#deps.snowflakes.next(),
@@ -78,9 +87,11 @@ export class BotInstalls {
   }
 
   /** The install inside the caller's transaction (the authorize flow records its own webhook event). */
-  async installIn(tx: Executor, request: BotInstallRequest): Promise<BotInstallResult> {
-    const application = await this.#deps.application(request.applicationId);
-    if (!application) throw new HearthError('UnknownApplication');
+  async installIn(
+    tx: Executor,
+    application: InstalledApplication,
+    request: Omit<BotInstallRequest, 'applicationId'>,
+  ): Promise<BotInstallResult> {
     await this.#deps.access.requireGuild(tx, request.guildId, request.actorId, PermissionFlags.ManageGuild);
     const botUserId = application.botUserId;
     if (await store.isBanned(tx, request.guildId, botUserId)) throw new HearthError('MissingPermissions');
@@ -117,8 +128,8 @@ export class BotInstalls {
   /** Creates the bot's managed role, or sets the permissions of the one it has; answers its id. */
   async #managedRole(
     tx: Executor,
-    request: BotInstallRequest,
-    application: { name: string; botUserId: string },
+    request: Omit<BotInstallRequest, 'applicationId'>,
+    application: InstalledApplication,
     events: BusEvent[],
   ): Promise<string> {
     const audience = { guildId: request.guildId };
@@ -157,7 +168,11 @@ export class BotInstalls {
   }
 
   /** The BOT_ADD entry, in the install's transaction, and its gateway event. */
-  async #audit(tx: Executor, request: BotInstallRequest, botUserId: string): Promise<BusEvent> {
+  async #audit(
+    tx: Executor,
+    request: Omit<BotInstallRequest, 'applicationId'>,
+    botUserId: string,
+  ): Promise<BusEvent> {
     const reason = request.reason ?? null;
     const id = await this.#deps.auditLog.record(tx, {
       guildId: request.guildId,

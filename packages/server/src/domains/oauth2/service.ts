@@ -272,9 +272,8 @@ export class OAuth2Service {
     let guild: Record<string, unknown> | undefined;
     await storage.transaction(async (tx) => {
       if (install) {
-        const installed = await this.#botInstalls().installIn(tx, {
+        const installed = await this.#botInstalls().installIn(tx, request.application, {
           ...install,
-          applicationId: request.application.id,
           actorId: user.id,
         });
         guild = installed.guild;
@@ -346,9 +345,8 @@ export class OAuth2Service {
   ): Promise<string> {
     const events: BusEvent[] = [];
     await this.#deps.storage.transaction(async (tx) => {
-      const installed = await this.#botInstalls().installIn(tx, {
+      const installed = await this.#botInstalls().installIn(tx, request.application, {
         ...install,
-        applicationId: request.application.id,
         actorId: userId,
       });
       events.push(...installed.events);
