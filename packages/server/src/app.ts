@@ -18,6 +18,7 @@ import { EntitlementsService } from './domains/entitlements/service.js';
 import { GuildAccess } from './domains/guilds/access.js';
 import { AuditLog } from './domains/guilds/audit-log.js';
 import { BotInstalls } from './domains/guilds/bot-install.js';
+import { GuildOperators } from './domains/guilds/operators.js';
 import { guildsRoutes } from './domains/guilds/routes.js';
 import { GuildsService } from './domains/guilds/service.js';
 import { GuildSnapshots } from './domains/guilds/snapshot.js';
@@ -74,6 +75,7 @@ export interface HearthOptions {
 export interface Services {
   accounts: AccountsService;
   botInstalls: BotInstalls;
+  guildOperators: GuildOperators;
   applications: ApplicationsService;
   guilds: GuildsService;
   lobbies: LobbiesService;
@@ -333,6 +335,12 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const services: Services = {
     accounts,
     botInstalls,
+    guildOperators: new GuildOperators({
+      storage,
+      clock,
+      bus,
+      user: (db, id) => accounts.getUserIn(db, id),
+    }),
     applications,
     guilds,
     lobbies,

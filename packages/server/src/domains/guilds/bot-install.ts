@@ -48,6 +48,8 @@ export interface BotInstallResult {
   events: BusEvent[];
   /** False when the bot was already in the guild (its managed role was updated). */
   added: boolean;
+  /** The bot's managed role. */
+  roleId: string;
 }
 
 /**
@@ -118,7 +120,7 @@ export class BotInstalls {
     const guild = await findGuild(tx, request.guildId);
     if (!guild) throw new HearthError('UnknownGuild');
     const roles = (await store.guildRoles(tx, request.guildId)).map(toRoleObject);
-    return { guild: toGuildObject(guild, roles, []), events, added: !member };
+    return { guild: toGuildObject(guild, roles, []), events, added: !member, roleId };
   }
 
   async publish(events: readonly BusEvent[]): Promise<void> {

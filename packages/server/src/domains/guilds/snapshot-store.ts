@@ -81,3 +81,20 @@ export function memberRoleIds(db: Executor, guildId: string, userIds: readonly s
   if (userIds) query = query.where('user_id', 'in', [...userIds, '']);
   return query.execute();
 }
+
+/** Every guild with its member count, by id (operators' list). */
+export function allGuilds(db: Executor) {
+  return db
+    .selectFrom('guilds')
+    .select(['guilds.id', 'guilds.name', 'guilds.owner_id'])
+    .select((eb) =>
+      eb
+        .selectFrom('guild_members as m')
+        .select((inner) => inner.fn.countAll<number | string>().as('n'))
+        .whereRef('m.guild_id', '=', 'guilds.id')
+        .as('member_count'),
+    )
+    .orderBy((eb) => eb.fn('length', ['guilds.id']))
+    .orderBy('guilds.id')
+    .execute();
+}
