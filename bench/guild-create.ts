@@ -77,7 +77,7 @@ const guildCreate: Benchmark = {
           'bytes',
           figures('bare ws', bareSide.heap),
           figures('Hearth', hearthSide.heap),
-          notes,
+          [],
         ),
       ];
     } finally {
