@@ -1,3 +1,5 @@
+import { PermissionFlags } from './permissions.js';
+
 /** Session start limit reported by GET /gateway/bot (PROTOCOL.md §D.1, §D.3). */
 export const SESSION_START_LIMIT = { total: 1000, windowMs: 24 * 60 * 60 * 1000, maxConcurrency: 1 } as const;
 
@@ -112,17 +114,49 @@ export const DISPATCH_INTENTS: Readonly<Record<string, number>> = {
   THREAD_DELETE: GatewayIntents.Guilds,
   VOICE_CHANNEL_STATUS_UPDATE: GatewayIntents.Guilds,
   VOICE_CHANNEL_START_TIME_UPDATE: GatewayIntents.Guilds,
+  GUILD_ROLE_CREATE: GatewayIntents.Guilds,
+  GUILD_ROLE_UPDATE: GatewayIntents.Guilds,
+  GUILD_ROLE_DELETE: GatewayIntents.Guilds,
+  CHANNEL_PINS_UPDATE: GatewayIntents.Guilds,
+  THREAD_LIST_SYNC: GatewayIntents.Guilds,
+  THREAD_MEMBER_UPDATE: GatewayIntents.Guilds,
+  THREAD_MEMBERS_UPDATE: GatewayIntents.Guilds,
+  STAGE_INSTANCE_CREATE: GatewayIntents.Guilds,
+  STAGE_INSTANCE_UPDATE: GatewayIntents.Guilds,
+  STAGE_INSTANCE_DELETE: GatewayIntents.Guilds,
   GUILD_MEMBER_ADD: GatewayIntents.GuildMembers,
   GUILD_MEMBER_UPDATE: GatewayIntents.GuildMembers,
   GUILD_MEMBER_REMOVE: GatewayIntents.GuildMembers,
   GUILD_BAN_ADD: GatewayIntents.GuildModeration,
   GUILD_BAN_REMOVE: GatewayIntents.GuildModeration,
+  GUILD_AUDIT_LOG_ENTRY_CREATE: GatewayIntents.GuildModeration,
+  GUILD_EMOJIS_UPDATE: GatewayIntents.GuildExpressions,
+  GUILD_STICKERS_UPDATE: GatewayIntents.GuildExpressions,
+  GUILD_INTEGRATIONS_UPDATE: GatewayIntents.GuildIntegrations,
+  INTEGRATION_CREATE: GatewayIntents.GuildIntegrations,
+  INTEGRATION_UPDATE: GatewayIntents.GuildIntegrations,
+  INTEGRATION_DELETE: GatewayIntents.GuildIntegrations,
+  WEBHOOKS_UPDATE: GatewayIntents.GuildWebhooks,
   INVITE_CREATE: GatewayIntents.GuildInvites,
   INVITE_DELETE: GatewayIntents.GuildInvites,
   VOICE_STATE_UPDATE: GatewayIntents.GuildVoiceStates,
   PRESENCE_UPDATE: GatewayIntents.GuildPresences,
   TYPING_START: GatewayIntents.GuildMessageTyping,
 };
+
+/**
+ * The permission a member needs to receive a guild dispatch (gateway, Receiving Events: channels the
+ * member cannot view, audit log entries without VIEW_AUDIT_LOG); CHANNEL_* is checked in that channel.
+ */
+export const DISPATCH_PERMISSIONS: Readonly<Record<string, bigint>> = {
+  CHANNEL_CREATE: PermissionFlags.ViewChannel,
+  CHANNEL_UPDATE: PermissionFlags.ViewChannel,
+  CHANNEL_DELETE: PermissionFlags.ViewChannel,
+  GUILD_AUDIT_LOG_ENTRY_CREATE: PermissionFlags.ViewAuditLog,
+};
+
+/** Identify `large_threshold`: members above which a guild is large and GUILD_CREATE lists fewer members. */
+export const LargeThreshold = { min: 50, max: 250, default: 50 } as const;
 
 /** Which approval flag lets an application ask for a privileged intent. */
 export const PRIVILEGED_INTENT_FLAGS: ReadonlyArray<{ intent: number; flags: readonly bigint[] }> = [

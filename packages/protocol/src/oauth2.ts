@@ -65,3 +65,6 @@ export function defaultRedirectUri(applicationId: string): string {
 
 /** ID tokens are signed with RS256 and published as RSA JWKs (PROTOCOL.md §C.1). */
 export const ID_TOKEN_SIGNING_ALG = 'RS256';
+
+/** Where a bot authorization without a redirect URI ends: the server's own "authorized" page. */
+export const BOT_AUTHORIZED_PATH = '/oauth2/authorized';

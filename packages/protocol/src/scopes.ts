@@ -78,6 +78,19 @@ export const ScopeExpansions: Readonly<Partial<Record<Scope, readonly Scope[]>>>
   ],
 };
 
+/** Other spellings accepted as a scope: the seed writes `application.commands` (seed, Authentication). */
+export const SCOPE_ALIASES: Readonly<Record<string, Scope>> = {
+  'application.commands': Scopes.ApplicationsCommands,
+};
+
+/** The scope a requested name stands for, aliases included; undefined when it names none. */
+export function scopeNamed(name: string): Scope | undefined {
+  return SCOPE_ALIASES[name] ?? (isScope(name) ? name : undefined);
+}
+
+/** Scopes of a bot install that need no code grant, hence no redirect URI (OAuth2, Bot Authorization Flow). */
+export const BOT_INSTALL_SCOPES: readonly Scope[] = [Scopes.Bot, Scopes.ApplicationsCommands];
+
 export function isScope(value: string): value is Scope {
   return (Object.values(Scopes) as string[]).includes(value);
 }

@@ -23,6 +23,7 @@ export type { ClientResultInit } from './client-result.js';
 export { ClientResult, ErrorType } from './client-result.js';
 export type { WebSocketConstructor, WebSocketLike } from './gateway/socket.js';
 export { ClientError, ClientStatus, type StatusChangedCallback } from './gateway/status.js';
+export { type GetUserGuildsCallback, GuildMinimal } from './guilds/guilds.js';
 export type {
   CreateOrJoinLobbyCallback,
   CreateOrJoinLobbyOutcome,

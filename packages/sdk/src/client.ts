@@ -17,6 +17,7 @@ import type { FeatureContext } from './feature.js';
 import { GatewayClient } from './gateway/gateway-client.js';
 import type { SocketOpener, WebSocketConstructor } from './gateway/socket.js';
 import { ClientError, ClientStatus, nameOf, type StatusChangedCallback } from './gateway/status.js';
+import { type GetUserGuildsCallback, type GuildMinimal, Guilds } from './guilds/guilds.js';
 import { snowflakeOf } from './ids.js';
 import {
   type CreateOrJoinLobbyCallback,
@@ -249,6 +250,7 @@ export class ClientCore {
     this.feature.on('AUTHORIZE_REQUEST', (data) => this.#onAuthorizeRequest(data));
     this.#social = new Social(this.feature);
     this.#messages = new Messages(this.feature);
+    this.#guilds = new Guilds(this.feature);
     this.#lobbies = new Lobbies(this.feature, this.#messages);
   }
 
@@ -812,6 +814,7 @@ export class ClientCore {
 
   readonly #social: Social;
   readonly #messages: Messages;
+  readonly #guilds: Guilds;
 
   /** Every platform and game relationship of the player (PROTOCOL.md §B.6). */
   async GetRelationships(
@@ -960,6 +963,15 @@ export class ClientCore {
   ): Promise<{ result: ClientResult; messages: MessageHandle[] }> {
     const outcome = await this.#messages.getUserMessagesWithLimit(recipientId, limit);
     callback?.(outcome.result, outcome.messages);
+    return outcome;
+  }
+
+  /** The guilds the player is in (seed: Client::GetUserGuilds; needs the `guilds` scope). */
+  async GetUserGuilds(
+    callback?: GetUserGuildsCallback,
+  ): Promise<{ result: ClientResult; guilds: GuildMinimal[] }> {
+    const outcome = await this.#guilds.getUserGuilds();
+    callback?.(outcome.result, outcome.guilds);
     return outcome;
   }
 

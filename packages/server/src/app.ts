@@ -23,12 +23,15 @@ import { GuildAccess } from './domains/guilds/access.js';
 import { AuditLog } from './domains/guilds/audit-log.js';
 import { BansService } from './domains/guilds/bans.js';
 import { bansRoutes } from './domains/guilds/bans-routes.js';
+import { BotInstalls } from './domains/guilds/bot-install.js';
 import { MembersService } from './domains/guilds/members.js';
 import { membersRoutes } from './domains/guilds/members-routes.js';
+import { GuildOperators } from './domains/guilds/operators.js';
 import { RolesService } from './domains/guilds/roles.js';
 import { rolesRoutes } from './domains/guilds/roles-routes.js';
 import { guildsRoutes } from './domains/guilds/routes.js';
 import { GuildsService } from './domains/guilds/service.js';
+import { GuildSnapshots } from './domains/guilds/snapshot.js';
 import { VoiceStatesService } from './domains/guilds/voice-states.js';
 import { voiceStatesRoutes } from './domains/guilds/voice-states-routes.js';
 import { lobbiesRoutes } from './domains/lobbies/routes.js';
@@ -83,6 +86,8 @@ export interface HearthOptions {
 
 export interface Services {
   accounts: AccountsService;
+  botInstalls: BotInstalls;
+  guildOperators: GuildOperators;
   applications: ApplicationsService;
   guilds: GuildsService;
   members: MembersService;
@@ -191,7 +196,18 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   });
   const keys = new SigningKeys({ storage, clock });
   await keys.ensure();
+  const botInstalls = new BotInstalls({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    access: new GuildAccess({ clock }),
+    auditLog: new AuditLog({ clock, snowflakes }),
+    application: (id) => applications.getApplication(id),
+    user: (db, id) => accounts.getUserIn(db, id),
+  });
   oauth2 = new OAuth2Service({
+    botInstalls,
     storage,
     clock,
     snowflakes,
@@ -306,6 +322,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     accounts,
     applications,
     guilds,
+    snapshots: new GuildSnapshots({ storage, clock, users: (ids) => accounts.getUsers(ids) }),
     gateway,
     lobbiesOf: (userId, applicationId) => lobbies.lobbiesOf(userId, applicationId),
     heartbeatIntervalMs: options.gateway?.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
@@ -357,6 +374,13 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   });
   const services: Services = {
     accounts,
+    botInstalls,
+    guildOperators: new GuildOperators({
+      storage,
+      clock,
+      bus,
+      user: (db, id) => accounts.getUserIn(db, id),
+    }),
     applications,
     guilds,
     members,

@@ -1,4 +1,4 @@
-import { ApplicationFlags, ExternalAuthTypes, Limits } from '@hearth/protocol';
+import { ApplicationFlags, ExternalAuthTypes, Limits, parsePermissions } from '@hearth/protocol';
 import { Command, Option } from 'commander';
 import { createHearth } from './app.js';
 import { type Config, ConfigError, type Flags, loadConfig, SETTINGS } from './config.js';
@@ -6,7 +6,7 @@ import { HearthError } from './kernel/errors.js';
 
 /**
  * `hearth serve | migrate | apps create|update|providers add|list|remove | users create|update|connect|ban|unban |
- * guilds create | keys rotate` (README: Commands).
+ * guilds create|list|show|add-member|install-bot | keys rotate` (README: Commands).
  */
 export function buildProgram(): Command {
   const program = new Command('hearth')
@@ -202,6 +202,86 @@ export function buildProgram(): Command {
           ...(typeof banner === 'string' ? { banner } : {}),
         });
         print(options['json'] === true, { id: guild.id });
+      });
+    });
+
+  withSettings(guilds.command('list').description('list every guild'), isStorage)
+    .option('--json', 'print JSON', false)
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        for (const guild of await hearth.services.guildOperators.list()) {
+          print(options['json'] === true, {
+            id: guild.id,
+            name: guild.name,
+            owner_id: guild.owner_id,
+            member_count: String(guild.member_count),
+          });
+        }
+      });
+    });
+
+  withSettings(guilds.command('show').description('show a guild with its roles and channels'), isStorage)
+    .requiredOption('--id <id>', 'guild id')
+    .option('--json', 'print JSON (the guild object with channels and member_count)', false)
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        const guild = await hearth.services.guildOperators.show(String(options['id']));
+        if (options['json'] === true) {
+          process.stdout.write(`${JSON.stringify(guild)}\n`);
+          return;
+        }
+        print(false, {
+          id: guild.id,
+          name: guild.name,
+          owner_id: guild.owner_id,
+          member_count: String(guild.member_count),
+          roles: guild.roles.map((role) => `${role.name} (${role.id})`).join(', '),
+          channels: guild.channels.map((channel) => `#${channel.name} (${channel.id})`).join(', '),
+        });
+      });
+    });
+
+  withSettings(guilds.command('add-member').description('add a user to a guild'), isStorage)
+    .requiredOption('--id <id>', 'guild id')
+    .requiredOption('--user <id>', 'user id')
+    .option('--json', 'print JSON', false)
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        const guildId = String(options['id']);
+        const userId = String(options['user']);
+        const { added } = await hearth.services.guildOperators.addMember(guildId, userId);
+        print(options['json'] === true, { guild_id: guildId, user_id: userId, added: String(added) });
+      });
+    });
+
+  withSettings(
+    guilds.command('install-bot').description("add an application's bot to a guild, as the bot scope does"),
+    isStorage,
+  )
+    .requiredOption('--id <id>', 'guild id')
+    .requiredOption('--app <id>', 'application id')
+    .option('--permissions <bits>', "the managed role's permissions (decimal bitset)", '0')
+    .option('--json', 'print JSON', false)
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        const guildId = String(options['id']);
+        const permissions = parsePermissions(String(options['permissions']));
+        if (permissions === undefined) throw new CommandError('--permissions: a decimal bitset is expected');
+        const guild = await hearth.services.guildOperators.show(guildId);
+        // Installed as the owner would install it: the same path as the authorize flow.
+        const result = await hearth.services.botInstalls.install({
+          guildId,
+          applicationId: String(options['app']),
+          permissions,
+          actorId: guild.owner_id,
+        });
+        print(options['json'] === true, {
+          guild_id: guildId,
+          application_id: String(options['app']),
+          added: String(result.added),
+          role_id: result.roleId,
+          permissions: permissions.toString(),
+        });
       });
     });
 

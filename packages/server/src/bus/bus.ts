@@ -19,6 +19,12 @@ export interface Audience {
   applicationId?: string;
   /** Sessions that can see this guild. */
   guildId?: string;
+  /**
+   * With `guildId`: only members holding these permission bits (a decimal bitset, JSON has no bigint),
+   * in `channelId` when it is given. Absent: the event type's own requirement (DISPATCH_PERMISSIONS).
+   */
+  permission?: string;
+  channelId?: string;
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   GatewayOpcodes,
   IDENTIFY_WINDOW_MS,
   isScope,
+  LargeThreshold,
   Limits,
   PRESENCE_UPDATES_LIMIT,
   PRIVILEGED_INTENT_FLAGS,
@@ -25,6 +26,7 @@ import type { AccountsService } from '../domains/accounts/service.js';
 import { toUserObject } from '../domains/accounts/service.js';
 import type { ApplicationsService } from '../domains/applications/service.js';
 import type { GuildsService } from '../domains/guilds/service.js';
+import type { GuildSnapshots, MemberObject } from '../domains/guilds/snapshot.js';
 import type { Authenticators, Principal } from '../http/auth.js';
 import { judgeSdkVersion } from '../http/sdk-version.js';
 import type { Clock } from '../kernel/clock.js';
@@ -34,6 +36,7 @@ import type { RateLimitStore } from '../ratelimit/store.js';
 import { ZlibStream } from './compression.js';
 import { type ClientPayload, Connection, type ConnectionContext } from './connection.js';
 import { type GatewayPort, route } from './dispatch.js';
+import { GuildViews } from './guild-views.js';
 import { type GatewayService, sessionStartKey } from './service.js';
 import type { SessionStore, StoredSession } from './session-store.js';
 import {
@@ -54,6 +57,8 @@ export interface GatewayServerDeps {
   accounts: AccountsService;
   applications: ApplicationsService;
   guilds: GuildsService;
+  /** Whole guilds as GUILD_CREATE and Request Guild Members send them. */
+  snapshots: GuildSnapshots;
   gateway: GatewayService;
   /** The lobbies a player is in, as READY lists them for the player's game (PROTOCOL.md §A.6). */
   lobbiesOf: (userId: string, applicationId: string) => Promise<unknown[]>;
@@ -111,6 +116,10 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
   readonly #persisting = new WeakMap<Session, Promise<void>>();
   /** Sessions being taken over from another node: their live events, kept until the merge. */
   readonly #capturing = new Map<string, { target: Matchable; events: DeliveredEvent[] }>();
+  /** The permission data of the guilds this node's sessions are in. */
+  readonly #views = new GuildViews();
+  /** Sessions whose GUILD_CREATE for a guild they just joined is loading: that guild's events wait here. */
+  readonly #joining = new Map<Session, Map<string, DeliveredEvent[]>>();
 
   constructor(deps: GatewayServerDeps) {
     this.#deps = deps;
@@ -176,6 +185,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       shard?: unknown;
       properties?: unknown;
       presence?: unknown;
+      large_threshold?: unknown;
     } | null;
     if (typeof identify !== 'object' || identify === null || typeof identify.token !== 'string') {
       connection.close(GatewayCloseCodes.DecodeError, 'Identify needs a token');
@@ -231,6 +241,9 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       attached: connection,
       expiresAt: Number.POSITIVE_INFINITY,
       guildIds: new Set(await this.#deps.guilds.guildIdsOf(principal.userId)),
+      largeThreshold: Number.isInteger(identify.large_threshold)
+        ? (identify.large_threshold as number)
+        : LargeThreshold.default,
     };
     const { store, nodeId } = this.#deps;
     if (store) {
@@ -239,8 +252,41 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     }
     connection.session = session;
     this.registry.add(session);
+    // Loaded before READY so that no guild event recorded after READY finds its view missing.
+    const guildCreates = await this.#loadGuilds(session);
     record(session, 'READY', await this.#ready(session, connection.version, principal));
+    // Each guild follows READY at once (gateway events, Guild Create): no client waits for it.
+    for (const payload of guildCreates) record(session, 'GUILD_CREATE', payload);
     await this.#presenceStarted(session, identify.presence);
+  }
+
+  /** Loads the permission views of a session taken over from another node. */
+  async #loadViews(session: Session): Promise<void> {
+    for (const guildId of session.guildIds) {
+      const data = await this.#deps.snapshots.permissionData(guildId, session.identity.userId);
+      if (data) this.#views.load(data);
+    }
+  }
+
+  /**
+   * Loads the permission views of a session's guilds and, for a bot with the GUILDS intent, the
+   * GUILD_CREATE objects that follow its READY; user and player sessions keep READY's list alone.
+   */
+  async #loadGuilds(session: Session): Promise<Record<string, unknown>[]> {
+    const sendsGuilds = session.identity.kind === 'bot' && wantsType(session, 'GUILD_CREATE');
+    const payloads: Record<string, unknown>[] = [];
+    for (const guildId of session.guildIds) {
+      if (sendsGuilds) {
+        const snapshot = await this.#deps.snapshots.guildCreatePayload(guildId, viewerOf(session));
+        if (!snapshot) continue;
+        this.#views.load(snapshot.permissions);
+        payloads.push(snapshot.payload);
+      } else {
+        const data = await this.#deps.snapshots.permissionData(guildId, session.identity.userId);
+        if (data) this.#views.load(data);
+      }
+    }
+    return payloads;
   }
 
   /** Players and people have a presence; bots do not. Identify's `presence`, when invalid, is ignored. */
@@ -407,10 +453,71 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     this.#lastEventId = event.id;
     const audience = event.audience;
     if (!audience) return;
+    this.#views.apply(event);
+    this.#membershipChanged(event);
     for (const capture of this.#capturing.values())
       if (wants(capture.target, event)) capture.events.push(event);
+    const now = this.clock.now();
     for (const session of this.registry.candidates(audience)) {
-      if (wants(session, event)) record(session, event.type, event.data, event.id);
+      const waiting =
+        audience.guildId === undefined ? undefined : this.#joining.get(session)?.get(audience.guildId);
+      if (waiting) waiting.push(event);
+      else if (wants(session, event) && this.#views.permits(event, session.identity.userId, now))
+        record(session, event.type, event.data, event.id);
+    }
+    if (event.type === 'GUILD_DELETE' && audience.guildId !== undefined) {
+      for (const session of this.registry.all()) session.guildIds.delete(audience.guildId);
+      this.#views.forget(audience.guildId);
+    }
+  }
+
+  /**
+   * Membership moves sessions (gateway events, Guild Create / Guild Delete): a user who joins gets the
+   * guild's GUILD_CREATE; one removed, kicked or banned gets GUILD_DELETE without `unavailable`.
+   */
+  #membershipChanged(event: DeliveredEvent): void {
+    const guildId = event.audience?.guildId;
+    const userId = (event.data['user'] as { id?: unknown } | undefined)?.id;
+    if (guildId === undefined || typeof userId !== 'string') return;
+    const joined = event.type === 'GUILD_MEMBER_ADD';
+    const left = event.type === 'GUILD_MEMBER_REMOVE' || event.type === 'GUILD_BAN_ADD';
+    if (!joined && !left) return;
+    for (const session of this.registry.candidates({ users: [userId] })) {
+      if (joined && !session.guildIds.has(guildId)) void this.#join(session, guildId);
+      if (left && session.guildIds.delete(guildId)) {
+        this.#joining.get(session)?.delete(guildId);
+        if (wantsType(session, 'GUILD_DELETE')) record(session, 'GUILD_DELETE', { id: guildId });
+      }
+    }
+    if (left) this.#views.forget(guildId, userId);
+  }
+
+  /** Adds a guild to a session: its GUILD_CREATE first, then the guild's events that came meanwhile. */
+  async #join(session: Session, guildId: string): Promise<void> {
+    let pending = this.#joining.get(session);
+    if (!pending) {
+      pending = new Map();
+      this.#joining.set(session, pending);
+    }
+    if (pending.has(guildId)) return;
+    const waiting: DeliveredEvent[] = [];
+    pending.set(guildId, waiting);
+    try {
+      const snapshot = await this.#deps.snapshots.guildCreatePayload(guildId, viewerOf(session));
+      if (!snapshot || pending.get(guildId) !== waiting || this.registry.get(session.id) !== session) return;
+      this.#views.load(snapshot.permissions);
+      session.guildIds.add(guildId);
+      if (wantsType(session, 'GUILD_CREATE')) record(session, 'GUILD_CREATE', snapshot.payload);
+      const now = this.clock.now();
+      for (const event of waiting) {
+        if (wants(session, event) && this.#views.permits(event, session.identity.userId, now))
+          record(session, event.type, event.data, event.id);
+      }
+    } catch (error) {
+      this.logger.error({ err: error, session: session.id, guild: guildId }, 'gateway guild join failed');
+    } finally {
+      if (pending.get(guildId) === waiting) pending.delete(guildId);
+      if (pending.size === 0) this.#joining.delete(session);
     }
   }
 
@@ -466,6 +573,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       for (const event of [...merged.values()].sort((a, b) => compareEventIds(a.id, b.id))) {
         if (wants(session, event)) record(session, event.type, event.data, event.id);
       }
+      await this.#loadViews(session);
       this.registry.add(session);
       return session;
     } finally {
@@ -509,28 +617,13 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     return undefined;
   }
 
+  /** Member objects for Request Guild Members: roles, nick and the rest, as the REST member object. */
   async findMembers(
     guildId: string,
     filter: { query?: string; userIds?: readonly string[]; limit: number },
-  ): Promise<Array<Record<string, unknown> & { user: { id: string } }>> {
-    const members = await this.#deps.guilds.findMembers(guildId, filter);
-    const out: Array<Record<string, unknown> & { user: { id: string } }> = [];
-    for (const member of members) {
-      const user = await this.#deps.accounts.getUser(member.userId);
-      if (!user) continue;
-      out.push({
-        user: toUserObject(user),
-        nick: null,
-        avatar: null,
-        roles: [],
-        joined_at: new Date(member.joinedAt).toISOString(),
-        premium_since: null,
-        deaf: false,
-        mute: false,
-        flags: 0,
-      });
-    }
-    return out;
+  ): Promise<Array<MemberObject & { user: { id: string } }>> {
+    const members = await this.#deps.snapshots.members(guildId, filter);
+    return members.filter((member): member is MemberObject & { user: { id: string } } => !!member.user);
   }
 
   // ---- Lifecycle ----
@@ -570,6 +663,9 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
 
   #sweep(now: number): void {
     for (const session of this.registry.expired(now)) this.#endSession(session);
+    const inUse = new Set<string>();
+    for (const session of this.registry.all()) for (const id of session.guildIds) inUse.add(id);
+    this.#views.retain(inUse);
     for (const [key, servedAt] of this.#allMembersServedAt) {
       if (now - servedAt >= Limits.requestAllGuildMembersWindowMs) this.#allMembersServedAt.delete(key);
     }
@@ -649,8 +745,21 @@ function wants(target: Matchable, event: DeliveredEvent): boolean {
   if (audience.users && !audience.users.includes(target.identity.userId)) return false;
   if (audience.applicationId && target.identity.applicationId !== audience.applicationId) return false;
   if (audience.guildId && !target.guildIds.has(audience.guildId)) return false;
-  const intent = DISPATCH_INTENTS[event.type];
+  return wantsType(target, event.type);
+}
+
+/** Whether a session's intents let it receive this dispatch type (bots only: people and players get all). */
+function wantsType(target: Matchable, type: string): boolean {
+  const intent = DISPATCH_INTENTS[type];
   return intent === undefined || target.identity.kind !== 'bot' || (target.intents & intent) !== 0;
+}
+
+function viewerOf(session: Session) {
+  return {
+    userId: session.identity.userId,
+    intents: session.intents,
+    largeThreshold: session.largeThreshold ?? LargeThreshold.default,
+  };
 }
 
 function toStored(session: Session, sinceEventId: string | undefined): StoredSession {

@@ -33,6 +33,8 @@ export interface Session {
   expiresAt: number;
   /** Guilds it can see: what `audience.guildId` is matched against. */
   guildIds: Set<string>;
+  /** Identify `large_threshold`: above it a guild's GUILD_CREATE lists fewer members. */
+  largeThreshold?: number;
   /** Called for every recorded dispatch: the gateway copies it to the shared session store. */
   onRecord?: (sent: Sent) => void;
 }

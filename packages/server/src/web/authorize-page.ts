@@ -16,7 +16,7 @@ body{margin:0;min-height:100vh;display:grid;place-items:center;background:#2b2d3
 main{width:min(420px,92vw);background:#313338;border-radius:12px;padding:28px;box-shadow:0 8px 24px #0006}
 h1{margin:0 0 4px;font-size:1.4rem}h2{font-size:.8rem;text-transform:uppercase;color:#b5bac1;margin:20px 0 8px}
 .sub{margin:0 0 16px;color:#b5bac1}label{display:block;margin:12px 0 4px;font-size:.85rem;color:#b5bac1}
-input{box-sizing:border-box;width:100%;padding:10px;border-radius:6px;border:0;background:#1e1f22;color:inherit;font-size:1rem}
+select,input{box-sizing:border-box;width:100%;padding:10px;border-radius:6px;border:0;background:#1e1f22;color:inherit;font-size:1rem}
 ul{padding-left:20px;margin:0}li{margin:6px 0}
 .actions{display:flex;gap:12px;justify-content:flex-end;margin-top:24px}
 button{padding:10px 18px;border-radius:6px;border:0;font-size:.95rem;cursor:pointer;background:#4e5058;color:#fff}
@@ -59,6 +59,7 @@ export function renderAuthorizePage(model: AuthorizePageModel): string {
 <section id="consent" hidden>
 <p>Signed in as <strong id="who"></strong>. <button id="switch" class="link" type="button">Not you?</button></p>
 <h2>This will allow ${name} to:</h2><ul id="scopes">${scopes.join('')}</ul>
+${model.scopes.includes('bot') ? '<label for="guild">Add to server</label><select id="guild"></select>' : ''}
 <p id="consent-error" role="alert"></p>
 <div class="actions"><button id="cancel" type="button">Cancel</button><button id="authorize" class="primary" type="button">Authorize</button></div>
 </section>
@@ -67,6 +68,13 @@ export function renderAuthorizePage(model: AuthorizePageModel): string {
 <script type="application/json" id="config">${embedJson(config)}</script>
 <script src="/oauth2/authorize.js" defer></script>
 </body></html>`;
+}
+
+/** The end of a bot authorization that named no redirect URI. */
+export function renderAuthorizedPage(nonce: string): string {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Authorized · Hearth</title><style nonce="${nonce}">${STYLE}</style></head>
+<body><main><h1>Authorized</h1><p class="sub">The bot has been added. You can close this page.</p></main></body></html>`;
 }
 
 export function renderErrorPage(message: string, nonce: string): string {
@@ -98,12 +106,22 @@ export const AUTHORIZE_SCRIPT = `'use strict';
     if (!me.ok) { token = null; sessionStorage.removeItem(KEY); showLogin(); return; }
     $('who').textContent = me.body.global_name || me.body.username;
     $('login').hidden = true; $('consent').hidden = false;
+    const select = $('guild');
+    if (select) {
+      const preset = new URLSearchParams(config.query).get('guild_id');
+      const guilds = await call('/users/@me/guilds', { headers: { authorization: token } });
+      for (const guild of guilds.ok ? guilds.body : []) {
+        const option = document.createElement('option');
+        option.value = guild.id; option.textContent = guild.name; option.selected = guild.id === preset;
+        select.append(option);
+      }
+    }
     if (config.prompt === 'none') decide(true);
   }
   async function decide(authorize) {
     $('authorize').disabled = $('cancel').disabled = true;
     const answer = await call('/oauth2/authorize?' + config.query, {
-      method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, body: JSON.stringify({ authorize }),
+      method: 'POST', headers: { authorization: token, 'content-type': 'application/json' }, body: JSON.stringify($('guild') && $('guild').value ? { authorize, guild_id: $('guild').value } : { authorize }),
     });
     if (answer.ok && answer.body.location) { location.assign(answer.body.location); return; }
     $('consent-error').textContent = firstError(answer.body);

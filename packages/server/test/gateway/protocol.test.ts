@@ -583,11 +583,13 @@ describe('Events and intents (PROTOCOL.md §D.5)', () => {
     const withoutIntents = await session(game.botToken, { intents: 0 });
     const audience = { applicationId: game.id, guildId };
 
+    // The session's own GUILD_CREATE follows READY (s 2); the published one comes after it.
+    expect(await withGuilds.next()).toMatchObject({ op: 0, s: 2, t: 'GUILD_CREATE', d: { id: guildId } });
     await hearth.bus.publish({ type: 'GUILD_CREATE', data: { id: guildId }, audience });
     await hearth.bus.publish({ type: 'BARRIER', data: {}, audience });
 
-    expect(await withGuilds.next()).toEqual({ op: 0, s: 2, t: 'GUILD_CREATE', d: { id: guildId } });
-    expect(await withGuilds.next()).toEqual({ op: 0, s: 3, t: 'BARRIER', d: {} });
+    expect(await withGuilds.next()).toEqual({ op: 0, s: 3, t: 'GUILD_CREATE', d: { id: guildId } });
+    expect(await withGuilds.next()).toEqual({ op: 0, s: 4, t: 'BARRIER', d: {} });
     expect(await withoutIntents.next()).toEqual({ op: 0, s: 2, t: 'BARRIER', d: {} });
   });
 
@@ -649,12 +651,15 @@ describe('Request Guild Members, op 8 (PROTOCOL.md §D.6)', () => {
     user: expect.objectContaining({ id: userId }),
     nick: null,
     avatar: null,
+    banner: null,
     roles: [],
     joined_at: new Date(joinedAt).toISOString(),
     premium_since: null,
     deaf: false,
     mute: false,
     flags: 0,
+    pending: false,
+    communication_disabled_until: null,
   });
 
   it('answers all members (query "", limit 0) with one GUILD_MEMBERS_CHUNK carrying the nonce', async () => {
@@ -664,7 +669,7 @@ describe('Request Guild Members, op 8 (PROTOCOL.md §D.6)', () => {
     const ids = [ownerId, otherId, game.botUserId].toSorted();
     expect(chunk).toEqual({
       op: 0,
-      s: 2,
+      s: 3,
       t: 'GUILD_MEMBERS_CHUNK',
       d: {
         guild_id: guildId,
@@ -685,18 +690,18 @@ describe('Request Guild Members, op 8 (PROTOCOL.md §D.6)', () => {
     request({ query: '', limit: 0, nonce: 'n2' });
     expect(await nextChunkOrLimit()).toEqual({
       op: 0,
-      s: 3,
+      s: 4,
       t: 'RATE_LIMITED',
       d: { opcode: 8, retry_after: 20, meta: { guild_id: guildId, nonce: 'n2' } },
     });
 
     // A query request is not limited, and no chunk was sent for n2 before it.
     request({ query: 'pla', limit: 10, nonce: 'q1' });
-    expect(await nextChunkOrLimit()).toMatchObject({ s: 4, t: 'GUILD_MEMBERS_CHUNK', d: { nonce: 'q1' } });
+    expect(await nextChunkOrLimit()).toMatchObject({ s: 5, t: 'GUILD_MEMBERS_CHUNK', d: { nonce: 'q1' } });
 
     clock.advance(20_000);
     request({ query: '', limit: 0, nonce: 'n3' });
-    expect(await nextChunkOrLimit()).toMatchObject({ s: 5, t: 'GUILD_MEMBERS_CHUNK', d: { nonce: 'n3' } });
+    expect(await nextChunkOrLimit()).toMatchObject({ s: 6, t: 'GUILD_MEMBERS_CHUNK', d: { nonce: 'n3' } });
   });
 
   it('counts the 30 s from the request served, not from a fixed clock window', async () => {
@@ -709,7 +714,7 @@ describe('Request Guild Members, op 8 (PROTOCOL.md §D.6)', () => {
     request({ query: '', limit: 0, nonce: 'n2' });
     expect(await nextChunkOrLimit()).toEqual({
       op: 0,
-      s: 3,
+      s: 4,
       t: 'RATE_LIMITED',
       d: { opcode: 8, retry_after: 15, meta: { guild_id: guildId, nonce: 'n2' } },
     });
@@ -753,7 +758,7 @@ describe('Request Guild Members, op 8 (PROTOCOL.md §D.6)', () => {
     request({ user_ids: [otherId, unknown], nonce: 'u1' });
     expect(await client.nextDispatch('GUILD_MEMBERS_CHUNK')).toEqual({
       op: 0,
-      s: 2,
+      s: 3,
       t: 'GUILD_MEMBERS_CHUNK',
       d: {
         guild_id: guildId,

@@ -1,7 +1,19 @@
 import { randomBytes } from 'node:crypto';
-import { GrantTypes, ID_TOKEN_SIGNING_ALG, OAuth2ErrorCodes, Prompts, Scopes } from '@hearth/protocol';
+import {
+  BOT_AUTHORIZED_PATH,
+  GrantTypes,
+  ID_TOKEN_SIGNING_ALG,
+  OAuth2ErrorCodes,
+  Prompts,
+  Scopes,
+} from '@hearth/protocol';
 import type { FastifyPluginAsync, FastifyReply } from 'fastify';
-import { AUTHORIZE_SCRIPT, renderAuthorizePage, renderErrorPage } from '../../web/authorize-page.js';
+import {
+  AUTHORIZE_SCRIPT,
+  renderAuthorizedPage,
+  renderAuthorizePage,
+  renderErrorPage,
+} from '../../web/authorize-page.js';
 import { AuthorizeError } from './errors.js';
 import type { OAuth2Service } from './service.js';
 
@@ -49,6 +61,12 @@ export function oauth2Pages(oauth2: OAuth2Service, issuer: () => string): Fastif
         if (location !== undefined) return reply.redirect(location, 302);
         return pageHeaders(reply.code(400), nonce).send(renderErrorPage(error.message, nonce));
       }
+    });
+
+    // Where a bot authorization without a redirect URI ends (OAuth2, Bot Authorization Flow).
+    app.get(BOT_AUTHORIZED_PATH, async (_request, reply) => {
+      const nonce = randomBytes(16).toString('base64');
+      return pageHeaders(reply, nonce).send(renderAuthorizedPage(nonce));
     });
 
     app.get('/oauth2/authorize.js', async (_request, reply) =>

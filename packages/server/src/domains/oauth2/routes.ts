@@ -32,7 +32,11 @@ export function oauth2Routes(oauth2: OAuth2Service): FastifyPluginAsync {
       async (request) => {
         const principal = request.principal;
         if (principal?.kind !== 'user') throw new HearthError('GeneralUnauthorized');
-        const { authorize } = request.body as { authorize: boolean };
+        const { authorize, guild_id, permissions } = request.body as {
+          authorize: boolean;
+          guild_id?: string;
+          permissions?: string;
+        };
         try {
           const authorization = await oauth2.checkAuthorizationRequest(
             request.query as Record<string, unknown>,
@@ -54,6 +58,7 @@ export function oauth2Routes(oauth2: OAuth2Service): FastifyPluginAsync {
             { id: principal.userId, authTime: principal.authTime },
             authorization,
             authorize,
+            { guildId: guild_id, permissions },
           );
           return { location };
         } catch (error) {

@@ -4,6 +4,9 @@ import { Type } from 'typebox';
 /** POST /oauth2/authorize body: the player's answer on the consent screen. */
 export const AuthorizeDecision = Type.Object({
   authorize: Type.Boolean(),
+  /** A `bot` authorization: the guild and permissions chosen on the page, over the URL's. */
+  guild_id: Type.Optional(Type.String({ format: 'snowflake' })),
+  permissions: Type.Optional(Type.String({ pattern: '^[0-9]{1,20}$' })),
 });
 
 export const AuthorizeLocation = Type.Object({ location: Type.String() });

@@ -1,8 +1,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import {
   ACCESS_TOKEN_TTL_SECONDS,
+  ALL_PERMISSIONS,
   ApplicationFlags,
   AUTHORIZATION_CODE_TTL_MS,
+  BOT_AUTHORIZED_PATH,
+  BOT_INSTALL_SCOPES,
   CLIENT_CREDENTIALS_ONLY_SCOPES,
   CODE_CHALLENGE_METHOD,
   CODE_CHALLENGE_PATTERN,
@@ -18,11 +21,13 @@ import {
   OAuth2ErrorCodes,
   OAuth2ErrorDescriptions,
   Prompts,
+  parsePermissions,
   REFRESH_TOKEN_TTL_MS,
   RESTRICTED_SCOPES,
   type Scope,
   Scopes,
   scopeAvailable,
+  scopeNamed,
   TARGETED_SCOPES,
 } from '@hearth/protocol';
 import type { Bus, BusEvent } from '../../bus/bus.js';
@@ -34,6 +39,7 @@ import type { Executor, Storage } from '../../storage/database.js';
 import { recordWebhookEvent } from '../../storage/outbox.js';
 import { type AccountsService, toUserObject } from '../accounts/service.js';
 import { type Application, type ApplicationsService, hasFlag } from '../applications/service.js';
+import type { BotInstalls } from '../guilds/bot-install.js';
 import { AuthorizeError, OAuth2Error } from './errors.js';
 import { accessTokenHash, type IdTokenSigner, type SigningKeys } from './keys.js';
 import * as store from './store.js';
@@ -48,6 +54,8 @@ export interface OAuth2Deps {
   applications: ApplicationsService;
   /** The issuer of ID tokens: this server's public URL. */
   issuer: () => string;
+  /** The `bot` scope's install (the guilds domain); without it the scope is refused. */
+  botInstalls?: BotInstalls;
   /** Provisional-account merges through the token endpoint (PROTOCOL.md §B.3); bound after construction. */
   provisionalMerge?: () => ProvisionalMerge | undefined;
 }
@@ -77,6 +85,15 @@ export interface AuthorizationRequest {
   codeChallenge: string | undefined;
   integrationType: number | undefined;
   prompt: string;
+  /** `guild_id` and `permissions` of a `bot` authorization, as the URL preselects them. */
+  guildId: string | undefined;
+  permissions: bigint | undefined;
+}
+
+/** What the player chose on the consent page for a `bot` authorization, over the URL's values. */
+export interface BotInstallChoice {
+  guildId?: string | undefined;
+  permissions?: string | undefined;
 }
 
 export interface TokenResponse {
@@ -145,7 +162,12 @@ export class OAuth2Service {
 
     const requestedRedirectUri = trusted('redirect_uri', 'redirect_uri') ?? null;
     const codeChallenge = trusted('code_challenge', 'redirect_uri');
-    const redirectUri = resolveRedirectUri(application, requestedRedirectUri, codeChallenge !== undefined);
+    const botOnly = isBotOnly(params['scope']);
+    // A bot-only authorization needs no redirect URI: it ends on the server's page (Bot Authorization Flow).
+    const redirectUri =
+      botOnly && requestedRedirectUri === null
+        ? `${this.#deps.issuer()}${BOT_AUTHORIZED_PATH}`
+        : resolveRedirectUri(application, requestedRedirectUri, codeChallenge !== undefined);
 
     const rawState = params['state'];
     const state = typeof rawState === 'string' && rawState.length <= MAX_STATE_LENGTH ? rawState : undefined;
@@ -164,7 +186,7 @@ export class OAuth2Service {
       throw fail('invalid_request', `"${name}" is given more than once`);
     };
     const responseType = single('response_type');
-    if (responseType !== 'code') {
+    if (responseType !== 'code' && !(botOnly && responseType === undefined)) {
       throw fail(OAuth2ErrorCodes.UnsupportedResponseType, 'Only response_type=code is supported');
     }
     const scopes = parseScopes(single('scope') ?? '', application, fail);
@@ -191,7 +213,16 @@ export class OAuth2Service {
     const prompt = single('prompt') ?? Prompts.Consent;
     if (prompt !== Prompts.Consent && prompt !== Prompts.None)
       throw fail('invalid_request', 'prompt must be consent or none');
+    const guildId = single('guild_id');
+    if (guildId !== undefined && !/^\d{1,20}$/.test(guildId))
+      throw fail('invalid_request', 'Invalid guild_id');
+    const rawPermissions = single('permissions');
+    const permissions = rawPermissions === undefined ? undefined : parsePermissions(rawPermissions);
+    if (rawPermissions !== undefined && permissions === undefined)
+      throw fail('invalid_request', 'Invalid permissions');
     return {
+      guildId,
+      permissions,
       application,
       redirectUri,
       requestedRedirectUri,
@@ -225,6 +256,7 @@ export class OAuth2Service {
     user: { id: string; authTime: number },
     request: AuthorizationRequest,
     approve: boolean,
+    choice: BotInstallChoice = {},
   ): Promise<string> {
     if (!approve) {
       return redirectWith(request, {
@@ -232,11 +264,24 @@ export class OAuth2Service {
         error_description: OAuth2ErrorDescriptions.accessDenied,
       });
     }
+    const install = request.scopes.includes(Scopes.Bot) ? this.#botInstallOf(request, choice) : undefined;
+    if (install && request.scopes.every((scope) => BOT_INSTALL_SCOPES.includes(scope))) {
+      return this.#installBot(user.id, request, install);
+    }
     const { storage, clock } = this.#deps;
     const now = clock.now();
     const code = generateSecret(24);
     const events: BusEvent[] = [];
+    let guild: Record<string, unknown> | undefined;
     await storage.transaction(async (tx) => {
+      if (install) {
+        const installed = await this.#botInstalls().installIn(tx, request.application, {
+          ...install,
+          actorId: user.id,
+        });
+        guild = installed.guild;
+        events.push(...installed.events);
+      }
       const previous = await store.findGrant(tx, request.application.id, user.id);
       const previousScopes = new Set(previous?.scopes.split(' ') ?? []);
       const scopes = [...new Set([...previousScopes, ...request.scopes])];
@@ -247,8 +292,8 @@ export class OAuth2Service {
         integration_type: request.integrationType ?? previous?.integration_type ?? null,
         created_at: previous?.created_at ?? now,
       });
-      if (!previous || request.scopes.some((s) => !previousScopes.has(s))) {
-        events.push(await this.#recordAuthorized(tx, request, user.id, scopes));
+      if (!previous || request.scopes.some((s) => !previousScopes.has(s)) || guild) {
+        events.push(await this.#recordAuthorized(tx, request, user.id, scopes, guild));
       }
       await store.insertCode(tx, {
         code_hash: hashToken(code),
@@ -266,7 +311,63 @@ export class OAuth2Service {
       });
     });
     await this.#publish(events);
-    return redirectWith(request, { code });
+    return redirectWith(request, {
+      code,
+      ...(install ? { guild_id: install.guildId, permissions: install.permissions.toString() } : {}),
+    });
+  }
+
+  /** The guild and permissions of a `bot` authorization: the page's choice over the URL's. */
+  #botInstallOf(
+    request: AuthorizationRequest,
+    choice: BotInstallChoice,
+  ): { guildId: string; permissions: bigint } {
+    const guildId = choice.guildId ?? request.guildId;
+    if (guildId === undefined) throw invalidForm('guild_id', FormErrors.required());
+    const permissions =
+      choice.permissions === undefined ? (request.permissions ?? 0n) : parsePermissions(choice.permissions);
+    if (permissions === undefined || (permissions & ~ALL_PERMISSIONS) !== 0n)
+      throw invalidForm('permissions', FormErrors.integer(choice.permissions));
+    return { guildId, permissions };
+  }
+
+  #botInstalls(): BotInstalls {
+    const installs = this.#deps.botInstalls;
+    if (!installs) throw new HearthError('MissingAccess');
+    return installs;
+  }
+
+  /**
+   * A bot-only authorization: the bot joins the guild, APPLICATION_AUTHORIZED (integration_type 0, with the
+   * guild) is queued with it, and no code is issued; the redirect carries `guild_id` and `permissions`.
+   */
+  async #installBot(
+    userId: string,
+    request: AuthorizationRequest,
+    install: { guildId: string; permissions: bigint },
+  ): Promise<string> {
+    const events: BusEvent[] = [];
+    await this.#deps.storage.transaction(async (tx) => {
+      const installed = await this.#botInstalls().installIn(tx, request.application, {
+        ...install,
+        actorId: userId,
+      });
+      events.push(...installed.events);
+      events.push(
+        await this.#recordAuthorized(
+          tx,
+          { ...request, integrationType: IntegrationTypes.GuildInstall },
+          userId,
+          request.scopes,
+          installed.guild,
+        ),
+      );
+    });
+    await this.#publish(events);
+    return redirectWith(request, {
+      guild_id: install.guildId,
+      permissions: install.permissions.toString(),
+    });
   }
 
   // ---- Token endpoint (RFC 6749 §3.2) ----
@@ -805,12 +906,16 @@ export class OAuth2Service {
     request: AuthorizationRequest,
     userId: string,
     scopes: string[],
+    guild?: Record<string, unknown>,
   ): Promise<BusEvent> {
     const user = await this.#deps.accounts.getUserIn(tx, userId);
+    // A bot install is a guild install (integration_type 0) and names its guild (webhook events, Application Authorized).
+    const integrationType = guild ? IntegrationTypes.GuildInstall : request.integrationType;
     const data = {
-      ...(request.integrationType !== undefined ? { integration_type: request.integrationType } : {}),
+      ...(integrationType !== undefined ? { integration_type: integrationType } : {}),
       user: user ? toUserObject(user) : { id: userId },
       scopes,
+      ...(guild ? { guild } : {}),
     };
     return this.#record(tx, 'APPLICATION_AUTHORIZED', request.application.id, data);
   }
@@ -907,17 +1012,28 @@ function parseScopes(
   application: Application,
   fail: (error: string, description: string) => AuthorizeError,
 ): Scope[] {
-  const names = [...new Set(raw.split(' ').filter(Boolean))];
   const invalid = (description: string) => fail(OAuth2ErrorCodes.InvalidScope, description);
+  const requested = raw.split(' ').filter(Boolean);
+  for (const name of requested) if (!scopeNamed(name)) throw invalid(`Invalid scope: ${name}`);
+  const names = [...new Set(requested.map((name) => scopeNamed(name) as Scope))];
   if (names.length === 0) throw invalid('No scope was requested');
   for (const name of names) {
-    if (!isScope(name)) throw invalid(`Invalid scope: ${name}`);
     if (CLIENT_CREDENTIALS_ONLY_SCOPES.includes(name) || TARGETED_SCOPES.includes(name)) {
       throw invalid(`Scope ${name} cannot be granted here`);
     }
     if (!eligibleFor(application, name)) throw invalid(`Scope ${name} needs approval`);
   }
   return names as Scope[];
+}
+
+/** Whether a raw `scope` parameter asks only for a bot install (no code grant, no redirect needed). */
+function isBotOnly(raw: unknown): boolean {
+  if (typeof raw !== 'string') return false;
+  const names = raw.split(' ').filter(Boolean).map(scopeNamed);
+  return (
+    names.includes(Scopes.Bot) &&
+    names.every((scope) => scope !== undefined && BOT_INSTALL_SCOPES.includes(scope))
+  );
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', '[::1]']);

@@ -1,0 +1,79 @@
+import type { Insertable } from 'kysely';
+import type { Executor } from '../../storage/database.js';
+import type { GuildRolesTable } from '../../storage/schema.js';
+
+/** The queries of a bot install: the bot's managed role and its membership. */
+
+export function managedRoleOf(db: Executor, guildId: string, botUserId: string) {
+  return db
+    .selectFrom('guild_roles')
+    .selectAll()
+    .where('guild_id', '=', guildId)
+    .where('bot_id', '=', botUserId)
+    .executeTakeFirst();
+}
+
+export function findRole(db: Executor, roleId: string) {
+  return db.selectFrom('guild_roles').selectAll().where('id', '=', roleId).executeTakeFirstOrThrow();
+}
+
+export async function insertRole(db: Executor, row: Insertable<GuildRolesTable>): Promise<void> {
+  await db.insertInto('guild_roles').values(row).execute();
+}
+
+export async function setRolePermissions(db: Executor, roleId: string, permissions: string): Promise<void> {
+  await db.updateTable('guild_roles').set({ permissions }).where('id', '=', roleId).execute();
+}
+
+export async function insertMember(db: Executor, guildId: string, userId: string, now: number) {
+  await db
+    .insertInto('guild_members')
+    .values({ guild_id: guildId, user_id: userId, joined_at: now })
+    .execute();
+}
+
+export async function hasMemberRole(db: Executor, guildId: string, userId: string, roleId: string) {
+  const row = await db
+    .selectFrom('guild_member_roles')
+    .select('role_id')
+    .where('guild_id', '=', guildId)
+    .where('user_id', '=', userId)
+    .where('role_id', '=', roleId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export async function insertMemberRole(db: Executor, guildId: string, userId: string, roleId: string) {
+  await db
+    .insertInto('guild_member_roles')
+    .values({ guild_id: guildId, user_id: userId, role_id: roleId })
+    .execute();
+}
+
+export async function isBanned(db: Executor, guildId: string, userId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('guild_bans')
+    .select('user_id')
+    .where('guild_id', '=', guildId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+export function guildRoles(db: Executor, guildId: string) {
+  return db
+    .selectFrom('guild_roles')
+    .selectAll()
+    .where('guild_id', '=', guildId)
+    .orderBy('position')
+    .execute();
+}
+
+export function memberRoleIds(db: Executor, guildId: string, userId: string) {
+  return db
+    .selectFrom('guild_member_roles')
+    .select('role_id')
+    .where('guild_id', '=', guildId)
+    .where('user_id', '=', userId)
+    .execute();
+}
