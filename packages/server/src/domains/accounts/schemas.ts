@@ -25,7 +25,7 @@ export const UserObject = Type.Object({
   /** Hearth: present (true) only on provisional accounts. */
   provisional: Type.Optional(Type.Boolean()),
   public_flags: Type.Integer(),
-  flags: Type.Optional(Type.Integer()),
+  flags: Type.Integer(),
   banner: Type.Union([Type.String(), Type.Null()]),
   accent_color: Type.Union([Type.Integer(), Type.Null()]),
   avatar_decoration_data: Type.Null(),

@@ -351,6 +351,8 @@ export function toUserObject(
     // Hearth's mark, present only on provisional accounts: the reference names no field for it.
     ...(user.provisional ? { provisional: true } : {}),
     public_flags: user.flags,
+    // Every user object carries flags, nested ones too, as SPEC's UserResponse requires (issue 23).
+    flags: user.flags,
     banner: null,
     accent_color: null,
     avatar_decoration_data: null,
@@ -358,7 +360,6 @@ export function toUserObject(
     primary_guild: null,
     ...(self
       ? {
-          flags: user.flags,
           mfa_enabled: false,
           locale: 'en-US',
           premium_type: self.premium ? user.premiumType : PremiumTypes.None,

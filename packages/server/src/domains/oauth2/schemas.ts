@@ -31,8 +31,8 @@ export const UserInfoObject = Type.Object({
   email: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   email_verified: Type.Optional(Type.Boolean()),
   preferred_username: Type.Optional(Type.String()),
-  nickname: Type.Optional(Type.Union([Type.String(), Type.Null()])),
-  picture: Type.Optional(Type.Null()),
+  nickname: Type.Optional(Type.String()),
+  picture: Type.Optional(Type.String()),
   locale: Type.Optional(Type.String()),
 });
 

@@ -764,8 +764,13 @@ export class OAuth2Service {
     return {
       sub: user.id,
       ...(scopes.has(Scopes.Email) ? { email: user.email, email_verified: user.email !== null } : {}),
+      // A claim without a value is left out, never null (OIDC Core §5.3.2; SPEC types them as strings).
       ...(scopes.has(Scopes.Identify)
-        ? { preferred_username: user.username, nickname: user.globalName, picture: null, locale: 'en-US' }
+        ? {
+            preferred_username: user.username,
+            ...(user.globalName === null ? {} : { nickname: user.globalName }),
+            locale: 'en-US',
+          }
         : {}),
     };
   }
