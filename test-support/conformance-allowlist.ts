@@ -36,7 +36,8 @@ export interface AllowlistEntry {
 export interface SpecCorrection {
   /** JSON pointer into SPEC; the run stops if SPEC has nothing there (the correction is stale). */
   pointer: string;
-  schema: object;
+  /** The schema that replaces SPEC's, or a function of SPEC's. */
+  schema: object | ((original: Record<string, unknown>) => object);
   category: 'spec-defect';
   reason: string;
 }
@@ -53,6 +54,57 @@ export const SPEC_CORRECTIONS: readonly SpecCorrection[] = [
     reason:
       'SPEC reuses the top-level Error (integer code) for the leaves of the errors tree; the platform sends ' +
       'string codes there ("BASE_TYPE_REQUIRED"; docs: Reference, Error Messages, example of 50035)',
+  },
+  {
+    pointer: '/components/schemas/EntitlementTypes',
+    schema: {
+      type: 'integer',
+      oneOf: [
+        ['PURCHASE', 1],
+        ['PREMIUM_SUBSCRIPTION', 2],
+        ['DEVELOPER_GIFT', 3],
+        ['TEST_MODE_PURCHASE', 4],
+        ['FREE_PURCHASE', 5],
+        ['USER_GIFT', 6],
+        ['PREMIUM_PURCHASE', 7],
+        ['APPLICATION_SUBSCRIPTION', 8],
+        ['QUEST_REWARD', 10],
+      ].map(([title, value]) => ({ title, const: value })),
+    },
+    category: 'spec-defect',
+    reason:
+      'SPEC lists only APPLICATION_SUBSCRIPTION (8) and QUEST_REWARD (10); the platform documents types 1–8 ' +
+      'and 10, and PURCHASE (1) is what a purchase and a migrated subscription grant (PROTOCOL.md §I)',
+  },
+  {
+    pointer: '/components/schemas/OAuth2Scopes',
+    schema: (original) => ({
+      ...original,
+      oneOf: [
+        ...(original['oneOf'] as object[]),
+        ...[
+          'identify.premium',
+          'sdk.social_layer',
+          'sdk.social_layer_presence',
+          'lobbies.write',
+          'gateway.connect',
+          'dm_channels.messages.read',
+          'dm_channels.messages.write',
+          'guilds.channels.read',
+          'relationships.write',
+          'application_identities.write',
+          'presences.read',
+          'presences.write',
+          'account.global_name.update',
+          'payment_sources.country_code',
+        ].map((scope) => ({ title: scope, const: scope })),
+      ],
+    }),
+    category: 'spec-defect',
+    reason:
+      'SPEC lacks identify.premium (official list) and the Social SDK scopes (sdk.social_layer, ' +
+      'sdk.social_layer_presence and what they expand to, PROTOCOL.md §B.7, §C.7), which applications and ' +
+      'tokens of the Social SDK carry',
   },
 ];
 
@@ -114,6 +166,13 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
     'hearth-only',
     'the login and consent page (HTML), outside the API (README, The authorization server)',
   ),
+  {
+    method: 'GET',
+    route: '/oauth2/authorize',
+    problem: 'content-type',
+    category: 'hearth-only',
+    reason: 'the page tells a person of a bad client or redirect URI in HTML, never redirecting (RFC 6749 §4.1.2.1)',
+  },
   ...route(['GET'], '/oauth2/authorize.js', 'hearth-only', "the consent page's script, outside the API"),
   // ── Platform routes SPEC leaves out ─────────────────────────────────────────────────────────────
   ...route(

@@ -3,10 +3,10 @@ import { fileURLToPath } from 'node:url';
 import type { Tally } from './conformance.js';
 import { CONFORMANCE_ALLOWLIST } from './conformance-allowlist.js';
 
-/** Where each test file leaves its conformance tally for the summary reporter. */
-export const CONFORMANCE_TALLY_DIR = fileURLToPath(
-  new URL('../node_modules/.cache/hearth-conformance', import.meta.url),
-);
+/** Where each test file leaves its conformance tally for the summary reporter (one run at a time). */
+export const CONFORMANCE_TALLY_DIR =
+  process.env['HEARTH_CONFORMANCE_TALLY_DIR'] ??
+  fileURLToPath(new URL('../node_modules/.cache/hearth-conformance', import.meta.url));
 
 export function clearTallies(): void {
   rmSync(CONFORMANCE_TALLY_DIR, { recursive: true, force: true });

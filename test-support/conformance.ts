@@ -3,7 +3,12 @@ import type { ObservedResponse } from '@hearth/server';
 import type { ErrorObject, ValidateFunction } from 'ajv';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import ajvFormats from 'ajv-formats';
-import { type AllowlistEntry, CONFORMANCE_ALLOWLIST, SPEC_CORRECTIONS } from './conformance-allowlist.js';
+import {
+  type AllowlistEntry,
+  CONFORMANCE_ALLOWLIST,
+  SPEC_CORRECTIONS,
+  type SpecCorrection,
+} from './conformance-allowlist.js';
 import { SPEC_PATH } from './openapi.js';
 
 /**
@@ -73,7 +78,7 @@ class Reference {
       throw new Error(`SPEC is OpenAPI ${this.#doc.openapi}; the checker reads 3.1 (JSON Schema 2020-12)`);
     }
     // strict: false, because SPEC carries OpenAPI's own keywords (`example`, `x-…`) beside JSON Schema.
-    this.#ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+    this.#ajv = new Ajv2020({ strict: false, allErrors: true, verbose: true, validateSchema: false });
     // A CommonJS module: its function is the default export's `default` as well, and only that is typed.
     ajvFormats.default(this.#ajv);
     // SPEC's own formats: a snowflake also has its pattern; a nonce is an integer or a string.
@@ -123,7 +128,7 @@ class Reference {
 }
 
 /** Replaces the schema at a JSON pointer; a pointer SPEC no longer has stops the run (stale correction). */
-function correct(doc: OpenApiDocument, pointer: string, schema: object): void {
+function correct(doc: OpenApiDocument, pointer: string, schema: SpecCorrection['schema']): void {
   const segments = pointer
     .split('/')
     .slice(1)
@@ -134,7 +139,8 @@ function correct(doc: OpenApiDocument, pointer: string, schema: object): void {
   if (last === undefined || typeof node !== 'object' || node === null || !(last in node)) {
     throw new Error(`SPEC_CORRECTIONS: SPEC has nothing at ${pointer}`);
   }
-  (node as Record<string, unknown>)[last] = schema;
+  const parent = node as Record<string, object>;
+  parent[last] = typeof schema === 'function' ? schema(parent[last] as Record<string, unknown>) : schema;
 }
 
 /** `/lobbies/:lobby_id` and `/lobbies/{lobby_id}` have one shape: `/lobbies/{}`. */
@@ -215,13 +221,31 @@ function checkBody(ref: Reference, response: ObservedResponse, described: Descri
   }
   const validate = ref.validator(`${described.pointer}/content/application~1json/schema`);
   if (validate(value)) return [];
-  return (validate.errors ?? []).map((e: ErrorObject) => ({
+  return compact(validate.errors ?? []).map((e) => ({
     kind: 'body',
     instancePath: e.instancePath,
     keyword: e.keyword,
-    message: `${e.message ?? e.keyword}${e.params && Object.keys(e.params).length ? ` ${JSON.stringify(e.params)}` : ''}`,
+    message: explain(e),
     schemaPath: e.schemaPath,
   }));
+}
+
+/** A failed `oneOf` of constants (an enum) or of `null | X` says it once, not once per branch. */
+function compact(errors: ErrorObject[]): ErrorObject[] {
+  const failedOneOf = new Set(errors.filter((e) => e.keyword === 'oneOf').map((e) => e.instancePath));
+  return errors.filter(
+    (e) => !(failedOneOf.has(e.instancePath) && /\/oneOf\/\d+\/(const|type)$/.test(e.schemaPath)),
+  );
+}
+
+function explain(e: ErrorObject): string {
+  const shown = ['oneOf', 'const', 'enum', 'type', 'format', 'pattern'].includes(e.keyword);
+  const value = shown ? ` (got ${JSON.stringify(e.data)?.slice(0, 80)})` : '';
+  const params =
+    e.keyword === 'oneOf' || !e.params || Object.keys(e.params).length === 0
+      ? ''
+      : ` ${JSON.stringify(e.params)}`;
+  return `${e.message ?? e.keyword}${params}${value}`;
 }
 
 function excuses(
@@ -262,7 +286,7 @@ export function describeProblem(problem: Problem): string {
     case 'json':
       return problem.detail;
     case 'body':
-      return `body${problem.instancePath || '/'} ${problem.message} (${problem.schemaPath})`;
+      return `body${problem.instancePath || '/'} ${problem.message} (${problem.schemaPath.replace(`${DOC_ID}#`, '#')})`;
   }
 }
 
@@ -301,7 +325,9 @@ export class ConformanceRecorder {
     }
     if (verdict.outcome !== 'violation') return;
     for (const problem of verdict.problems) {
-      const signature = `${verdict.operation} [${response.route ?? 'no route'}]: ${describeProblem(problem)}`;
+      // Array indexes vary from response to response: the summary names each problem once.
+      const where = describeProblem(problem).replace(/\/\d+(?=[/ ])/g, '/*');
+      const signature = `${verdict.operation} [${response.route ?? 'no route'}]: ${where}`;
       this.tally.violations[signature] = (this.tally.violations[signature] ?? 0) + 1;
     }
     const body = response.body === undefined ? '' : String(response.body);
