@@ -7,6 +7,7 @@ import {
   type HearthOptions,
   testConfig,
 } from '@hearth/server';
+import { recordResponse } from './conformance.js';
 
 export interface TestHearth extends Hearth {
   /** Every log line written so far. */
@@ -26,7 +27,10 @@ export interface ApiInit extends Omit<RequestInit, 'body'> {
 /** What createHearth takes besides config and clock: gateway timing (short heartbeats for 4009 tests). */
 export type StartOptions = Pick<HearthOptions, 'gateway' | 'shared' | 'accountLinkParticipants'>;
 
-/** A server in this process on a random port, on in-memory SQLite unless told otherwise. */
+/**
+ * A server in this process on a random port, on in-memory SQLite unless told otherwise. Every response it
+ * sends, whichever client asked, is checked against reference/openapi.json (test-support/conformance.ts).
+ */
 export async function startHearth(
   overrides: Partial<Config> = {},
   clock?: Clock,
@@ -44,6 +48,7 @@ export async function startHearth(
     logDestination,
     ...(clock ? { clock } : {}),
     ...options,
+    observeResponse: recordResponse,
   });
   // Requests go to the bound address; `hearth.url` is the public one clients are told about.
   const bound = await hearth.listen();

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** The platform's published OpenAPI document (SPEC); `HEARTH_REFERENCE_OPENAPI` points elsewhere. */
-const SPEC_PATH =
+export const SPEC_PATH =
   process.env['HEARTH_REFERENCE_OPENAPI'] ??
   fileURLToPath(new URL('../../shared/reference/openapi.json', import.meta.url));
 

@@ -1,7 +1,15 @@
 import type { Reporter, TestModule } from 'vitest/node';
+import { clearTallies, summarizeTallies } from './conformance-tally.js';
 
-/** Prints `tests: N passed, N failed, N skipped` as the run's last line, a form any CI log reader knows. */
+/**
+ * Prints the conformance summary (how many responses were checked against reference/openapi.json), then
+ * `tests: N passed, N failed, N skipped` as the run's last line, a form any CI log reader knows.
+ */
 export default class SummaryReporter implements Reporter {
+  onTestRunStart(): void {
+    clearTallies();
+  }
+
   onTestRunEnd(modules: readonly TestModule[]): void {
     const counts = { passed: 0, failed: 0, skipped: 0 };
     for (const module of modules) {
@@ -13,8 +21,9 @@ export default class SummaryReporter implements Reporter {
       }
       if (module.state() === 'failed' && module.children.size === 0) counts.failed++;
     }
+    const conformance = summarizeTallies();
     process.stdout.write(
-      `\ntests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`,
+      `\n${conformance.map((l) => `${l}\n`).join('')}tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`,
     );
   }
 }

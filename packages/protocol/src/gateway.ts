@@ -1,4 +1,5 @@
 import { PermissionFlags } from './permissions.js';
+import type { ActivityType, PresenceStatus } from './social.js';
 
 /** Session start limit reported by GET /gateway/bot (PROTOCOL.md §D.1, §D.3). */
 export const SESSION_START_LIMIT = { total: 1000, windowMs: 24 * 60 * 60 * 1000, maxConcurrency: 1 } as const;
@@ -164,3 +165,175 @@ export const PRIVILEGED_INTENT_FLAGS: ReadonlyArray<{ intent: number; flags: rea
   { intent: GatewayIntents.GuildMembers, flags: [1n << 14n, 1n << 15n] },
   { intent: GatewayIntents.MessageContent, flags: [1n << 18n, 1n << 19n] },
 ];
+
+// ---- Frames (PROTOCOL.md §D.2) ----
+// The wire shapes of what the gateway sends, checked against discord-api-types v10 by
+// packages/protocol/test/gateway-frames.test.ts, so a client built on them reads Hearth's frames.
+
+/** `{op, d, s, t}`: `s` and `t` are set on dispatches (op 0) only. */
+export interface GatewayFrame<Op extends GatewayOpcode = GatewayOpcode, D = unknown> {
+  op: Op;
+  d: D;
+  s: number | null;
+  t: string | null;
+}
+
+/** A dispatch (op 0) of event `T`. */
+export interface GatewayDispatchFrame<T extends string, D>
+  extends GatewayFrame<typeof GatewayOpcodes.Dispatch, D> {
+  s: number;
+  t: T;
+}
+
+/** op 10 HELLO. */
+export interface GatewayHelloData {
+  heartbeat_interval: number;
+}
+
+/** The user object of READY and of the user events: `flags` and `public_flags` always present. */
+export interface GatewayUser {
+  id: string;
+  username: string;
+  discriminator: string;
+  global_name: string | null;
+  avatar: string | null;
+  bot?: boolean;
+  system?: boolean;
+  banner?: string | null;
+  accent_color?: number | null;
+  flags: number;
+  public_flags: number;
+  mfa_enabled?: boolean;
+  locale?: string;
+  verified?: boolean;
+  email?: string | null;
+  premium_type?: number;
+}
+
+/** A presence's activity as friends see it (secrets removed; PROTOCOL.md §B.8). */
+export interface GatewayActivity {
+  name: string;
+  type: ActivityType;
+  created_at: number;
+  url?: string | null;
+  application_id?: string;
+  details?: string | null;
+  state?: string | null;
+  timestamps?: { start?: number; end?: number };
+  party?: { id?: string; size?: [current_size: number, max_size: number] };
+  assets?: { large_image?: string; large_text?: string; small_image?: string; small_text?: string };
+  flags?: number;
+  platform?: string;
+}
+
+/** The statuses a presence shows others: `invisible` shows as `offline`. */
+export type GatewayPresenceStatus = Exclude<PresenceStatus, 'invisible'>;
+
+/** PRESENCE_UPDATE and READY `presences`: a friend's presence, of no guild (PROTOCOL.md §B.8). */
+export interface GatewayPresence {
+  user: { id: string };
+  status: GatewayPresenceStatus;
+  activities: GatewayActivity[];
+  client_status: {
+    desktop?: GatewayPresenceStatus;
+    mobile?: GatewayPresenceStatus;
+    web?: GatewayPresenceStatus;
+  };
+}
+
+/** READY (PROTOCOL.md §D.3); `scopes`, `lobbies` and `presences` are the social layer's additions. */
+export interface GatewayReadyData {
+  v: number;
+  user: GatewayUser;
+  guilds: Array<{ id: string; unavailable: true }>;
+  session_id: string;
+  resume_gateway_url: string;
+  shard: [shard_id: number, shard_count: number];
+  /** Sessions of a bot or a game's player: the application's id and flags. */
+  application?: { id: string; flags: number; flags_new: string };
+  scopes?: string[];
+  lobbies?: unknown[];
+  presences?: GatewayPresence[];
+}
+
+/** RESUMED carries an empty object, as the platform sends it. */
+export type GatewayResumedData = Record<string, never>;
+
+/** A guild member of GUILD_MEMBERS_CHUNK. */
+export interface GatewayGuildMember {
+  user: GatewayUser;
+  nick?: string | null;
+  avatar?: string | null;
+  roles: string[];
+  joined_at: string;
+  deaf: boolean;
+  mute: boolean;
+  flags: number;
+  pending?: boolean;
+}
+
+/** GUILD_MEMBERS_CHUNK, the answer to op 8 REQUEST_GUILD_MEMBERS. */
+export interface GatewayGuildMembersChunkData {
+  guild_id: string;
+  members: GatewayGuildMember[];
+  chunk_index: number;
+  chunk_count: number;
+  not_found?: string[];
+  nonce?: string;
+}
+
+/** RATE_LIMITED, sent when op 8 is asked for too often. */
+export interface GatewayRateLimitedData {
+  opcode: typeof GatewayOpcodes.RequestGuildMembers;
+  retry_after: number;
+  meta: { guild_id: string; nonce?: string };
+}
+
+export type GatewayHelloFrame = GatewayFrame<typeof GatewayOpcodes.Hello, GatewayHelloData> & {
+  s: null;
+  t: null;
+};
+export type GatewayHeartbeatAckFrame = GatewayFrame<typeof GatewayOpcodes.HeartbeatAck, null> & {
+  s: null;
+  t: null;
+};
+export type GatewayInvalidSessionFrame = GatewayFrame<typeof GatewayOpcodes.InvalidSession, boolean> & {
+  s: null;
+  t: null;
+};
+export type GatewayReadyFrame = GatewayDispatchFrame<'READY', GatewayReadyData>;
+export type GatewayResumedFrame = GatewayDispatchFrame<'RESUMED', GatewayResumedData>;
+export type GatewayPresenceUpdateFrame = GatewayDispatchFrame<'PRESENCE_UPDATE', GatewayPresence>;
+export type GatewayGuildMembersChunkFrame = GatewayDispatchFrame<
+  'GUILD_MEMBERS_CHUNK',
+  GatewayGuildMembersChunkData
+>;
+export type GatewayRateLimitedFrame = GatewayDispatchFrame<'RATE_LIMITED', GatewayRateLimitedData>;
+
+/** What a client sends: op 2 IDENTIFY. */
+export interface GatewayIdentifyData {
+  token: string;
+  properties: { os: string; browser: string; device: string };
+  intents?: number;
+  compress?: boolean;
+  large_threshold?: number;
+  shard?: [shard_id: number, shard_count: number];
+  presence?: unknown;
+}
+
+/** op 6 RESUME. */
+export interface GatewayResumeData {
+  token: string;
+  session_id: string;
+  seq: number;
+}
+
+/** op 8 REQUEST_GUILD_MEMBERS: a query or user ids. */
+export interface GatewayRequestGuildMembersData {
+  guild_id: string | string[];
+  query?: string;
+  limit?: number;
+  presences?: boolean;
+  user_ids?: string | string[];
+  nonce?: string;
+}

@@ -53,7 +53,7 @@ import { gatewayRoutes } from './gateway/routes.js';
 import { GatewayService } from './gateway/service.js';
 import { RedisSessionStore, type SessionStore } from './gateway/session-store.js';
 import type { Authenticators } from './http/auth.js';
-import { createHttpServer } from './http/server.js';
+import { createHttpServer, type ResponseObserver } from './http/server.js';
 import { type Clock, startingAt, systemClock } from './kernel/clock.js';
 import { createLogger, type Logger } from './kernel/logger.js';
 import { SnowflakeGenerator } from './kernel/snowflake.js';
@@ -82,6 +82,8 @@ export interface HearthOptions {
   deliverWebhooks?: boolean;
   /** Data of an embedder's (or a test's) own that moves on merge and unmerge, after the built-in participants. */
   accountLinkParticipants?: readonly AccountLinkParticipant[];
+  /** Told of every HTTP response as sent: tests check each against the reference description. */
+  observeResponse?: ResponseObserver;
 }
 
 export interface Services {
@@ -401,7 +403,14 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   };
 
   const http = createHttpServer(
-    { logger, clock, rateLimits: counters, authenticators, globalPerSecond: config.rateLimitGlobal },
+    {
+      logger,
+      clock,
+      rateLimits: counters,
+      authenticators,
+      globalPerSecond: config.rateLimitGlobal,
+      observeResponse: options.observeResponse,
+    },
     [
       accountsRoutes(accounts),
       applicationsRoutes(applications),

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { conformance } from '../../../test-support/conformance.js';
 import { startHearth, type TestHearth } from '../../../test-support/hearth.js';
 
 let hearth: TestHearth;
@@ -312,6 +313,7 @@ describe('unexpected failures', () => {
   it('answers a bug with a generic 500 body and logs it with the request id', async () => {
     const broken = await startHearth();
     await broken.storage.close(); // every query now fails inside the service
+    conformance.expectServerError('POST', '/auth/login', 'the database is closed to provoke a bug');
     const response = await broken.api('/auth/login', {
       method: 'POST',
       body: { login: 'x@example.com', password: 'a long password' },

@@ -1,5 +1,6 @@
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { conformance } from '../../../test-support/conformance.js';
 import { startHearth, type TestHearth } from '../../../test-support/hearth.js';
 import { createLogger } from '../src/kernel/logger.js';
 
@@ -158,6 +159,10 @@ describe('credentials never reach a log line (seed, Authentication 8)', () => {
     });
     secrets.set('token on the failing server', brokenToken);
     await broken.storage.close();
+    const why = 'the storage is closed to provoke 500s and their log lines';
+    conformance.expectServerError('GET', '/users/@me', why);
+    conformance.expectServerError('POST', '/auth/login', why);
+    conformance.expectServerError('GET', '/users/@me', why);
     await request(broken, '/users/@me', { auth: brokenToken }, 500);
     await request(
       broken,

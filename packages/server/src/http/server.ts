@@ -52,7 +52,24 @@ export interface HttpDeps {
   authenticators: Authenticators;
   /** Requests per second per identity. */
   globalPerSecond: number;
+  /** Told of every response as sent (tests check each against the reference description). */
+  observeResponse?: ResponseObserver | undefined;
 }
+
+/** One response as it leaves the server, after serialization. */
+export interface ObservedResponse {
+  method: string;
+  /** The matched route as registered, prefix included (`/api/v10/users/:user_id`); undefined: no route. */
+  route: string | undefined;
+  /** The path asked for, without the query. */
+  path: string;
+  status: number;
+  contentType: string | undefined;
+  /** The body as sent; undefined when there is none or it is a stream. */
+  body: string | Buffer | undefined;
+}
+
+export type ResponseObserver = (response: ObservedResponse) => void;
 
 const API_PREFIX = /^\/api(\/v\d+)?(?=\/)/;
 
@@ -86,6 +103,7 @@ export function createHttpServer(
     if (reply.statusCode === 429 && !reply.hasHeader('via')) reply.header('via', RATE_LIMITED_VIA);
     return payload;
   });
+  if (deps.observeResponse) observeResponses(app, deps.observeResponse);
   app.setValidatorCompiler(({ schema, httpPart }) => {
     const validate = compileValidator(schema as TSchema, (httpPart ?? 'body') as Part);
     return (data: unknown) =>
@@ -173,6 +191,22 @@ export function decodePathSegments(url: string): string {
     String.fromCharCode(Number.parseInt(encoded.slice(1), 16)),
   );
   return end === -1 ? decoded : decoded + url.slice(end);
+}
+
+/** A root hook, so every route, the not-found handler, error replies and early 429s pass through it. */
+function observeResponses(app: FastifyInstance, observe: ResponseObserver): void {
+  app.addHook('onSend', async (request, reply, payload) => {
+    const contentType = reply.getHeader('content-type');
+    observe({
+      method: request.method,
+      route: request.is404 ? undefined : request.routeOptions.url,
+      path: request.url.split('?')[0] ?? request.url,
+      status: reply.statusCode,
+      contentType: contentType === undefined ? undefined : String(contentType),
+      body: typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : undefined,
+    });
+    return payload;
+  });
 }
 
 const LOG_METHODS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace']);

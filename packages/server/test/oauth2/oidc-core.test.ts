@@ -445,7 +445,7 @@ describe('OpenID Connect Core 1.0', () => {
       return hearth.api('/oauth2/userinfo', { auth: `Bearer ${accessToken}` });
     }
 
-    it('§5.3.2 openid identify: sub and the profile claims', async () => {
+    it('§5.3.2 openid identify: sub and the profile claims; a claim with no value is omitted, not null', async () => {
       const { hearth, player, tokens } = await linked('openid identify');
       const response = await userinfo(hearth, tokens.access_token);
       expect(response.status).toBe(200);

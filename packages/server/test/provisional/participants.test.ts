@@ -1,5 +1,6 @@
 import { type AccountLinkParticipant, ManualClock } from '@hearth/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { conformance } from '../../../../test-support/conformance.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import {
   authorizationCode,
@@ -87,6 +88,11 @@ describe('AccountLinkParticipant (the merge/unmerge seam)', () => {
     const player = await createPlayer(hearth);
     const code = await authorizationCode(hearth, game, player.token, { scope: 'openid sdk.social_layer' });
     failNext = true;
+    conformance.expectServerError(
+      'POST',
+      '/oauth2/token',
+      'a participant that throws is a bug of the embedder',
+    );
     const failed = await merge(player.token, source.token, code);
     expect(failed.status).toBe(500);
     expect(calls).toEqual([['merge', source.userId, player.user.id, game.id]]);
