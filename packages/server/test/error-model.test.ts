@@ -148,8 +148,9 @@ describe('request bodies', () => {
     });
   });
 
-  it('answers a body over 1 MiB with 413 and code 40005', async () => {
-    await expectError(await patchMe({ global_name: 'x'.repeat(1024 * 1024) }), 413, {
+  it('answers a body over the route limit with 413 and code 40005', async () => {
+    // PATCH /users/@me takes two images of up to 10 MiB as base64, so its limit is above 1 MiB.
+    await expectError(await patchMe({ global_name: 'x'.repeat(32 * 1024 * 1024) }), 413, {
       code: 40005,
       message: 'Request entity too large',
     });
