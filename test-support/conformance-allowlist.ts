@@ -106,6 +106,29 @@ export const SPEC_CORRECTIONS: readonly SpecCorrection[] = [
       'sdk.social_layer_presence and what they expand to, PROTOCOL.md §B.7, §C.7), which applications and ' +
       'tokens of the Social SDK carry',
   },
+  {
+    pointer: '/components/schemas/ChannelTypes',
+    schema: (original) => ({
+      ...original,
+      oneOf: [...(original['oneOf'] as object[]), { title: 'GUILD_MEDIA', const: 16 }],
+    }),
+    category: 'spec-defect',
+    reason:
+      'SPEC lacks GUILD_MEDIA (16), a guild channel type the platform documents beside GUILD_FORUM ' +
+      '(GUILDS.md §2.1; discord-api-types ChannelType.GuildMedia)',
+  },
+  ...[
+    '/components/schemas/GuildChannelResponse/properties/type/enum',
+    '/components/schemas/CreateGuildChannelRequest/properties/type/oneOf/1/enum',
+    '/components/schemas/UpdateGuildChannelRequestPartial/properties/type/oneOf/1/enum',
+  ].map(
+    (pointer): SpecCorrection => ({
+      pointer,
+      schema: (original) => [...(original as unknown as number[]), 16],
+      category: 'spec-defect',
+      reason: 'the guild channel types SPEC enumerates leave out GUILD_MEDIA (16) (GUILDS.md §2.1)',
+    }),
+  ),
 ];
 
 const HEARTH_ACCOUNTS = 'Hearth-only: accounts with email and password (README, The authorization server)';
@@ -120,6 +143,8 @@ function route(
   return methods.map((method) => ({ method, route: template, problem: 'route', category, reason }));
 }
 
+const CDN =
+  "the platform's CDN routes for user images (docs: Reference, Image Formatting), served by Hearth itself; not API routes";
 const NOT_IN_SPEC = 'PROTOCOL.md (head): paths not present in SPEC, documented elsewhere';
 const RELATIONSHIPS = `${NOT_IN_SPEC}: relationship endpoints (PROTOCOL.md §B.6, UDOC)`;
 const GAME_DMS = `${NOT_IN_SPEC}: game-DM endpoints (PROTOCOL.md §B.5, UDOC)`;
@@ -184,6 +209,29 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
   ),
   ...route(['POST'], '/partner-sdk/child-token', 'not-in-spec', `${NOT_IN_SPEC} (PROTOCOL.md §B.3)`),
   ...route(['GET'], '/applications/:application_id/skus', 'not-in-spec', `${NOT_IN_SPEC} (PROTOCOL.md §I)`),
+  ...route(
+    ['POST'],
+    '/guilds',
+    'not-in-spec',
+    'Create Guild: removed for apps from 15 July 2025 (seed, Versioning), so SPEC, which describes what apps ' +
+      'call, leaves it out; user accounts still create guilds (GUILDS.md §3.1)',
+  ),
+  ...route(
+    ['DELETE'],
+    '/guilds/:guild_id',
+    'not-in-spec',
+    'Delete Guild (docs: resources/guild, owner only); SPEC leaves it out with Create Guild',
+  ),
+  ...route(['GET'], '/avatars/:user_id/:file', 'hearth-only', CDN),
+  ...route(['GET'], '/banners/:user_id/:file', 'hearth-only', CDN),
+  ...route(['GET'], '/embed/avatars/:file', 'hearth-only', CDN),
+  ...route(
+    ['PUT'],
+    '/users/@me/primary-guild',
+    'hearth-only',
+    'wearing a guild tag (primary_guild): the platform sets it from its own client settings and publishes ' +
+      'no route; README documents this one',
+  ),
   ...route(['GET', 'POST'], '/users/@me/relationships', 'not-in-spec', RELATIONSHIPS),
   ...route(['PUT', 'DELETE'], '/users/@me/relationships/:user_id', 'not-in-spec', RELATIONSHIPS),
   ...route(['GET', 'POST'], '/users/@me/game-relationships', 'not-in-spec', RELATIONSHIPS),
@@ -218,18 +266,7 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
     },
   ]),
   // ── Hearth is wrong; the fix is larger than a serializer, or owned elsewhere ─────────────────────
-  {
-    method: 'POST',
-    route: '/applications/:application_id/entitlements',
-    status: 200,
-    problem: 'body',
-    instancePath: '',
-    keyword: 'required',
-    category: 'hearth-gap',
-    reason:
-      'a test entitlement is answered partial, without starts_at and ends_at; issue 23 (Fix, OAuth details) ' +
-      'owns answering it as GET does',
-  },
+
   ...(['/errors', '/errors/_errors'] as const).map(
     (instancePath): AllowlistEntry => ({
       method: 'PUT',
