@@ -1,6 +1,4 @@
-import type { Insertable } from 'kysely';
 import type { Executor } from '../../storage/database.js';
-import type { GuildRolesTable } from '../../storage/schema.js';
 
 /** The queries of a bot install: the bot's managed role and its membership. */
 
@@ -15,10 +13,6 @@ export function managedRoleOf(db: Executor, guildId: string, botUserId: string) 
 
 export function findRole(db: Executor, roleId: string) {
   return db.selectFrom('guild_roles').selectAll().where('id', '=', roleId).executeTakeFirstOrThrow();
-}
-
-export async function insertRole(db: Executor, row: Insertable<GuildRolesTable>): Promise<void> {
-  await db.insertInto('guild_roles').values(row).execute();
 }
 
 export async function setRolePermissions(db: Executor, roleId: string, permissions: string): Promise<void> {
@@ -60,15 +54,6 @@ export async function isBanned(db: Executor, guildId: string, userId: string): P
   return row !== undefined;
 }
 
-export function guildRoles(db: Executor, guildId: string) {
-  return db
-    .selectFrom('guild_roles')
-    .selectAll()
-    .where('guild_id', '=', guildId)
-    .orderBy('position')
-    .execute();
-}
-
 export function memberRoleIds(db: Executor, guildId: string, userId: string) {
   return db
     .selectFrom('guild_member_roles')
@@ -77,3 +62,5 @@ export function memberRoleIds(db: Executor, guildId: string, userId: string) {
     .where('user_id', '=', userId)
     .execute();
 }
+
+export { guildRoles, insertRole } from './store.js';

@@ -2,19 +2,7 @@ import type { Executor } from '../../storage/database.js';
 
 /** The reads behind GUILD_CREATE and Request Guild Members: whole guilds, in few queries. */
 
-export function guildRow(db: Executor, guildId: string) {
-  return db.selectFrom('guilds').selectAll().where('id', '=', guildId).executeTakeFirst();
-}
-
-export function guildRoles(db: Executor, guildId: string) {
-  return db
-    .selectFrom('guild_roles')
-    .selectAll()
-    .where('guild_id', '=', guildId)
-    .orderBy('position')
-    .orderBy('id')
-    .execute();
-}
+export { findGuild as guildRow, guildRoles } from './store.js';
 
 export function guildChannels(db: Executor, guildId: string) {
   return db
