@@ -324,6 +324,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     accounts,
     applications,
     guilds,
+    updateVoiceState: (userId, sessionId, payload) =>
+      voiceStates.updateVoiceState(userId, sessionId, payload),
     snapshots: new GuildSnapshots({ storage, clock, users: (ids) => accounts.getUsers(ids) }),
     gateway,
     lobbiesOf: (userId, applicationId) => lobbies.lobbiesOf(userId, applicationId),

@@ -30,6 +30,7 @@ export interface GatewayPort {
     guildId: string,
     filter: { query?: string; userIds?: readonly string[]; limit: number },
   ): Promise<Array<Record<string, unknown> & { user: { id: string } }>>;
+  updateVoiceState(session: Session, d: { guild_id: string }): Promise<void>;
 }
 
 type Handler = (gateway: GatewayPort, connection: Connection, d: unknown) => Promise<void> | void;
@@ -52,7 +53,7 @@ export const OPCODE_HANDLERS: Readonly<Record<number, Handler>> = {
   [GatewayOpcodes.Resume]: (gateway, connection, d) => gateway.resume(connection, d),
   [GatewayOpcodes.PresenceUpdate]: presenceUpdate,
   [GatewayOpcodes.RequestGuildMembers]: requestGuildMembers,
-  [GatewayOpcodes.VoiceStateUpdate]: notServedYet,
+  [GatewayOpcodes.VoiceStateUpdate]: voiceStateUpdate,
   [GatewayOpcodes.LobbyVoiceStates]: notServedYet,
   [GatewayOpcodes.RequestSoundboardSounds]: notServedYet,
   [GatewayOpcodes.LobbyVoiceServerPing]: notServedYet,
@@ -83,6 +84,25 @@ export async function route(
  * drop clients that send them as a matter of course (discord.js voice sends op 4 on every join).
  */
 function notServedYet(): void {}
+
+/**
+ * Op 4 (GUILDS.md §7.4): `{guild_id, channel_id, self_mute, self_deaf}` joins, moves or leaves (null) a
+ * voice channel; VOICE_STATE_UPDATE reaches the guild. A malformed or refused one is ignored: op 4 never
+ * closes a session (guild_id null is a DM call, which bots do not make; voice clients resend on failure).
+ */
+async function voiceStateUpdate(gateway: GatewayPort, connection: Connection, d: unknown): Promise<void> {
+  const update = d as { guild_id?: unknown; channel_id?: unknown } | null;
+  if (
+    typeof update !== 'object' ||
+    update === null ||
+    typeof update.guild_id !== 'string' ||
+    !isSnowflake(update.guild_id) ||
+    !(update.channel_id === null || (typeof update.channel_id === 'string' && isSnowflake(update.channel_id)))
+  ) {
+    return;
+  }
+  await gateway.updateVoiceState(connection.session!, update as { guild_id: string });
+}
 
 const STATUSES = new Set(['online', 'dnd', 'idle', 'invisible', 'offline']);
 

@@ -30,6 +30,7 @@ import type { GuildSnapshots, MemberObject } from '../domains/guilds/snapshot.js
 import type { Authenticators, Principal } from '../http/auth.js';
 import { judgeSdkVersion } from '../http/sdk-version.js';
 import type { Clock } from '../kernel/clock.js';
+import { HearthError } from '../kernel/errors.js';
 import type { Logger } from '../kernel/logger.js';
 import { hashToken } from '../kernel/secrets.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
@@ -69,6 +70,8 @@ export interface GatewayServerDeps {
   nodeId: string;
   /** Presence of the social layer: told of sessions starting, changing and ending. */
   presence?: PresenceHooks;
+  /** Op 4: joins, moves or leaves a guild's voice (the guild domain's voice states); throws on a refusal. */
+  updateVoiceState?: (userId: string, sessionId: string, payload: unknown) => Promise<unknown>;
 }
 
 /** What presence needs of the gateway's sessions (PROTOCOL.md §B.8): parsing, lifecycle, READY extras. */
@@ -624,6 +627,18 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
   ): Promise<Array<MemberObject & { user: { id: string } }>> {
     const members = await this.#deps.snapshots.members(guildId, filter);
     return members.filter((member): member is MemberObject & { user: { id: string } } => !!member.user);
+  }
+
+  /** Op 4 of a session in the guild; a refusal (unknown channel, no CONNECT, full) changes nothing. */
+  async updateVoiceState(session: Session, d: { guild_id: string }): Promise<void> {
+    const update = this.#deps.updateVoiceState;
+    if (!update || !session.guildIds.has(d.guild_id)) return;
+    try {
+      await update(session.identity.userId, session.id, d);
+    } catch (error) {
+      if (!(error instanceof HearthError)) throw error;
+      this.logger.debug({ session: session.id, code: error.code }, 'gateway voice state update refused');
+    }
   }
 
   // ---- Lifecycle ----

@@ -290,7 +290,6 @@ describe('Close codes (PROTOCOL.md §D.4); none of them takes the node down', ()
   });
 
   it.each([
-    [4, 'Voice State Update', { guild_id: null, channel_id: null, self_mute: false, self_deaf: false }],
     [17, 'Lobby Voice States', [{ lobby_id: '1', self_mute: false, self_deaf: false }]],
     [31, 'Request Soundboard Sounds', { guild_ids: ['1'] }],
     [42, 'Lobby Voice Server Ping', { lobby_id: '1' }],
