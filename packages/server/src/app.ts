@@ -326,7 +326,12 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     guilds,
     updateVoiceState: (userId, sessionId, payload) =>
       voiceStates.updateVoiceState(userId, sessionId, payload),
-    snapshots: new GuildSnapshots({ storage, clock, users: (ids) => accounts.getUsers(ids) }),
+    snapshots: new GuildSnapshots({
+      storage,
+      clock,
+      users: (ids) => accounts.getUsers(ids),
+      presenceOf: (userId) => presence!.presenceOf(userId),
+    }),
     gateway,
     lobbiesOf: (userId, applicationId) => lobbies.lobbiesOf(userId, applicationId),
     heartbeatIntervalMs: options.gateway?.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,

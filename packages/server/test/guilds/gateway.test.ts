@@ -9,7 +9,7 @@ import {
   PermissionFlags,
 } from '@hearth/protocol';
 import { ManualClock, MemoryBus, MemorySessionStore } from '@hearth/server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GatewayClient } from '../../../../test-support/gateway.js';
 import {
   addTestBot,
@@ -168,6 +168,29 @@ describe('READY then GUILD_CREATE (gateway events: Ready, Guild Create)', () => 
     const ids = (created.d as { members: Array<{ user: { id: string } }> }).members.map((m) => m.user.id);
     expect(ids.toSorted()).toEqual([guild.owner.id, member.id, game.botUserId].toSorted());
     await client.close();
+  });
+
+  it('with GUILD_PRESENCES, GUILD_CREATE carries the presences of the members who are not offline', async () => {
+    const guild = await createTestGuild(hearth);
+    const member = await addTestMember(hearth, guild);
+    const game = await addTestBot(hearth, guild);
+    await approve(hearth, game, ['GatewayPresenceLimited']);
+    const online = await identify(hearth, member.token, {
+      presence: { status: 'dnd', activities: [], since: null, afk: false },
+    });
+    await vi.waitFor(() => expect(hearth.services.presence.presenceOf(member.id).status).toBe('dnd'));
+    const client = await identify(hearth, game.botToken, { intents: Guilds | GuildPresences });
+    const created = await client.nextDispatch('GUILD_CREATE');
+    expect((created.d as { presences: unknown[] }).presences).toEqual([
+      { user: { id: member.id }, status: 'dnd', activities: [], client_status: { desktop: 'dnd' } },
+    ]);
+    await client.close();
+    const other = await addTestBot(hearth, guild);
+    const without = await identify(hearth, other.botToken, { intents: Guilds });
+    expect(((await without.nextDispatch('GUILD_CREATE')).d as { presences: unknown[] }).presences).toEqual(
+      [],
+    );
+    await Promise.all([without.close(), online.close()]);
   });
 
   it('a channel the bot cannot view is left out of GUILD_CREATE', async () => {

@@ -1,4 +1,4 @@
-import { GatewayIntents, LargeThreshold, PermissionFlags } from '@hearth/protocol';
+import { GatewayIntents, LargeThreshold, PermissionFlags, PresenceStatuses } from '@hearth/protocol';
 import type { Selectable } from 'kysely';
 import type { Clock } from '../../kernel/clock.js';
 import type { Storage } from '../../storage/database.js';
@@ -39,6 +39,8 @@ export interface GuildSnapshotsDeps {
   clock: Clock;
   /** Users by id (the accounts domain owns them). */
   users: (ids: readonly string[]) => Promise<Map<string, User>>;
+  /** A user's presence as others see it (offline when invisible or gone); the social layer keeps them. */
+  presenceOf?: (userId: string) => { status: string };
 }
 
 /**
@@ -50,6 +52,15 @@ export class GuildSnapshots {
 
   constructor(deps: GuildSnapshotsDeps) {
     this.#deps = deps;
+  }
+
+  /** With GUILD_PRESENCES, the presences of the members sent who are not offline (gateway events, Guild Create). */
+  #presences(viewer: SnapshotViewer, members: ReadonlyArray<{ user?: { id: string } }>): unknown[] {
+    const presenceOf = this.#deps.presenceOf;
+    if (!presenceOf || (viewer.intents & GatewayIntents.GuildPresences) === 0) return [];
+    return members
+      .flatMap((member) => (member.user ? [presenceOf(member.user.id)] : []))
+      .filter((presence) => presence.status !== PresenceStatuses.Offline);
   }
 
   /**
@@ -130,7 +141,7 @@ export class GuildSnapshots {
         members,
         channels: visible.map((channel) => toChannelObject(channel, byChannel.get(channel.id) ?? [])),
         threads: [],
-        presences: [],
+        presences: this.#presences(viewer, members),
         stage_instances: [],
         guild_scheduled_events: [],
         soundboard_sounds: [],
