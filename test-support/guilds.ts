@@ -84,3 +84,59 @@ export async function setEveryonePermissions(hearth: TestHearth, guild: TestGuil
     .where('id', '=', guild.id)
     .execute();
 }
+
+/** A channel row of the guild (setup only), with optional overwrites; answers its id. */
+export async function seedTestChannel(
+  hearth: TestHearth,
+  guildId: string,
+  options: {
+    type?: number;
+    name?: string;
+    id?: string;
+    userLimit?: number;
+    overwrites?: ReadonlyArray<{ id: string; type: number; allow: bigint; deny: bigint }>;
+  } = {},
+): Promise<string> {
+  const id = options.id ?? String(BigInt(guildId) + BigInt(++counter * 4096 + 1));
+  const voice = options.type === 2 || options.type === 13;
+  await hearth.storage.db
+    .insertInto('channels')
+    .values({
+      id,
+      guild_id: guildId,
+      type: options.type ?? 0,
+      name: options.name ?? `channel-${id}`,
+      position: 0,
+      parent_id: null,
+      topic: null,
+      nsfw: 0,
+      rate_limit_per_user: 0,
+      bitrate: voice ? 64000 : null,
+      user_limit: voice ? (options.userLimit ?? 0) : null,
+      rtc_region: null,
+      video_quality_mode: null,
+      default_auto_archive_duration: null,
+      default_thread_rate_limit_per_user: null,
+      last_message_id: null,
+      last_pin_timestamp: null,
+      available_tags: null,
+      default_reaction_emoji: null,
+      default_sort_order: null,
+      default_forum_layout: null,
+      created_at: hearth.clock.now(),
+    })
+    .execute();
+  for (const overwrite of options.overwrites ?? []) {
+    await hearth.storage.db
+      .insertInto('channel_overwrites')
+      .values({
+        channel_id: id,
+        target_id: overwrite.id,
+        type: overwrite.type,
+        allow: overwrite.allow.toString(),
+        deny: overwrite.deny.toString(),
+      })
+      .execute();
+  }
+  return id;
+}

@@ -8,7 +8,12 @@ import { WebSocketManager } from '@discordjs/ws';
 import { PermissionFlags } from '@hearth/protocol';
 import { ChannelType, Client, DiscordAPIError, Events, GatewayIntentBits } from 'discord.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addTestMember, createTestGuild, type TestGuild } from '../../../../test-support/guilds.js';
+import {
+  addTestMember,
+  createTestGuild,
+  seedTestChannel,
+  type TestGuild,
+} from '../../../../test-support/guilds.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import { consent, createGame, type TestGame } from '../../../../test-support/oauth.js';
 
@@ -29,34 +34,7 @@ beforeAll(async () => {
   hearth = await startHearth();
   guild = await createTestGuild(hearth, 'discord.js Hall');
   member = await addTestMember(hearth, guild);
-  const general = await hearth.storage.db
-    .insertInto('channels')
-    .values({
-      id: String(BigInt(guild.id) + 7n),
-      guild_id: guild.id,
-      type: 0,
-      name: 'general',
-      position: 0,
-      parent_id: null,
-      topic: null,
-      nsfw: 0,
-      rate_limit_per_user: 0,
-      bitrate: null,
-      user_limit: null,
-      rtc_region: null,
-      video_quality_mode: null,
-      default_auto_archive_duration: null,
-      default_thread_rate_limit_per_user: null,
-      last_message_id: null,
-      last_pin_timestamp: null,
-      available_tags: null,
-      default_reaction_emoji: null,
-      default_sort_order: null,
-      default_forum_layout: null,
-      created_at: hearth.clock.now(),
-    })
-    .execute();
-  expect(general).toBeDefined();
+  await seedTestChannel(hearth, guild.id, { id: String(BigInt(guild.id) + 7n), name: 'general' });
 });
 
 afterAll(async () => {

@@ -1,13 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  ChannelTypes,
-  GatewayIntents,
-  GatewayOpcodes,
-  OverwriteTypes,
-  PermissionFlags,
-} from '@hearth/protocol';
+import { GatewayIntents, GatewayOpcodes, OverwriteTypes, PermissionFlags } from '@hearth/protocol';
 import { ManualClock, MemoryBus, MemorySessionStore } from '@hearth/server';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { GatewayClient } from '../../../../test-support/gateway.js';
@@ -16,6 +10,7 @@ import {
   addTestMember,
   createTestGuild,
   grantTestRole,
+  seedTestChannel,
   type TestGuild,
 } from '../../../../test-support/guilds.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
@@ -25,54 +20,14 @@ import { REDIS_URL, redisAvailable, redisPrefix } from '../../../../test-support
 const PROPERTIES = { os: 'linux', browser: 'hearth-test', device: 'hearth-test' };
 const { Guilds, GuildMembers, GuildModeration, GuildPresences } = GatewayIntents;
 
-/** A channel row written directly (setup only: the channels routes are another part's). */
-async function seedChannel(
+/** A text channel row written directly (setup only: the channels routes are another part's). */
+function seedChannel(
   hearth: TestHearth,
   guild: TestGuild,
   name: string,
   overwrites: Array<{ id: string; type: number; allow: bigint; deny: bigint }> = [],
 ): Promise<string> {
-  const id = String(BigInt(guild.id) + BigInt(Math.floor(Math.random() * 1e6) + 1));
-  await hearth.storage.db
-    .insertInto('channels')
-    .values({
-      id,
-      guild_id: guild.id,
-      type: ChannelTypes.GuildText,
-      name,
-      position: 0,
-      parent_id: null,
-      topic: null,
-      nsfw: 0,
-      rate_limit_per_user: 0,
-      bitrate: null,
-      user_limit: null,
-      rtc_region: null,
-      video_quality_mode: null,
-      default_auto_archive_duration: null,
-      default_thread_rate_limit_per_user: null,
-      last_message_id: null,
-      last_pin_timestamp: null,
-      available_tags: null,
-      default_reaction_emoji: null,
-      default_sort_order: null,
-      default_forum_layout: null,
-      created_at: hearth.clock.now(),
-    })
-    .execute();
-  for (const overwrite of overwrites) {
-    await hearth.storage.db
-      .insertInto('channel_overwrites')
-      .values({
-        channel_id: id,
-        target_id: overwrite.id,
-        type: overwrite.type,
-        allow: overwrite.allow.toString(),
-        deny: overwrite.deny.toString(),
-      })
-      .execute();
-  }
-  return id;
+  return seedTestChannel(hearth, guild.id, { name, overwrites });
 }
 
 /** The wire channel object a service would publish for a channel (what CHANNEL_* carries). */

@@ -1,4 +1,5 @@
 import { expect } from 'vitest';
+import { seedTestChannel } from '../../../../test-support/guilds.js';
 import type { TestHearth } from '../../../../test-support/hearth.js';
 import type { DeliveredEvent } from '../../src/bus/bus.js';
 
@@ -62,41 +63,13 @@ export function recordEvents(hearth: TestHearth) {
 }
 
 /** A voice or text channel row for voice-state setup (channel routes belong to another part). */
-export async function insertChannel(
+export function insertChannel(
   hearth: TestHearth,
   guildId: string,
   type: number,
   options: { userLimit?: number } = {},
 ): Promise<string> {
-  const id = String(BigInt(guildId) + BigInt(Math.floor(Math.random() * 1_000_000) + 1_000_000));
-  await hearth.storage.db
-    .insertInto('channels')
-    .values({
-      id,
-      guild_id: guildId,
-      type,
-      name: `channel-${id}`,
-      position: 0,
-      parent_id: null,
-      topic: null,
-      nsfw: 0,
-      rate_limit_per_user: 0,
-      bitrate: 64000,
-      user_limit: options.userLimit ?? 0,
-      rtc_region: null,
-      video_quality_mode: null,
-      default_auto_archive_duration: null,
-      default_thread_rate_limit_per_user: null,
-      last_message_id: null,
-      last_pin_timestamp: null,
-      available_tags: null,
-      default_reaction_emoji: null,
-      default_sort_order: null,
-      default_forum_layout: null,
-      created_at: hearth.clock.now(),
-    })
-    .execute();
-  return id;
+  return seedTestChannel(hearth, guildId, { type, ...options });
 }
 
 export const UNKNOWN_ID = '999999999999999999';
