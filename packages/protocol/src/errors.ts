@@ -17,16 +17,25 @@ export const JSONErrors = {
   UnknownOverwrite: { code: 10009, status: 404, message: 'Unknown Overwrite' },
   UnknownRole: { code: 10011, status: 404, message: 'Unknown Role' },
   UnknownUser: { code: 10013, status: 404, message: 'Unknown User' },
+  UnknownEmoji: { code: 10014, status: 404, message: 'Unknown Emoji' },
   UnknownBan: { code: 10026, status: 404, message: 'Unknown Ban' },
   UnknownSKU: { code: 10027, status: 404, message: 'Unknown SKU' },
   UnknownEntitlement: { code: 10029, status: 404, message: 'Unknown Entitlement' },
   UnknownLobby: { code: 10031, status: 404, message: 'Unknown Lobby' },
   UnknownVoiceState: { code: 10065, status: 404, message: 'Unknown Voice State' },
+  UnknownAutoModerationRule: { code: 10066, status: 404, message: 'Unknown auto moderation rule' },
   BotsCannotUseEndpoint: { code: 20001, status: 403, message: 'Bots cannot use this endpoint' },
   OnlyBotsCanUseEndpoint: { code: 20002, status: 403, message: 'Only bots can use this endpoint' },
+  /** Slowmode (`rate_limit_per_user`): answered with 429 and `retry_after` (GUILDS.md §4.8). */
+  SlowmodeRateLimited: {
+    code: 20016,
+    status: 429,
+    message: 'This action cannot be performed due to slowmode rate limit',
+  },
   MaximumGuilds: { code: 30001, status: 400, message: 'Maximum number of guilds reached (100)' },
   MaximumFriends: { code: 30002, status: 400, message: 'Maximum number of friends reached (1000)' },
   MaximumRoles: { code: 30005, status: 400, message: 'Maximum number of guild roles reached (250)' },
+  MaximumReactions: { code: 30010, status: 400, message: 'Maximum number of reactions reached (20)' },
   MaximumChannels: { code: 30013, status: 400, message: 'Maximum number of guild channels reached (500)' },
   // Hearth-defined: the platform publishes no code for the two lobby caps (PROTOCOL.md §A.2).
   MaximumLobbyMembers: {
@@ -39,6 +48,11 @@ export const JSONErrors = {
   RequestEntityTooLarge: { code: 40005, status: 413, message: 'Request entity too large' },
   /** Add Guild Member for a user the guild banned (GUILDS.md §3.3). */
   BannedFromGuild: { code: 40007, status: 403, message: 'The user is banned from this guild.' },
+  MessageAlreadyCrossposted: {
+    code: 40033,
+    status: 400,
+    message: 'This message has already been crossposted',
+  },
   OnlyConsumableSKUsCanBeConsumed: {
     code: 40018,
     status: 400,
@@ -66,6 +80,7 @@ export const JSONErrors = {
     message: 'The entitlement for this SKU has already been granted',
   },
   MissingAccess: { code: 50001, status: 403, message: 'Missing Access' },
+  CannotExecuteOnDMChannel: { code: 50003, status: 403, message: 'Cannot execute action on a DM channel' },
   CannotEditOtherUsersMessage: {
     code: 50005,
     status: 403,
@@ -73,7 +88,18 @@ export const JSONErrors = {
   },
   CannotSendEmptyMessage: { code: 50006, status: 400, message: 'Cannot send an empty message' },
   CannotSendMessagesToThisUser: { code: 50007, status: 400, message: 'Cannot send messages to this user' },
+  CannotSendMessagesInNonTextChannel: {
+    code: 50008,
+    status: 400,
+    message: 'Cannot send messages in a non-text channel',
+  },
   MissingPermissions: { code: 50013, status: 403, message: 'Missing Permissions' },
+  /** Deleting or editing a system message (GUILDS.md §4.1). */
+  CannotExecuteOnSystemMessage: {
+    code: 50021,
+    status: 400,
+    message: 'Cannot execute action on a system message',
+  },
   InvalidAuthenticationToken: { code: 50014, status: 401, message: 'Invalid authentication token provided' },
   InvalidOAuth2AccessToken: { code: 50025, status: 403, message: 'Invalid OAuth2 access token provided' },
   MissingOAuth2Scope: { code: 50026, status: 403, message: 'Missing required OAuth2 scope' },
@@ -85,6 +111,11 @@ export const JSONErrors = {
   /** Deleting @everyone or a managed role (GUILDS.md §1.4). */
   InvalidRole: { code: 50028, status: 400, message: 'Invalid Role' },
   InvalidFormBody: { code: 50035, status: 400, message: 'Invalid Form Body' },
+  BulkDeleteTooOld: {
+    code: 50034,
+    status: 400,
+    message: 'A message provided was too old to bulk delete',
+  },
   CannotDeleteCommunityChannel: {
     code: 50074,
     status: 400,
@@ -102,6 +133,12 @@ export const JSONErrors = {
   InvalidJSON: { code: 50109, status: 400, message: 'The request body contains invalid JSON.' },
   InvalidUserType: { code: 50229, status: 400, message: 'Invalid user type' },
   IndexNotYetAvailable: { code: 110000, status: 202, message: 'Index not yet available. Try again later' },
+  CannotReplyWithoutReadHistory: {
+    code: 160002,
+    status: 403,
+    message: 'Cannot reply without permission to read message history',
+  },
+  ReactionBlocked: { code: 90001, status: 403, message: 'Reaction was blocked' },
   CannotForwardUnreadableMessage: {
     code: 160014,
     status: 403,
@@ -109,6 +146,16 @@ export const JSONErrors = {
   },
   // The platform publishes no HTTP status for 500000 (GUILDS.md §9): the request, not the server, failed, so 4xx.
   FailedToBanUsers: { code: 500000, status: 400, message: 'Failed to ban users' },
+  AutoModerationMessageBlocked: {
+    code: 200000,
+    status: 400,
+    message: 'Message was blocked by automatic moderation',
+  },
+  AutoModerationTitleBlocked: {
+    code: 200001,
+    status: 400,
+    message: 'Title was blocked by automatic moderation',
+  },
   ProvisionalAccountsNotEnabled: {
     code: 530000,
     status: 400,

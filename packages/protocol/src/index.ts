@@ -6,6 +6,7 @@ export * from './guilds.js';
 export * from './http.js';
 export * from './limits.js';
 export * from './lobby.js';
+export * from './messages.js';
 export * from './oauth2.js';
 export * from './permissions.js';
 export * from './provisional.js';

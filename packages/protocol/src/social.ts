@@ -107,12 +107,6 @@ export type MessageActivityType = (typeof MessageActivityTypes)[keyof typeof Mes
 /** Activity action types of the secret a join or spectate reveals (PROTOCOL.md §B.9: GameSDK ActivityActionType). */
 export const ActivityActionTypes = { Join: 1, Spectate: 2 } as const;
 
-/** Message flags the social layer sets (PROTOCOL.md §A.4: UDOC `SENT_BY_SOCIAL_LAYER_INTEGRATION`). */
-export const MessageFlags = { SentBySocialLayerIntegration: 1 << 16 } as const;
-
-/** Message types the game DMs use. */
-export const MessageTypes = { Default: 0 } as const;
-
 /** Game direct messages (PROTOCOL.md §B.5, §B.4, §A.3). */
 export const DirectMessageLimits = {
   contentMax: 2000,

@@ -45,6 +45,13 @@ export interface Schema {
   event_log: EventLogTable;
   // ---- Avatars and banners (0010_user_images) ----
   user_images: UserImagesTable;
+  // ---- Channel messages (0016_messages) ----
+  messages: MessagesTable;
+  message_nonces: MessageNoncesTable;
+  message_attachments: MessageAttachmentsTable;
+  message_reactions: MessageReactionsTable;
+  slowmode_marks: SlowmodeMarksTable;
+  auto_moderation_rules: AutoModerationRulesTable;
 }
 
 export interface UsersTable {
@@ -527,5 +534,98 @@ export interface UserImagesTable {
   hash: string;
   content_type: string;
   bytes: Buffer;
+  created_at: number;
+}
+
+// ---- Channel messages (0016_messages) ----
+
+export interface MessagesTable {
+  id: string;
+  channel_id: string;
+  guild_id: string | null;
+  author_id: string;
+  type: Generated<number>;
+  content: Generated<string>;
+  flags: Generated<number>;
+  tts: Generated<number>;
+  mention_everyone: Generated<number>;
+  /** JSON array of user ids. */
+  mentions: Generated<string>;
+  /** JSON array of role ids. */
+  mention_roles: Generated<string>;
+  /** JSON array of embed objects as the wire has them. */
+  embeds: Generated<string>;
+  /** JSON array of component objects as the wire has them. */
+  components: Generated<string>;
+  message_reference: string | null;
+  message_snapshots: string | null;
+  interaction_metadata: string | null;
+  nonce: string | null;
+  pinned: Generated<number>;
+  pinned_at: number | null;
+  webhook_id: string | null;
+  application_id: string | null;
+  /** The id's own timestamp (ms): history pages order by (created_at, id). */
+  created_at: number;
+  edited_at: number | null;
+}
+
+export interface MessageNoncesTable {
+  author_id: string;
+  nonce: string;
+  message_id: string;
+  created_at: number;
+}
+
+export interface MessageAttachmentsTable {
+  id: string;
+  /** Null while an upload is staged and not yet part of a message. */
+  message_id: string | null;
+  channel_id: string;
+  position: Generated<number>;
+  filename: string;
+  title: string | null;
+  description: string | null;
+  content_type: string | null;
+  size: number;
+  width: number | null;
+  height: number | null;
+  duration_secs: number | null;
+  waveform: string | null;
+  flags: Generated<number>;
+  storage_key: string;
+  created_at: number;
+}
+
+export interface MessageReactionsTable {
+  message_id: string;
+  /** A custom emoji's id, or the unicode emoji itself. */
+  emoji_key: string;
+  emoji_id: string | null;
+  emoji_name: string | null;
+  emoji_animated: Generated<number>;
+  user_id: string;
+  burst: Generated<number>;
+  created_at: number;
+}
+
+export interface SlowmodeMarksTable {
+  channel_id: string;
+  user_id: string;
+  until: number;
+}
+
+export interface AutoModerationRulesTable {
+  id: string;
+  guild_id: string;
+  name: string;
+  creator_id: string;
+  event_type: number;
+  trigger_type: number;
+  trigger_metadata: Generated<string>;
+  actions: Generated<string>;
+  enabled: Generated<number>;
+  exempt_roles: Generated<string>;
+  exempt_channels: Generated<string>;
   created_at: number;
 }

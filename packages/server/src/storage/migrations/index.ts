@@ -10,6 +10,7 @@ import { guilds } from './0008_guilds.js';
 import { eventLog } from './0009_event_log.js';
 import { userImages } from './0010_user_images.js';
 import { intentsReview } from './0015_intents_review.js';
+import { messages } from './0016_messages.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
 const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ const migrations: Record<string, Migration> = {
   '0009_event_log': eventLog,
   '0010_user_images': userImages,
   '0015_intents_review': intentsReview,
+  '0016_messages': messages,
 };
 
 export const migrationProvider: MigrationProvider = {
