@@ -316,6 +316,84 @@ export const FormErrors = {
   }),
   /** `parent_id` names no category of the guild (Hearth's wording; the platform publishes none). */
   channelParentInvalid: () => ({ code: 'CHANNEL_PARENT_INVALID', message: 'Category does not exist' }),
+  // ---- Message embeds and components (GUILDS.md §4.7, §5) ----
+  /** A URL whose scheme the field does not take (embed links: http/https; media also attachment://). */
+  urlScheme: (scheme: string, allowed: readonly string[]) => ({
+    code: 'URL_TYPE_INVALID_SCHEME',
+    message: `Scheme "${scheme}" is not supported. Scheme must be one of (${allowed.map((s) => `'${s}'`).join(', ')}).`,
+  }),
+  /** A timestamp that is not ISO 8601 (embed `timestamp`). */
+  dateTime: (value: unknown) => ({
+    code: 'DATE_TIME_TYPE_PARSE',
+    message: `Could not parse ${describe(value)}. Should be ISO8601.`,
+  }),
+  /** The characters of every embed of a message together (answered under `embeds`). */
+  embedSizeExceeded: (max: number) => ({
+    code: 'MAX_EMBED_SIZE_EXCEEDED',
+    message: `Embed size exceeds maximum size of ${max}`,
+  }),
+  /** A component whose `type` may not stand where it is (the platform prints the choices as a tuple). */
+  unionTypeChoices: (types: readonly number[]) => ({
+    code: 'UNION_TYPE_CHOICES',
+    message: `Value of field "type" must be one of (${types.length === 1 ? `${types[0]},` : types.join(', ')}).`,
+  }),
+  componentCustomIdDuplicated: () => ({
+    code: 'COMPONENT_CUSTOM_ID_DUPLICATED',
+    message: 'Component custom id cannot be duplicated',
+  }),
+  /** Two components of one message with the same `id` (Hearth's wording, after the custom id one). */
+  componentIdDuplicated: () => ({
+    code: 'COMPONENT_ID_DUPLICATED',
+    message: 'Component id cannot be duplicated',
+  }),
+  /** A select that shares its action row, or more than the row holds. */
+  componentLayoutWidthExceeded: () => ({
+    code: 'COMPONENT_LAYOUT_WIDTH_EXCEEDED',
+    message: 'The specified component exceeds the maximum width',
+  }),
+  buttonCustomIdRequired: () => ({
+    code: 'BUTTON_COMPONENT_CUSTOM_ID_REQUIRED',
+    message: 'A custom id is required',
+  }),
+  buttonUrlRequired: () => ({ code: 'BUTTON_COMPONENT_URL_REQUIRED', message: 'A url is required' }),
+  buttonSkuIdRequired: () => ({ code: 'BUTTON_COMPONENT_SKU_ID_REQUIRED', message: 'A sku id is required' }),
+  buttonCustomIdUrlMutuallyExclusive: () => ({
+    code: 'BUTTON_COMPONENT_CUSTOM_ID_URL_MUTUALLY_EXCLUSIVE',
+    message: 'A custom id and url cannot both be specified',
+  }),
+  /** A field the button's style does not take (a url on a primary button, a label on a premium one). */
+  buttonFieldNotAllowed: (style: number) => ({
+    code: 'BUTTON_COMPONENT_FIELD_NOT_ALLOWED',
+    message: `This field cannot be used with a button of style ${style}`,
+  }),
+  selectOptionValueDuplicated: () => ({
+    code: 'SELECT_COMPONENT_OPTION_VALUE_DUPLICATED',
+    message: 'Select component option value cannot be duplicated',
+  }),
+  selectTooManyDefaultValues: () => ({
+    code: 'SELECT_COMPONENT_TOO_MANY_DEFAULT_VALUES',
+    message: 'Select component has more default options than max_values',
+  }),
+  /** A file component or media item naming an attachment the message does not carry. */
+  mediaAttachmentNotFound: (filename: string) => ({
+    code: 'UNFURLED_MEDIA_ITEM_ATTACHMENT_NOT_FOUND',
+    message: `The message has no attachment named "${filename}"`,
+  }),
+  /** File components show an uploaded file only: `attachment://<filename>`. */
+  mediaAttachmentRequired: () => ({
+    code: 'UNFURLED_MEDIA_ITEM_ATTACHMENT_REQUIRED',
+    message: 'The url must be an attachment:// reference',
+  }),
+  /** `content`, `embeds`, `sticker_ids` or `poll` on a message flagged IS_COMPONENTS_V2 (GUILDS.md §4.3). */
+  componentsV2LegacyField: (field: string) => ({
+    code: 'MESSAGE_CANNOT_USE_LEGACY_FIELDS_WITH_COMPONENTS_V2',
+    message: `The '${field}' field cannot be used when using MessageFlags.IS_COMPONENTS_V2`,
+  }),
+  /** An edit that would clear IS_COMPONENTS_V2 (Hearth's wording; GUILDS.md §4.3 "cannot be removed"). */
+  componentsV2FlagRemoved: () => ({
+    code: 'MESSAGE_CANNOT_REMOVE_COMPONENTS_V2_FLAG',
+    message: 'The IS_COMPONENTS_V2 flag cannot be removed once set',
+  }),
   // ---- Webhooks ----
   /** A URL that did not answer its PING with 204 (Hearth's name, after the interactions endpoint's error). */
   eventWebhooksUrlInvalid: () => ({

@@ -157,7 +157,25 @@ export const EmbedLimits = {
   authorName: 256,
   /** Characters of every title, description, field, footer and author name of a message together. */
   total: 6000,
+  /** Every URL of an embed (OAS `RichEmbed`). */
+  url: 2048,
 } as const;
+
+/** URL schemes an embed's link takes, and those its images take (an upload of the message by name). */
+export const EMBED_URL_SCHEMES: readonly string[] = ['http', 'https'];
+export const MEDIA_URL_SCHEMES: readonly string[] = ['http', 'https', 'attachment'];
+/** A link button also opens the platform's own `discord://` links. */
+export const BUTTON_URL_SCHEMES: readonly string[] = ['http', 'https', 'discord'];
+/** `attachment://<filename>` names a file uploaded with the same message (DOCS reference "Uploading Files"). */
+export const ATTACHMENT_URL_PREFIX = 'attachment://';
+
+/** `default_values[].type` each auto-populated select takes (seed: Select-menu components). */
+export const SELECT_DEFAULT_VALUE_TYPES: Readonly<Record<number, readonly string[]>> = {
+  [ComponentTypes.UserSelect]: ['user'],
+  [ComponentTypes.RoleSelect]: ['role'],
+  [ComponentTypes.MentionableSelect]: ['user', 'role'],
+  [ComponentTypes.ChannelSelect]: ['channel'],
+};
 
 /** Component limits (seed: Limits "components"; GUILDS.md §5). */
 export const ComponentLimits = {
@@ -179,6 +197,12 @@ export const ComponentLimits = {
   mediaGalleryItemsMin: 1,
   mediaGalleryItemsMax: 10,
   mediaDescription: 1024,
+  actionRowComponentsMin: 1,
+  buttonUrl: 512,
+  emojiName: 32,
+  mediaUrl: 2048,
+  /** `id` of a component is a positive 32-bit integer; 0 means "assign one". */
+  componentIdMax: 2 ** 31 - 1,
 } as const;
 
 /** AutoMod (GUILDS.md §6). */
