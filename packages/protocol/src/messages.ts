@@ -190,6 +190,7 @@ export const ComponentLimits = {
   actionRowButtons: 5,
   buttonLabel: 80,
   customId: 100,
+  selectOptionsMin: 1,
   selectOptions: 25,
   selectPlaceholder: 150,
   selectMinValuesMax: 25,

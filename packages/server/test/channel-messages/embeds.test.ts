@@ -139,20 +139,17 @@ describe('Embed limits (GUILDS.md §4.7): edge accepted, edge + 1 refused with 5
   });
 
   it(`${EmbedLimits.total} characters across all embeds; one more is MAX_EMBED_SIZE_EXCEEDED at embeds`, async () => {
-    const exactly = [
+    const fieldValue = EmbedLimits.total - EmbedLimits.title - EmbedLimits.description - 1300;
+    const embeds = (footer: number) => [
       { title: x(EmbedLimits.title), description: x(EmbedLimits.description) },
       {
         author: { name: x(200) },
-        footer: { text: x(1000) },
-        fields: [
-          { name: x(100), value: x(EmbedLimits.total - EmbedLimits.title - EmbedLimits.description - 1300) },
-        ],
+        footer: { text: x(footer) },
+        fields: [{ name: x(100), value: x(fieldValue) }],
       },
     ];
-    await sent({ embeds: exactly });
-    const over = structuredClone(exactly);
-    over[1] = { ...over[1], footer: { text: x(1001) } };
-    expect(await sendEmbeds(over)).toEqual({
+    await sent({ embeds: embeds(1000) });
+    expect(await sendEmbeds(embeds(1001))).toEqual({
       status: 400,
       body: invalid(at('embeds', 'MAX_EMBED_SIZE_EXCEEDED', 'Embed size exceeds maximum size of 6000')),
     });

@@ -27,8 +27,8 @@ const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null
 const Optional = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema));
 const Choice = (values: readonly number[]) => Type.Unsafe<number>({ type: 'integer', enum: [...values] });
 const Snowflake = Type.String({ format: 'snowflake' });
-const Children = (minItems: number, maxItems?: number) =>
-  Type.Array(Type.Unknown(), maxItems === undefined ? { minItems } : { minItems, maxItems });
+/** Child lists bounded on both sides are measured by the walk (FormBody.checkLength), for their wording. */
+const Children = Type.Array(Type.Unknown());
 
 const base = {
   type: Type.Integer(),
@@ -56,7 +56,7 @@ const DefaultValues = Type.Array(Type.Object({ id: Snowflake, type: Type.String(
 
 const ActionRowRequest = Type.Object({
   ...base,
-  components: Children(ComponentLimits.actionRowComponentsMin, ComponentLimits.actionRowButtons),
+  components: Children,
 });
 const ButtonRequest = Type.Object({
   ...base,
@@ -78,7 +78,6 @@ const StringSelectRequest = Type.Object({
       emoji: Optional(Emoji),
       default: Optional(Type.Boolean()),
     }),
-    { minItems: 1, maxItems: ComponentLimits.selectOptions },
   ),
 });
 const AutoSelectRequest = Type.Object({ ...selectFields, default_values: Optional(DefaultValues) });
@@ -89,7 +88,7 @@ const ChannelSelectRequest = Type.Object({
 });
 const SectionRequest = Type.Object({
   ...base,
-  components: Children(ComponentLimits.sectionTextDisplaysMin, ComponentLimits.sectionTextDisplaysMax),
+  components: Children,
   accessory: Type.Unknown(),
 });
 const TextDisplayRequest = Type.Object({
@@ -106,7 +105,6 @@ const MediaGalleryRequest = Type.Object({
   ...base,
   items: Type.Array(
     Type.Object({ media: Media, description: Optional(MediaDescription), spoiler: Optional(Type.Boolean()) }),
-    { minItems: ComponentLimits.mediaGalleryItemsMin, maxItems: ComponentLimits.mediaGalleryItemsMax },
   ),
 });
 const FileRequest = Type.Object({ ...base, file: Media, spoiler: Optional(Type.Boolean()) });
@@ -119,17 +117,17 @@ const ContainerRequest = Type.Object({
   ...base,
   accent_color: Optional(Type.Integer({ minimum: 0, maximum: 0xffffff })),
   spoiler: Optional(Type.Boolean()),
-  components: Children(1),
+  components: Type.Array(Type.Unknown(), { minItems: 1 }),
 });
 
 // ---- Stored shapes (OAS `*ComponentResponse`) ----
 
-export interface ComponentEmoji {
+export type ComponentEmoji = {
   id?: string;
   name: string;
   animated?: boolean;
-}
-export interface UnfurledMedia {
+};
+export type UnfurledMedia = {
   id: string;
   url: string;
   proxy_url: string;
@@ -137,13 +135,13 @@ export interface UnfurledMedia {
   height: number | null;
   content_type: string | null;
   attachment_id?: string;
-}
-export interface ActionRow {
+};
+export type ActionRow = {
   type: typeof ComponentTypes.ActionRow;
   id: number;
   components: (Button | SelectMenu)[];
-}
-export interface Button {
+};
+export type Button = {
   type: typeof ComponentTypes.Button;
   id: number;
   style: number;
@@ -153,8 +151,8 @@ export interface Button {
   url?: string;
   sku_id?: string;
   disabled?: boolean;
-}
-export interface SelectMenu {
+};
+export type SelectMenu = {
   type: number;
   id: number;
   custom_id: string;
@@ -171,51 +169,51 @@ export interface SelectMenu {
   }[];
   default_values?: { id: string; type: string }[];
   channel_types?: number[];
-}
-export interface Section {
+};
+export type Section = {
   type: typeof ComponentTypes.Section;
   id: number;
   components: TextDisplay[];
   accessory: Button | Thumbnail;
-}
-export interface TextDisplay {
+};
+export type TextDisplay = {
   type: typeof ComponentTypes.TextDisplay;
   id: number;
   content: string;
-}
-export interface Thumbnail {
+};
+export type Thumbnail = {
   type: typeof ComponentTypes.Thumbnail;
   id: number;
   media: UnfurledMedia;
   description: string | null;
   spoiler: boolean;
-}
-export interface MediaGallery {
+};
+export type MediaGallery = {
   type: typeof ComponentTypes.MediaGallery;
   id: number;
   items: { media: UnfurledMedia; description: string | null; spoiler: boolean }[];
-}
-export interface FileComponent {
+};
+export type FileComponent = {
   type: typeof ComponentTypes.File;
   id: number;
   file: UnfurledMedia;
   name: string | null;
   size: number | null;
   spoiler: boolean;
-}
-export interface Separator {
+};
+export type Separator = {
   type: typeof ComponentTypes.Separator;
   id: number;
   spacing: number;
   divider: boolean;
-}
-export interface Container {
+};
+export type Container = {
   type: typeof ComponentTypes.Container;
   id: number;
   accent_color: number | null;
   spoiler: boolean;
   components: (ActionRow | Section | TextDisplay | MediaGallery | FileComponent | Separator)[];
-}
+};
 export type Component =
   | ActionRow
   | Button
@@ -238,6 +236,22 @@ export interface ComponentAttachment {
   readonly content_type?: string | null | undefined;
   readonly width?: number | null | undefined;
   readonly height?: number | null | undefined;
+}
+
+/** Reads the attachment objects of a message (stored JSON) as the references components resolve. */
+export function componentAttachmentsOf(objects: readonly Record<string, unknown>[]): ComponentAttachment[] {
+  const text = (value: unknown) => (typeof value === 'string' ? value : '');
+  const int = (value: unknown) => (typeof value === 'number' ? value : null);
+  return objects.map((a) => ({
+    id: text(a['id']),
+    filename: text(a['filename']),
+    url: text(a['url']),
+    proxy_url: text(a['proxy_url']),
+    size: int(a['size']) ?? 0,
+    content_type: typeof a['content_type'] === 'string' ? a['content_type'] : null,
+    width: int(a['width']),
+    height: int(a['height']),
+  }));
 }
 
 export interface ComponentsContext {
@@ -324,15 +338,20 @@ export interface ComponentsV2Fields {
 }
 
 /**
- * Checks a message that will carry IS_COMPONENTS_V2 (GUILDS.md §4.3): no content, embeds, stickers or poll;
- * on edit, `previousFlags` keeps the flag from being cleared.
+ * Checks a message that carries or asks for IS_COMPONENTS_V2 (GUILDS.md §4.3): no content, embeds,
+ * stickers or poll. On edit, `requestedFlags` are the flags the body asks for and `previousFlags` the
+ * stored ones: asking to clear the flag is refused, as it "cannot be removed once set".
  */
-export function checkComponentsV2Message(flags: number, fields: ComponentsV2Fields, previousFlags = 0): void {
+export function checkComponentsV2Message(
+  requestedFlags: number,
+  fields: ComponentsV2Fields,
+  previousFlags = 0,
+): void {
   const form = new FormBody();
-  if (isComponentsV2(previousFlags) && !isComponentsV2(flags)) {
+  if (isComponentsV2(previousFlags) && !isComponentsV2(requestedFlags)) {
     form.add(['flags'], FormErrors.componentsV2FlagRemoved());
   }
-  if (isComponentsV2(flags)) {
+  if (isComponentsV2(requestedFlags | previousFlags)) {
     if (fields.content) form.add(['content'], FormErrors.componentsV2LegacyField('content'));
     for (const field of ['embeds', 'sticker_ids'] as const) {
       const list = fields[field];
@@ -441,6 +460,8 @@ class ComponentTree {
   /** Up to 5 buttons, or one select alone: anything beside a select exceeds the row's width. */
   #actionRow(row: Static<typeof ActionRowRequest>, id: number, path: FieldPath): ActionRow {
     const children = [...path, 'components'];
+    const { actionRowComponentsMin, actionRowButtons } = ComponentLimits;
+    this.#form.checkLength(row.components, actionRowComponentsMin, actionRowButtons, children);
     const components = this.parseList<Button | SelectMenu>(row.components, children, PLACES.actionRow);
     const hasSelect = row.components.some((c) => SELECT_TYPES.includes((c as { type?: number })?.type ?? -1));
     if (hasSelect && row.components.length > 1) {
@@ -507,7 +528,11 @@ class ComponentTree {
 
   #stringSelect(select: Static<typeof StringSelectRequest>, id: number, path: FieldPath): SelectMenu {
     const out = this.#selectBase(select, ComponentTypes.StringSelect, id, path);
-    if (out.max_values > select.options.length) {
+    this.#form.checkLength(select.options, ComponentLimits.selectOptionsMin, ComponentLimits.selectOptions, [
+      ...path,
+      'options',
+    ]);
+    if (select.options.length > 0 && out.max_values > select.options.length) {
       this.#form.add([...path, 'max_values'], FormErrors.maximum(select.options.length));
     }
     const values = new Set<string>();
@@ -559,11 +584,10 @@ class ComponentTree {
 
   /** One to three text displays beside one accessory, a button or a thumbnail. */
   #section(section: Static<typeof SectionRequest>, id: number, path: FieldPath): Section | undefined {
-    const components = this.parseList<TextDisplay>(
-      section.components,
-      [...path, 'components'],
-      PLACES.sectionText,
-    );
+    const { sectionTextDisplaysMin, sectionTextDisplaysMax } = ComponentLimits;
+    const texts = [...path, 'components'];
+    this.#form.checkLength(section.components, sectionTextDisplaysMin, sectionTextDisplaysMax, texts);
+    const components = this.parseList<TextDisplay>(section.components, texts, PLACES.sectionText);
     const accessory = this.parse(section.accessory, [...path, 'accessory'], PLACES.sectionAccessory);
     if (!accessory) return undefined;
     return { type: ComponentTypes.Section, id, components, accessory: accessory as Button | Thumbnail };
@@ -583,6 +607,8 @@ class ComponentTree {
 
   #mediaGallery(gallery: Static<typeof MediaGalleryRequest>, id: number, path: FieldPath): MediaGallery {
     const items: MediaGallery['items'] = [];
+    const { mediaGalleryItemsMin, mediaGalleryItemsMax } = ComponentLimits;
+    this.#form.checkLength(gallery.items, mediaGalleryItemsMin, mediaGalleryItemsMax, [...path, 'items']);
     gallery.items.forEach((item, index) => {
       const media = this.#media(item.media.url, [...path, 'items', index, 'media', 'url']);
       if (media) items.push({ media, description: item.description ?? null, spoiler: item.spoiler ?? false });

@@ -56,7 +56,7 @@ export type EmbedRequest = Static<typeof EmbedRequest>;
 export const EmbedsRequest = Nullable(Type.Array(EmbedRequest, { maxItems: MessageLimits.embedsMax }));
 
 /** A stored embed, as the message object carries it (OAS `MessageEmbedResponse`). */
-export interface Embed {
+export type Embed = {
   type: string;
   title?: string;
   description?: string;
@@ -68,7 +68,7 @@ export interface Embed {
   thumbnail?: { url: string };
   author?: { name: string; url?: string; icon_url?: string };
   fields?: { name: string; value: string; inline: boolean }[];
-}
+};
 
 /** An upload of the same message an embed image may name as `attachment://<filename>`. */
 export interface EmbedAttachment {

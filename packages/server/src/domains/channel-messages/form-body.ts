@@ -1,4 +1,4 @@
-import type { FormErrorLeaf, FormErrorTree } from '@hearth/protocol';
+import { type FormErrorLeaf, FormErrors, type FormErrorTree } from '@hearth/protocol';
 import type { ValidateFunction } from 'ajv';
 import type { TSchema } from 'typebox';
 import { formErrorTree, HearthError } from '../../kernel/errors.js';
@@ -32,6 +32,14 @@ export class FormBody {
     const tree = toFormError(validate.errors ?? []).errors ?? {};
     this.#addTree(path.map(String), tree);
     return false;
+  }
+
+  /**
+   * A list bounded on both sides answers BASE_TYPE_BAD_LENGTH, as the platform words it for component
+   * lists ("Must be between 1 and 5 in length."); the schema's minItems/maxItems words one side only.
+   */
+  checkLength(list: readonly unknown[], min: number, max: number, path: FieldPath): void {
+    if (list.length < min || list.length > max) this.add(path, FormErrors.badLength(min, max));
   }
 
   /** Throws the gathered errors, if any. */

@@ -1,5 +1,4 @@
 import {
-  ComponentLimits,
   DELETABLE_MESSAGE_TYPES,
   EDITABLE_MESSAGE_FLAGS,
   FormErrors,
@@ -26,6 +25,13 @@ import type { GuildAccess } from '../guilds/access.js';
 import * as memberStore from '../guilds/members-store.js';
 import { toMemberObject } from '../guilds/objects.js';
 import { DatedRules, has } from '../guilds/permissions.js';
+import {
+  checkComponentsV2Message,
+  componentAttachmentsOf,
+  isComponentsV2,
+  parseComponents,
+} from './components.js';
+import { parseEmbeds } from './embeds.js';
 import { exclusiveConflict, type Mentions, resolveMentions, written } from './mentions.js';
 import { encodeNonce, type MessageObject, toMessageObject, type UserObject } from './objects.js';
 import { type Actor, type Place, placeOf, requireMessageChannel, requirePermissions } from './places.js';
@@ -125,9 +131,11 @@ export class ChannelMessagesService {
       const earlier = await this.#enforceNonce(tx, actor, place, body);
       if (earlier) return { row: earlier, place, isNew: false };
       const flags = this.#createFlags(body.flags);
+      checkComponentsV2Message(flags, body);
       const content = body.content ?? '';
-      const embeds = this.#checkEmbeds(body.embeds ?? []);
-      const components = this.#checkComponents(body.components ?? [], flags);
+      const embeds = this.#checkEmbeds(body.embeds);
+      // The new message's uploads are what `attachment://` names: none until files are stored with it.
+      const components = this.#checkComponents(body.components, flags, []);
       this.#checkAttachments(body.attachments ?? []);
       if (
         content === '' &&
@@ -252,20 +260,23 @@ export class ChannelMessagesService {
       const changes: Partial<Insertable<MessagesTable>> = {};
       const flags = this.#editFlags(Number(current.flags), body.flags);
       if (flags !== Number(current.flags)) changes.flags = flags;
+      const content = body.content === undefined ? current.content : (body.content ?? '');
+      const storedEmbeds = JSON.parse(current.embeds) as Json[];
+      checkComponentsV2Message(
+        body.flags ?? Number(current.flags),
+        { content, embeds: body.embeds === undefined ? storedEmbeds : body.embeds },
+        Number(current.flags),
+      );
       if (touchesContent) {
-        const content = body.content === undefined ? current.content : (body.content ?? '');
-        const embeds =
-          body.embeds === undefined
-            ? (JSON.parse(current.embeds) as Json[])
-            : this.#checkEmbeds(body.embeds ?? []);
+        const embeds = body.embeds === undefined ? storedEmbeds : this.#checkEmbeds(body.embeds);
         if (body.embeds !== undefined && embeds.length > 0) requirePermissions(place, EmbedLinks);
-        const components =
-          body.components === undefined
-            ? (JSON.parse(current.components) as Json[])
-            : this.#checkComponents(body.components ?? [], flags);
         this.#checkAttachments(body.attachments ?? []);
         const attachments =
           (await this.#deps.attachments?.objectsOf(tx, [current.id]))?.get(current.id) ?? [];
+        const components =
+          body.components === undefined
+            ? (JSON.parse(current.components) as Json[])
+            : this.#checkComponents(body.components, flags, attachments);
         if (content === '' && embeds.length === 0 && components.length === 0 && attachments.length === 0)
           throw new HearthError('CannotSendEmptyMessage');
         await this.#guard(tx, actor, {
@@ -448,20 +459,25 @@ export class ChannelMessagesService {
     return next | (current & MessageFlags.IsComponentsV2);
   }
 
-  /** Embeds: at most 10, each an object (schema). Their field limits are the content validators'. */
-  #checkEmbeds(embeds: readonly Json[]): Json[] {
-    return embeds.map((embed) => ({ ...embed, type: 'rich' }));
+  /** Embeds: every field limit and 6000 characters across the message (embeds.ts, GUILDS.md §4.7). */
+  #checkEmbeds(embeds: readonly Json[] | null | undefined): Json[] {
+    return parseEmbeds(embeds);
   }
 
-  /** Components: at most 5 top-level action rows, or with IS_COMPONENTS_V2 at most 40 components in all. */
-  #checkComponents(components: readonly Json[], flags: number): Json[] {
-    if ((flags & MessageFlags.IsComponentsV2) !== 0) {
-      if (countComponents(components) > ComponentLimits.componentsV2Total)
-        throw invalidForm('components', FormErrors.maxItems(ComponentLimits.componentsV2Total));
-    } else if (components.length > ComponentLimits.legacyActionRows) {
-      throw invalidForm('components', FormErrors.maxItems(ComponentLimits.legacyActionRows));
-    }
-    return [...components];
+  /**
+   * Components: 5 action rows, or with IS_COMPONENTS_V2 any layout of 40 in all (components.ts, GUILDS.md
+   * §5); `attachments` are the message's uploads that `attachment://` references resolve to.
+   */
+  #checkComponents(
+    components: readonly Json[] | null | undefined,
+    flags: number,
+    attachments: readonly Json[],
+  ): Json[] {
+    return parseComponents(components, {
+      componentsV2: isComponentsV2(flags),
+      attachments: componentAttachmentsOf(attachments),
+      newId: () => this.#deps.snowflakes.next(),
+    });
   }
 
   /** `attachments` names uploads; without an attachment store there are none to name. */
@@ -608,19 +624,6 @@ function replyTarget(row: store.MessageRow): string | undefined {
   if (Number(row.type) !== MessageTypes.Reply || row.message_reference === null) return undefined;
   const reference = JSON.parse(row.message_reference) as { message_id?: string };
   return reference.message_id;
-}
-
-/** Components counted at every depth (rows, sections, containers and what they hold). */
-function countComponents(components: readonly Json[]): number {
-  let count = 0;
-  for (const component of components) {
-    count += 1;
-    const children = component['components'];
-    if (Array.isArray(children)) count += countComponents(children as Json[]);
-    const accessory = component['accessory'];
-    if (accessory && typeof accessory === 'object') count += 1;
-  }
-  return count;
 }
 
 /** What stands for an author whose account no longer exists. */
