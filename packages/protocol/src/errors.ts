@@ -389,11 +389,6 @@ export const FormErrors = {
     code: 'MESSAGE_CANNOT_USE_LEGACY_FIELDS_WITH_COMPONENTS_V2',
     message: `The '${field}' field cannot be used when using MessageFlags.IS_COMPONENTS_V2`,
   }),
-  /** An edit that would clear IS_COMPONENTS_V2 (Hearth's wording; GUILDS.md §4.3 "cannot be removed"). */
-  componentsV2FlagRemoved: () => ({
-    code: 'MESSAGE_CANNOT_REMOVE_COMPONENTS_V2_FLAG',
-    message: 'The IS_COMPONENTS_V2 flag cannot be removed once set',
-  }),
   // ---- Webhooks ----
   /** A URL that did not answer its PING with 204 (Hearth's name, after the interactions endpoint's error). */
   eventWebhooksUrlInvalid: () => ({

@@ -338,20 +338,12 @@ export interface ComponentsV2Fields {
 }
 
 /**
- * Checks a message that carries or asks for IS_COMPONENTS_V2 (GUILDS.md §4.3): no content, embeds,
- * stickers or poll. On edit, `requestedFlags` are the flags the body asks for and `previousFlags` the
- * stored ones: asking to clear the flag is refused, as it "cannot be removed once set".
+ * Checks a message that carries IS_COMPONENTS_V2 once the create or edit applies (GUILDS.md §4.3): no
+ * content, embeds, stickers or poll. The flag itself is never cleared (the edit keeps it, service.ts).
  */
-export function checkComponentsV2Message(
-  requestedFlags: number,
-  fields: ComponentsV2Fields,
-  previousFlags = 0,
-): void {
+export function checkComponentsV2Message(flags: number, fields: ComponentsV2Fields): void {
   const form = new FormBody();
-  if (isComponentsV2(previousFlags) && !isComponentsV2(requestedFlags)) {
-    form.add(['flags'], FormErrors.componentsV2FlagRemoved());
-  }
-  if (isComponentsV2(requestedFlags | previousFlags)) {
+  if (isComponentsV2(flags)) {
     if (fields.content) form.add(['content'], FormErrors.componentsV2LegacyField('content'));
     for (const field of ['embeds', 'sticker_ids'] as const) {
       const list = fields[field];

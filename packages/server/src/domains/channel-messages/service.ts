@@ -262,11 +262,10 @@ export class ChannelMessagesService {
       if (flags !== Number(current.flags)) changes.flags = flags;
       const content = body.content === undefined ? current.content : (body.content ?? '');
       const storedEmbeds = JSON.parse(current.embeds) as Json[];
-      checkComponentsV2Message(
-        body.flags ?? Number(current.flags),
-        { content, embeds: body.embeds === undefined ? storedEmbeds : body.embeds },
-        Number(current.flags),
-      );
+      checkComponentsV2Message(flags, {
+        content,
+        embeds: body.embeds === undefined ? storedEmbeds : body.embeds,
+      });
       if (touchesContent) {
         const embeds = body.embeds === undefined ? storedEmbeds : this.#checkEmbeds(body.embeds);
         if (body.embeds !== undefined && embeds.length > 0) requirePermissions(place, EmbedLinks);
