@@ -194,6 +194,12 @@ describe('Embed shapes: bad input answers 50035 under its path, never 500', () =
   });
 
   it('a timestamp that is not ISO 8601', async () => {
+    expect(await sendEmbeds([{ timestamp: 'March 1, 2025' }])).toEqual({
+      status: 400,
+      body: invalid(
+        at('embeds.0.timestamp', 'DATE_TIME_TYPE_PARSE', 'Could not parse March 1, 2025. Should be ISO8601.'),
+      ),
+    });
     expect(await sendEmbeds([{ timestamp: 'yesterday' }])).toEqual({
       status: 400,
       body: invalid(

@@ -20,6 +20,8 @@ const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null
 const Optional = <T extends TSchema>(schema: T) => Type.Optional(Nullable(schema));
 const Text = (maxLength: number) => Type.String({ maxLength });
 const Url = Type.String({ maxLength: EmbedLimits.url, format: 'uri' });
+/** A date, or a date and time with an optional offset: what ISO 8601 allows and `Date` reads alike. */
+const ISO_8601 = /^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
 
 const EmbedMedia = Type.Object({
   url: Url,
@@ -110,13 +112,17 @@ function checkEmbed(form: FormBody, embed: EmbedRequest, path: FieldPath): void 
   if (embed.footer?.icon_url) {
     checkScheme(form, embed.footer.icon_url, MEDIA_URL_SCHEMES, [...path, 'footer', 'icon_url']);
   }
-  if (embed.timestamp && Number.isNaN(Date.parse(embed.timestamp))) {
+  if (embed.timestamp && !isIsoTimestamp(embed.timestamp)) {
     form.add([...path, 'timestamp'], FormErrors.dateTime(embed.timestamp));
   }
   embed.fields?.forEach((field, index) => {
     if (field.name === '') form.add([...path, 'fields', index, 'name'], FormErrors.required());
     if (field.value === '') form.add([...path, 'fields', index, 'value'], FormErrors.required());
   });
+}
+
+function isIsoTimestamp(text: string): boolean {
+  return ISO_8601.test(text) && !Number.isNaN(Date.parse(text));
 }
 
 function checkScheme(form: FormBody, url: string, allowed: readonly string[], path: FieldPath): void {
