@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { expandScopes, HEARTBEAT_INTERVAL_MS, PresenceStatuses } from '@hearth/protocol';
+import { expandScopes, HEARTBEAT_INTERVAL_MS, IDENTIFY_TIMEOUT_MS, PresenceStatuses } from '@hearth/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { type Bus, type BusErrorReporter, MemoryBus } from './bus/bus.js';
@@ -66,8 +66,8 @@ import { connectRedis } from './redis.js';
 import { openStorage, type Storage } from './storage/database.js';
 
 export interface HearthOptions {
-  /** Gateway timing, for tests of heartbeats; default: the platform's 41250 ms. */
-  gateway?: { heartbeatIntervalMs?: number };
+  /** Gateway timing, for tests of heartbeats; default: the platform's 41250 ms and IDENTIFY_TIMEOUT_MS. */
+  gateway?: { heartbeatIntervalMs?: number; identifyTimeoutMs?: number };
   /**
    * Several nodes in one process (tests) share these in-process backends as they would share Redis;
    * with `redisUrl` set, Redis is used instead.
@@ -335,6 +335,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     gateway,
     lobbiesOf: (userId, applicationId) => lobbies.lobbiesOf(userId, applicationId),
     heartbeatIntervalMs: options.gateway?.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
+    identifyTimeoutMs: options.gateway?.identifyTimeoutMs ?? IDENTIFY_TIMEOUT_MS,
+    maxConnectionsPerAddress: config.gatewayMaxConnectionsPerAddress,
     store: sessions,
     nodeId,
     presence: {
@@ -417,6 +419,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       authenticators,
       globalPerSecond: config.rateLimitGlobal,
       observeResponse: options.observeResponse,
+      timeouts: { headersMs: config.httpHeadersTimeoutMs, requestMs: config.httpRequestTimeoutMs },
     },
     [
       accountsRoutes(accounts),

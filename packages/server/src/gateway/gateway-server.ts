@@ -12,6 +12,7 @@ import {
   isScope,
   LargeThreshold,
   Limits,
+  MAX_CLIENT_PAYLOAD_BYTES,
   PRESENCE_UPDATES_LIMIT,
   PRIVILEGED_INTENT_FLAGS,
   PRIVILEGED_INTENTS,
@@ -48,6 +49,7 @@ import {
   type Session,
   SessionRegistry,
 } from './sessions.js';
+import { GatewaySocket } from './socket.js';
 
 export interface GatewayServerDeps {
   clock: Clock;
@@ -64,6 +66,10 @@ export interface GatewayServerDeps {
   /** The lobbies a player is in, as READY lists them for the player's game (PROTOCOL.md §A.6). */
   lobbiesOf: (userId: string, applicationId: string) => Promise<unknown[]>;
   heartbeatIntervalMs: number;
+  /** A socket without a session closes after this long (IDENTIFY_TIMEOUT_MS; shorter in tests). */
+  identifyTimeoutMs: number;
+  /** Open gateway sockets one remote address may hold; the next upgrade is refused with 429. */
+  maxConnectionsPerAddress: number;
   /** Sessions shared with the other nodes, so a client may resume on any of them; none on a lone node. */
   store: SessionStore | undefined;
   /** This node's name in the store. */
@@ -103,9 +109,18 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly heartbeatIntervalMs: number;
+  readonly identifyTimeoutMs: number;
   readonly #deps: GatewayServerDeps;
-  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false });
+  // A frame over the limit is refused by ws before it is buffered; GatewaySocket closes it with 4002.
+  readonly #wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_CLIENT_PAYLOAD_BYTES,
+    perMessageDeflate: false,
+    WebSocket: GatewaySocket,
+  });
   readonly #connections = new Set<Connection>();
+  /** Open sockets (and upgrades under way) per remote address. */
+  readonly #perAddress = new Map<string, number>();
   readonly #presence = new Map<string, { status: string; activities: unknown[] }>();
   readonly #presenceWindows = new Map<string, { start: number; count: number }>();
   /** When this node last served an all-members Request Guild Members, per bot and guild. */
@@ -129,6 +144,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     this.clock = deps.clock;
     this.logger = deps.logger;
     this.heartbeatIntervalMs = deps.heartbeatIntervalMs;
+    this.identifyTimeoutMs = deps.identifyTimeoutMs;
     this.#unsubscribe = deps.bus.subscribe((event) => this.deliver(event));
     this.#sweeper = setInterval(() => this.#sweep(this.clock.now()), 30_000);
     this.#sweeper.unref();
@@ -142,8 +158,25 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
         socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
         return;
       }
+      if (!this.#admitAddress(socket, request.socket.remoteAddress ?? '')) {
+        socket.end('HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+        return;
+      }
       this.#wss.handleUpgrade(request, socket, head, (ws) => this.#open(ws, url.searchParams));
     });
+  }
+
+  /** Counts the socket against its address until it closes, however the upgrade ends; false over the cap. */
+  #admitAddress(socket: Duplex, address: string): boolean {
+    const open = this.#perAddress.get(address) ?? 0;
+    if (open >= this.#deps.maxConnectionsPerAddress) return false;
+    this.#perAddress.set(address, open + 1);
+    socket.once('close', () => {
+      const left = (this.#perAddress.get(address) ?? 1) - 1;
+      if (left > 0) this.#perAddress.set(address, left);
+      else this.#perAddress.delete(address);
+    });
+    return true;
   }
 
   #open(ws: import('ws').WebSocket, query: URLSearchParams): void {
@@ -207,7 +240,13 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     }
 
     const intents = identify.intents ?? (principal.kind === 'bot' ? undefined : 0);
-    if (!Number.isInteger(intents) || (intents as number) < 0 || ((intents as number) & ~ALL_INTENTS) !== 0) {
+    // Compared as a number first: bitwise operators keep only the low 32 bits, so 2 ** 53 would pass.
+    if (
+      !Number.isInteger(intents) ||
+      (intents as number) < 0 ||
+      (intents as number) > ALL_INTENTS ||
+      ((intents as number) & ~ALL_INTENTS) !== 0
+    ) {
       connection.close(GatewayCloseCodes.InvalidIntents, 'Invalid intent(s)');
       return;
     }
@@ -228,6 +267,8 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       connection.sendOp(GatewayOpcodes.InvalidSession, false);
       return;
     }
+    // The client left (or the identify timeout closed it) while its credential was checked.
+    if (!connection.open) return;
     const session: Session = {
       id: randomBytes(16).toString('hex'),
       identity: {
