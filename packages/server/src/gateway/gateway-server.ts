@@ -146,7 +146,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     this.heartbeatIntervalMs = deps.heartbeatIntervalMs;
     this.identifyTimeoutMs = deps.identifyTimeoutMs;
     this.#unsubscribe = deps.bus.subscribe((event) => this.deliver(event));
-    this.#sweeper = setInterval(() => this.#sweep(this.clock.now()), 30_000);
+    this.#sweeper = setInterval(() => this.#sweep(this.clock.now()), SWEEP_INTERVAL_MS);
     this.#sweeper.unref();
   }
 
@@ -291,7 +291,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     };
     const { store, nodeId } = this.#deps;
     if (store) {
-      await store.create(toStored(session, this.#lastEventId), nodeId);
+      await store.create(toStored(session, this.#lastEventId), nodeId, this.clock.now());
       session.onRecord = (sent) => this.#persist(session, store, sent);
     }
     connection.session = session;
@@ -597,7 +597,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     const capture = { target: fromStored(stored), events: [] as DeliveredEvent[] };
     this.#capturing.set(sessionId, capture);
     try {
-      const claimed = await store.claim(sessionId, nodeId);
+      const claimed = await store.claim(sessionId, nodeId, this.clock.now());
       if (!claimed) return undefined;
       const session: Session = {
         ...fromStored(claimed.session),
@@ -719,12 +719,27 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
 
   #sweep(now: number): void {
     for (const session of this.registry.expired(now)) this.#endSession(session);
+    this.#holdSessions(now);
     const inUse = new Set<string>();
     for (const session of this.registry.all()) for (const id of session.guildIds) inUse.add(id);
     this.#views.retain(inUse);
     for (const [key, servedAt] of this.#allMembersServedAt) {
       if (now - servedAt >= Limits.requestAllGuildMembersWindowMs) this.#allMembersServedAt.delete(key);
     }
+  }
+
+  /**
+   * Tells the shared store this node still holds its sessions, and removes those of nodes that stopped
+   * saying so a resume window ago (the node died; its clients had that window to resume elsewhere).
+   */
+  #holdSessions(now: number): void {
+    const store = this.#deps.store;
+    if (!store) return;
+    const held = [...this.registry.all()].map((session) => session.id);
+    void store
+      .hold(this.#deps.nodeId, held, now)
+      .then(() => store.removeAbandoned(now - RESUME_WINDOW_MS - SWEEP_INTERVAL_MS))
+      .catch((error: unknown) => this.logger.error({ err: error }, 'gateway store sweep failed'));
   }
 
   /** Ends a session everywhere (operators, tests): a later Resume of it gets op 9. */
@@ -772,6 +787,9 @@ function presenceRef(session: Session): PresenceSessionRef {
     applicationId: session.identity.kind === 'bearer' ? session.identity.applicationId : undefined,
   };
 }
+
+/** How often a node ends expired sessions and tells the shared store which ones it still holds. */
+const SWEEP_INTERVAL_MS = 30_000;
 
 /** Server closes after which the client must identify afresh (PROTOCOL.md §D.4: DJS recovery mapping). */
 const SESSION_ENDING_CLOSE_CODES = new Set<number>([
