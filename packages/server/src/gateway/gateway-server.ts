@@ -696,6 +696,11 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
   }
 
+  /** Open sockets of this node and the addresses they come from (operators, tests of the bounds). */
+  socketCounts(): { sockets: number; addresses: number } {
+    return { sockets: this.#connections.size, addresses: this.#perAddress.size };
+  }
+
   /** The players connected to this node (bearer sessions with a live socket), by application. */
   connectedPlayers(): Map<string, string[]> {
     const players = new Map<string, Set<string>>();
