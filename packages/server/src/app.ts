@@ -139,6 +139,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const storage = await openStorage(config.databaseUrl);
   await storage.migrate();
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, config.redisPrefix) : undefined;
+  // ioredis reports each failed reconnection; what depends on Redis logs its own switch to and from it.
+  redis?.on('error', (error: unknown) => logger.debug({ err: error }, 'redis connection error'));
   // While Redis is away each node counts on its own: limits hold per node, requests never fail on it.
   const counters: RateLimitStore = redis
     ? new FailoverRateLimitStore(new RedisRateLimitStore(redis), new MemoryRateLimitStore(), {
@@ -496,7 +498,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       if (!options.shared?.bus) await bus.close();
       await sessions?.flush();
       await counters.close();
-      await redis?.quit();
+      // QUIT needs Redis to answer; while it is away, drop the connection instead.
+      await redis?.quit().catch(() => redis.disconnect());
       await storage.close();
     },
   };

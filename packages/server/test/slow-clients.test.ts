@@ -126,7 +126,11 @@ describe('slow-header clients (slowloris)', () => {
         if (text.includes('\r\n\r\n')) resolve(text);
       });
     });
-    for (const part of ['GET /api/v10/gateway HTTP/1.1\r\n', 'Host: 127.0.0.1\r\n', 'Connection: close\r\n\r\n']) {
+    for (const part of [
+      'GET /api/v10/gateway HTTP/1.1\r\n',
+      'Host: 127.0.0.1\r\n',
+      'Connection: close\r\n\r\n',
+    ]) {
       socket.write(part);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

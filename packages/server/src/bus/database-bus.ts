@@ -130,6 +130,11 @@ export class DatabaseBus implements Bus {
     });
   }
 
+  // Only the row number counts for `history`; a `<ms>` of 0 orders before every real event.
+  lastId(): string {
+    return `0-${this.#last}`;
+  }
+
   /** Stops delivery at once; appends already under way still land in the log. */
   async close(): Promise<void> {
     this.#closed = true;

@@ -20,17 +20,20 @@ export class RedisWake implements BusWake {
     this.#redis = redis;
     // ioredis prefixes keys, not channels: the deployment's prefix keeps deployments apart here too.
     this.#channel = `${redis.options.keyPrefix ?? ''}bus:wake`;
-    this.#subscriber = redis.duplicate();
+    // Subscribed again on every `ready` below, where a failure is caught: ioredis's own resubscription
+    // after a reconnection leaves a rejection unhandled when the connection drops again meanwhile.
+    this.#subscriber = redis.duplicate({ autoResubscribe: false });
     this.#subscriber.on('error', () => {
       // Reconnection is ioredis's (it subscribes again); meanwhile the log is polled.
     });
     this.#subscriber.on('message', (_channel: string, from: string) => {
       if (from !== this.#self) this.#wakeAll();
     });
-    // Back after an outage: what was appended meanwhile is read now, not at the next poll.
-    this.#subscriber.on('ready', () => this.#wakeAll());
-    // ioredis subscribes again by itself after every reconnection.
-    this.#subscriber.subscribe(this.#channel).catch(() => {});
+    this.#subscriber.on('ready', () => {
+      this.#subscriber.subscribe(this.#channel).catch(() => {});
+      // Back after an outage: what was appended meanwhile is read now, not at the next poll.
+      this.#wakeAll();
+    });
   }
 
   notify(): void {

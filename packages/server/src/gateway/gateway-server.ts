@@ -291,7 +291,8 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     };
     const { store, nodeId } = this.#deps;
     if (store) {
-      await store.create(toStored(session, this.#lastEventId), nodeId, this.clock.now());
+      const since = this.#lastEventId ?? this.#deps.bus.lastId();
+      await store.create(toStored(session, since), nodeId, this.clock.now());
       session.onRecord = (sent) => this.#persist(session, store, sent);
     }
     connection.session = session;

@@ -187,11 +187,9 @@ export class DatabaseSessionStore implements SessionStore {
     });
   }
 
+  // One statement each (its dispatches go by the foreign key's cascade): no transaction held open.
   async remove(sessionId: string): Promise<void> {
-    await this.#storage.transaction(async (tx) => {
-      await tx.deleteFrom('gateway_session_dispatches').where('session_id', '=', sessionId).execute();
-      await tx.deleteFrom('gateway_sessions').where('id', '=', sessionId).execute();
-    });
+    await this.#storage.db.deleteFrom('gateway_sessions').where('id', '=', sessionId).execute();
   }
 
   async hold(owner: string, sessionIds: readonly string[], now: number): Promise<void> {
@@ -206,11 +204,7 @@ export class DatabaseSessionStore implements SessionStore {
   }
 
   async removeAbandoned(before: number): Promise<void> {
-    await this.#storage.transaction(async (tx) => {
-      const abandoned = tx.selectFrom('gateway_sessions').select('id').where('touched_at', '<', before);
-      await tx.deleteFrom('gateway_session_dispatches').where('session_id', 'in', abandoned).execute();
-      await tx.deleteFrom('gateway_sessions').where('touched_at', '<', before).execute();
-    });
+    await this.#storage.db.deleteFrom('gateway_sessions').where('touched_at', '<', before).execute();
   }
 
   /** Writes what was appended meanwhile, oldest first, until nothing is left. */

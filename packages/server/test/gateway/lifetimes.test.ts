@@ -1,5 +1,5 @@
-import vm from 'node:vm';
 import v8 from 'node:v8';
+import vm from 'node:vm';
 import { GatewayCloseCodes, GatewayOpcodes, MAX_CLIENT_PAYLOAD_BYTES } from '@hearth/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -118,10 +118,12 @@ describe('a socket that never identifies', () => {
     }
     const peak = process.memoryUsage().heapUsed;
     await Promise.all(closed);
-    await expect.poll(() => hearth.gateway.socketCounts(), { timeout: 10_000 }).toEqual({
-      sockets: 0,
-      addresses: 0,
-    });
+    await expect
+      .poll(() => hearth.gateway.socketCounts(), { timeout: 10_000 })
+      .toEqual({
+        sockets: 0,
+        addresses: 0,
+      });
     gc();
     const heapAfter = process.memoryUsage().heapUsed;
     const longest = Math.max(...lifetimes);
@@ -192,7 +194,11 @@ describe('frames the gateway cannot take close their own session with 4002', () 
 
   /** The other session on the node still hears its events and its heartbeats. */
   async function witnessUnharmed(n: number): Promise<void> {
-    await hearth.bus.publish({ type: 'WITNESS_EVENT', data: { n }, audience: { applicationId: witnessGame.id } });
+    await hearth.bus.publish({
+      type: 'WITNESS_EVENT',
+      data: { n },
+      audience: { applicationId: witnessGame.id },
+    });
     const event = await witness.nextDispatch('WITNESS_EVENT');
     expect(event.d).toEqual({ n });
     witness.send({ op: 1, d: witness.frames.at(-1)?.s ?? null });
