@@ -97,6 +97,12 @@ export const CLIENT_EVENTS_LIMIT = { limit: 120, windowMs: 60_000 } as const;
 export const PRESENCE_UPDATES_LIMIT = { limit: 5, windowMs: 20_000 } as const;
 /** Identify concurrency window: `max_concurrency` identifies per 5 s (PROTOCOL.md §D.3). */
 export const IDENTIFY_WINDOW_MS = 5_000;
+/**
+ * How long a socket may stay open without a session (no Identify or Resume accepted): then it closes with
+ * 4003 Not authenticated, heartbeats or not. The platform publishes no figure; a client identifies right
+ * after Hello, so this only bounds sockets that never will.
+ */
+export const IDENTIFY_TIMEOUT_MS = 20_000;
 /** The heartbeat interval sent in Hello (PROTOCOL.md §D.3). */
 export const HEARTBEAT_INTERVAL_MS = 41_250;
 /** Request Guild Members `nonce` is at most 32 bytes (PROTOCOL.md §D.6). */

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { expandScopes, HEARTBEAT_INTERVAL_MS, PresenceStatuses } from '@hearth/protocol';
+import { expandScopes, HEARTBEAT_INTERVAL_MS, IDENTIFY_TIMEOUT_MS, PresenceStatuses } from '@hearth/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { type Bus, type BusErrorReporter, MemoryBus } from './bus/bus.js';
 import { DatabaseBus } from './bus/database-bus.js';
-import { RedisStreamsBus } from './bus/redis-bus.js';
+import { RedisWake } from './bus/redis-wake.js';
 import { type Config, ConfigError } from './config.js';
 import { cdnRoutes } from './domains/accounts/cdn-routes.js';
 import { type AccountLinkParticipant, AccountLinkService } from './domains/accounts/link.js';
@@ -54,13 +54,14 @@ import { DeliveryWorker } from './domains/webhooks/worker.js';
 import { GatewayServer } from './gateway/gateway-server.js';
 import { gatewayRoutes } from './gateway/routes.js';
 import { GatewayService } from './gateway/service.js';
-import { RedisSessionStore, type SessionStore } from './gateway/session-store.js';
+import { DatabaseSessionStore, type SessionStore } from './gateway/session-store.js';
 import type { Authenticators } from './http/auth.js';
 import { createHttpServer, type ResponseObserver } from './http/server.js';
 import { type Clock, startingAt, systemClock } from './kernel/clock.js';
 import { createLogger, type Logger } from './kernel/logger.js';
 import { SnowflakeGenerator } from './kernel/snowflake.js';
 import { Sweeper } from './kernel/sweeper.js';
+import { FailoverRateLimitStore } from './ratelimit/failover-store.js';
 import { MemoryRateLimitStore } from './ratelimit/memory-store.js';
 import { Quotas } from './ratelimit/quota.js';
 import { RedisRateLimitStore } from './ratelimit/redis-store.js';
@@ -69,8 +70,8 @@ import { connectRedis } from './redis.js';
 import { openStorage, type Storage } from './storage/database.js';
 
 export interface HearthOptions {
-  /** Gateway timing, for tests of heartbeats; default: the platform's 41250 ms. */
-  gateway?: { heartbeatIntervalMs?: number };
+  /** Gateway timing, for tests of heartbeats; default: the platform's 41250 ms and IDENTIFY_TIMEOUT_MS. */
+  gateway?: { heartbeatIntervalMs?: number; identifyTimeoutMs?: number };
   /**
    * Several nodes in one process (tests) share these in-process backends as they would share Redis;
    * with `redisUrl` set, Redis is used instead.
@@ -143,7 +144,18 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const storage = await openStorage(config.databaseUrl);
   await storage.migrate();
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, config.redisPrefix) : undefined;
-  const counters: RateLimitStore = redis ? new RedisRateLimitStore(redis) : new MemoryRateLimitStore();
+  // ioredis reports each failed reconnection; what depends on Redis logs its own switch to and from it.
+  redis?.on('error', (error: unknown) => logger.debug({ err: error }, 'redis connection error'));
+  // While Redis is away each node counts on its own: limits hold per node, requests never fail on it.
+  const counters: RateLimitStore = redis
+    ? new FailoverRateLimitStore(new RedisRateLimitStore(redis), new MemoryRateLimitStore(), {
+        available: () => redis.status === 'ready',
+        onSwitch: (local, error) =>
+          local
+            ? logger.warn({ err: error }, 'rate limits: Redis unavailable, counting per node')
+            : logger.info('rate limits: Redis is back, counting across nodes'),
+      })
+    : new MemoryRateLimitStore();
   const snowflakes = new SnowflakeGenerator(clock, config.workerId, config.processId);
   const quotas = new Quotas(counters, clock);
 
@@ -151,16 +163,24 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     event
       ? logger.error({ err: error, eventId: event.id, eventType: event.type }, 'bus listener failed')
       : logger.error({ err: error }, 'bus transport failed');
-  // Many nodes share one Redis stream on the rate-limit connection. Without Redis, the processes of one
-  // database (servers, `hearth` commands) share its event log; only an in-memory database keeps to itself.
+  // The processes of one database (servers, `hearth` commands) share its event log, which is what makes an
+  // event durable; Redis, when there is one, only wakes the other nodes to read it at once. Only an
+  // in-memory database without Redis keeps its events to itself.
   const bus: Bus = redis
-    ? await RedisStreamsBus.open(redis, { onError: onBusError })
+    ? await DatabaseBus.open(storage, {
+        onError: onBusError,
+        pollMs: config.eventPollMs,
+        wake: new RedisWake(redis),
+      })
     : (options.shared?.bus ??
       (isInMemory(config.databaseUrl)
         ? new MemoryBus({ onError: onBusError })
         : await DatabaseBus.open(storage, { onError: onBusError, pollMs: config.eventPollMs })));
-  // A lone node keeps its sessions to itself; a store is for nodes that share them.
-  const sessions: SessionStore | undefined = redis ? new RedisSessionStore(redis) : options.shared?.sessions;
+  // A lone node keeps its sessions to itself; nodes that share them (the deployments with Redis) keep them
+  // in the database, so that neither a Redis restart nor a node's death ends them.
+  const sessions: SessionStore | undefined = redis
+    ? new DatabaseSessionStore(storage)
+    : options.shared?.sessions;
 
   let url = config.publicUrl ?? '';
   const publicUrl = () => url;
@@ -358,6 +378,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     gateway,
     lobbiesOf: (userId, applicationId) => lobbies.lobbiesOf(userId, applicationId),
     heartbeatIntervalMs: options.gateway?.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
+    identifyTimeoutMs: options.gateway?.identifyTimeoutMs ?? IDENTIFY_TIMEOUT_MS,
+    maxConnectionsPerAddress: config.gatewayMaxConnectionsPerAddress,
     store: sessions,
     nodeId,
     presence: {
@@ -442,6 +464,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       authenticators,
       globalPerSecond: config.rateLimitGlobal,
       observeResponse: options.observeResponse,
+      timeouts: { headersMs: config.httpHeadersTimeoutMs, requestMs: config.httpRequestTimeoutMs },
     },
     [
       accountsRoutes(accounts),
@@ -499,8 +522,10 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       await http.close();
       // A bus shared by several in-process nodes belongs to whoever made it.
       if (!options.shared?.bus) await bus.close();
+      await sessions?.flush();
       await counters.close();
-      await redis?.quit();
+      // QUIT needs Redis to answer; while it is away, drop the connection instead.
+      await redis?.quit().catch(() => redis.disconnect());
       await storage.close();
     },
   };

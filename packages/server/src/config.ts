@@ -21,6 +21,10 @@ export interface Config {
   providerCaFile: string | undefined;
   allowLoopbackProviders: boolean;
   adminToken: string | undefined;
+  // Lifetimes
+  gatewayMaxConnectionsPerAddress: number;
+  httpHeadersTimeoutMs: number;
+  httpRequestTimeoutMs: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -243,6 +247,33 @@ export const SETTINGS = [
     description:
       'Operator secret (32+ characters) for the admin API (`Authorization: Admin <token>`); unset: the admin API answers 401.',
     parse: secret,
+  }),
+  define({
+    key: 'gatewayMaxConnectionsPerAddress',
+    flag: '--gateway-max-connections-per-address',
+    env: 'HEARTH_GATEWAY_MAX_CONNECTIONS_PER_ADDRESS',
+    default: '256',
+    description:
+      'Gateway sockets one remote address may hold open at once; further upgrades answer 429 until one closes.',
+    parse: integer(1, 1_000_000),
+  }),
+  define({
+    key: 'httpHeadersTimeoutMs',
+    flag: '--http-headers-timeout-ms',
+    env: 'HEARTH_HTTP_HEADERS_TIMEOUT_MS',
+    default: '10000',
+    description:
+      'A client that has not sent its whole request headers within this time is answered 408 and disconnected (ms).',
+    parse: integer(100, 3_600_000),
+  }),
+  define({
+    key: 'httpRequestTimeoutMs',
+    flag: '--http-request-timeout-ms',
+    env: 'HEARTH_HTTP_REQUEST_TIMEOUT_MS',
+    default: '120000',
+    description:
+      'A client that has not sent its whole request (headers and body) within this time is answered 408 and disconnected (ms).',
+    parse: integer(100, 3_600_000),
   }),
 ] as const;
 

@@ -58,6 +58,9 @@ const SAMPLES: { [K in keyof Config]: Sample<K> } = {
     env: 'b'.repeat(40),
     fromEnv: 'b'.repeat(40),
   },
+  gatewayMaxConnectionsPerAddress: { flag: '10', fromFlag: 10, env: '5000', fromEnv: 5000 },
+  httpHeadersTimeoutMs: { flag: '500', fromFlag: 500, env: '20000', fromEnv: 20000 },
+  httpRequestTimeoutMs: { flag: '1000', fromFlag: 1000, env: '60000', fromEnv: 60000 },
 };
 
 const DEFAULTS: Config = {
@@ -77,6 +80,9 @@ const DEFAULTS: Config = {
   providerCaFile: undefined,
   allowLoopbackProviders: false,
   adminToken: undefined,
+  gatewayMaxConnectionsPerAddress: 256,
+  httpHeadersTimeoutMs: 10000,
+  httpRequestTimeoutMs: 120000,
 };
 
 const cases = SETTINGS.map((setting) => ({ ...setting, sample: SAMPLES[setting.key] }));

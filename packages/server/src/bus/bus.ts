@@ -55,6 +55,11 @@ export interface Bus {
    * finds what the previous owner had not recorded yet.
    */
   history(afterId: string): Promise<DeliveredEvent[]>;
+  /**
+   * The id of the last event this node delivered or, before the first, of where it started reading: what
+   * `history` continues from for a session that began before any event reached this node.
+   */
+  lastId(): string;
   /** Stops delivery at once; never closes a connection the bus was given. */
   close(): Promise<void>;
 }
@@ -168,6 +173,10 @@ export class MemoryBus implements Bus {
 
   async history(afterId: string): Promise<DeliveredEvent[]> {
     return this.#history.filter((event) => compareEventIds(event.id, afterId) > 0);
+  }
+
+  lastId(): string {
+    return this.#history.at(-1)?.id ?? '0-0';
   }
 
   subscribe(listener: BusListener): () => void {

@@ -23,6 +23,20 @@ export interface DatabaseBusOptions extends BusOptions {
   retain?: number;
   /** How often a node trims the log to `retain` rows (ms). */
   trimEveryMs?: number;
+  /** Tells other nodes of new rows so they read before their next poll (Redis); the bus closes it. */
+  wake?: BusWake;
+}
+
+/**
+ * A signal between the nodes of one log, carrying nothing but "read now": delivery never depends on it,
+ * so a lost nudge only delays an event until the next poll.
+ */
+export interface BusWake {
+  /** Tells the other nodes that this node appended. */
+  notify(): void;
+  /** Calls `listener` when another node appended (or the signal came back after an outage). */
+  listen(listener: () => void): () => void;
+  close(): Promise<void>;
 }
 
 interface Row {
@@ -52,8 +66,12 @@ export class DatabaseBus implements Bus {
   readonly #started: Promise<void>;
   #timer: NodeJS.Timeout | undefined;
   #polling = false;
+  /** A nudge came while a read was under way: read again right after it. */
+  #pollAgain = false;
   #lastTrim = 0;
   #closed = false;
+  readonly #wake: BusWake | undefined;
+  readonly #stopListening: (() => void) | undefined;
 
   /** Makes a bus and waits until every event appended from then on is sure to reach it. */
   static async open(storage: Storage, options: DatabaseBusOptions = {}): Promise<DatabaseBus> {
@@ -72,6 +90,8 @@ export class DatabaseBus implements Bus {
     this.#trimEveryMs = options.trimEveryMs ?? 60_000;
     this.#started = this.#findStart();
     this.#work = this.#started;
+    this.#wake = options.wake;
+    this.#stopListening = this.#wake?.listen(() => this.#pollNow());
     this.#schedule();
   }
 
@@ -93,6 +113,7 @@ export class DatabaseBus implements Bus {
         await this.#readThrough(row.id);
       }
     });
+    this.#wake?.notify();
   }
 
   subscribe(listener: BusListener): () => void {
@@ -109,12 +130,19 @@ export class DatabaseBus implements Bus {
     });
   }
 
+  // Only the row number counts for `history`; a `<ms>` of 0 orders before every real event.
+  lastId(): string {
+    return `0-${this.#last}`;
+  }
+
   /** Stops delivery at once; appends already under way still land in the log. */
   async close(): Promise<void> {
     this.#closed = true;
+    this.#stopListening?.();
     this.#subscribers.clear();
     clearTimeout(this.#timer);
     await this.#work.catch(() => {});
+    await this.#wake?.close();
   }
 
   #serially<T>(task: () => Promise<T>): Promise<T> {
@@ -186,9 +214,21 @@ export class DatabaseBus implements Bus {
     this.#timer.unref();
   }
 
+  /** Reads the log now instead of at the next tick. */
+  #pollNow(): void {
+    if (this.#closed) return;
+    if (this.#polling) {
+      this.#pollAgain = true;
+      return;
+    }
+    clearTimeout(this.#timer);
+    void this.#poll();
+  }
+
   async #poll(): Promise<void> {
     if (this.#polling || this.#closed) return;
     this.#polling = true;
+    this.#pollAgain = false;
     try {
       // On the chain, so that close() waits for the trim too.
       await this.#serially(async () => {
@@ -199,7 +239,8 @@ export class DatabaseBus implements Bus {
       if (!this.#closed) this.#onError(error);
     } finally {
       this.#polling = false;
-      this.#schedule();
+      if (this.#pollAgain) this.#pollNow();
+      else this.#schedule();
     }
   }
 

@@ -112,6 +112,10 @@ export class RedisStreamsBus implements Bus {
     );
   }
 
+  lastId(): string {
+    return this.#lastId;
+  }
+
   subscribe(listener: BusListener): () => void {
     return this.#subscribers.add(listener);
   }

@@ -22,6 +22,8 @@ export interface ConnectionContext {
   clock: Clock;
   logger: Logger;
   heartbeatIntervalMs: number;
+  /** A socket with no session after this long closes with 4003 (IDENTIFY_TIMEOUT_MS by default). */
+  identifyTimeoutMs: number;
   /** Handles one decoded frame; the one place every opcode is routed (see dispatch.ts). */
   handle(connection: Connection, payload: ClientPayload): Promise<void>;
   /** The connection ended: detach or end its session. */
@@ -42,6 +44,7 @@ export class Connection implements SessionSink {
   /** The code this side closed with: it, not the client's echo, decides whether the session lives on. */
   #closeCode: number | undefined;
   #heartbeatDeadline: NodeJS.Timeout | undefined;
+  #identifyDeadline: NodeJS.Timeout | undefined;
   #window = { start: 0, count: 0 };
   /** Frames are handled one at a time, in order: an Identify finishes before the next frame is read. */
   #queue: Promise<void> = Promise.resolve();
@@ -66,6 +69,11 @@ export class Connection implements SessionSink {
       t: null,
     });
     this.#armHeartbeat();
+    // Heartbeats keep a session's socket alive, never a socket without one.
+    this.#identifyDeadline = setTimeout(() => {
+      if (!this.session) this.close(GatewayCloseCodes.NotAuthenticated, 'Not authenticated');
+    }, context.identifyTimeoutMs);
+    this.#identifyDeadline.unref();
   }
 
   get open(): boolean {
@@ -92,6 +100,7 @@ export class Connection implements SessionSink {
     this.#closed = true;
     this.#closeCode = code;
     clearTimeout(this.#heartbeatDeadline);
+    clearTimeout(this.#identifyDeadline);
     // Let queued frames (an Invalid Session, a Reconnect) go out before the close frame.
     void this.#sending.then(() => this.#socket.close(code, reason.slice(0, 120)));
   }
@@ -168,6 +177,7 @@ export class Connection implements SessionSink {
   #ended(code: number): void {
     this.#closed = true;
     clearTimeout(this.#heartbeatDeadline);
+    clearTimeout(this.#identifyDeadline);
     this.#zlib?.close();
     this.#context.closed(this, this.#closeCode ?? code);
   }

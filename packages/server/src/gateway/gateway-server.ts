@@ -12,6 +12,7 @@ import {
   isScope,
   LargeThreshold,
   Limits,
+  MAX_CLIENT_PAYLOAD_BYTES,
   PRESENCE_UPDATES_LIMIT,
   PRIVILEGED_INTENT_FLAGS,
   PRIVILEGED_INTENTS,
@@ -49,6 +50,7 @@ import {
   type Session,
   SessionRegistry,
 } from './sessions.js';
+import { GatewaySocket } from './socket.js';
 
 export interface GatewayServerDeps {
   clock: Clock;
@@ -65,6 +67,10 @@ export interface GatewayServerDeps {
   /** The lobbies a player is in, as READY lists them for the player's game (PROTOCOL.md §A.6). */
   lobbiesOf: (userId: string, applicationId: string) => Promise<unknown[]>;
   heartbeatIntervalMs: number;
+  /** A socket without a session closes after this long (IDENTIFY_TIMEOUT_MS; shorter in tests). */
+  identifyTimeoutMs: number;
+  /** Open gateway sockets one remote address may hold; the next upgrade is refused with 429. */
+  maxConnectionsPerAddress: number;
   /** Sessions shared with the other nodes, so a client may resume on any of them; none on a lone node. */
   store: SessionStore | undefined;
   /** This node's name in the store. */
@@ -104,9 +110,18 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
   readonly clock: Clock;
   readonly logger: Logger;
   readonly heartbeatIntervalMs: number;
+  readonly identifyTimeoutMs: number;
   readonly #deps: GatewayServerDeps;
-  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: 64 * 1024, perMessageDeflate: false });
+  // A frame over the limit is refused by ws before it is buffered; GatewaySocket closes it with 4002.
+  readonly #wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_CLIENT_PAYLOAD_BYTES,
+    perMessageDeflate: false,
+    WebSocket: GatewaySocket,
+  });
   readonly #connections = new Set<Connection>();
+  /** Open sockets (and upgrades under way) per remote address. */
+  readonly #perAddress = new Map<string, number>();
   readonly #presence = new Map<string, { status: string; activities: unknown[] }>();
   readonly #presenceWindows = new Map<string, { start: number; count: number }>();
   /** When this node last served an all-members Request Guild Members, per bot and guild. */
@@ -130,8 +145,9 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     this.clock = deps.clock;
     this.logger = deps.logger;
     this.heartbeatIntervalMs = deps.heartbeatIntervalMs;
+    this.identifyTimeoutMs = deps.identifyTimeoutMs;
     this.#unsubscribe = deps.bus.subscribe((event) => this.deliver(event));
-    this.#sweeper = setInterval(() => this.#sweep(this.clock.now()), 30_000);
+    this.#sweeper = setInterval(() => this.#sweep(this.clock.now()), SWEEP_INTERVAL_MS);
     this.#sweeper.unref();
   }
 
@@ -143,8 +159,25 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
         socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
         return;
       }
+      if (!this.#admitAddress(socket, request.socket.remoteAddress ?? '')) {
+        socket.end('HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+        return;
+      }
       this.#wss.handleUpgrade(request, socket, head, (ws) => this.#open(ws, url.searchParams));
     });
+  }
+
+  /** Counts the socket against its address until it closes, however the upgrade ends; false over the cap. */
+  #admitAddress(socket: Duplex, address: string): boolean {
+    const open = this.#perAddress.get(address) ?? 0;
+    if (open >= this.#deps.maxConnectionsPerAddress) return false;
+    this.#perAddress.set(address, open + 1);
+    socket.once('close', () => {
+      const left = (this.#perAddress.get(address) ?? 1) - 1;
+      if (left > 0) this.#perAddress.set(address, left);
+      else this.#perAddress.delete(address);
+    });
+    return true;
   }
 
   #open(ws: import('ws').WebSocket, query: URLSearchParams): void {
@@ -208,7 +241,13 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     }
 
     const intents = identify.intents ?? (principal.kind === 'bot' ? undefined : 0);
-    if (!Number.isInteger(intents) || (intents as number) < 0 || ((intents as number) & ~ALL_INTENTS) !== 0) {
+    // Compared as a number first: bitwise operators keep only the low 32 bits, so 2 ** 53 would pass.
+    if (
+      !Number.isInteger(intents) ||
+      (intents as number) < 0 ||
+      (intents as number) > ALL_INTENTS ||
+      ((intents as number) & ~ALL_INTENTS) !== 0
+    ) {
       connection.close(GatewayCloseCodes.InvalidIntents, 'Invalid intent(s)');
       return;
     }
@@ -229,6 +268,8 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       connection.sendOp(GatewayOpcodes.InvalidSession, false);
       return;
     }
+    // The client left (or the identify timeout closed it) while its credential was checked.
+    if (!connection.open) return;
     const session: Session = {
       id: randomBytes(16).toString('hex'),
       identity: {
@@ -251,7 +292,8 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     };
     const { store, nodeId } = this.#deps;
     if (store) {
-      await store.create(toStored(session, this.#lastEventId), nodeId);
+      const since = this.#lastEventId ?? this.#deps.bus.lastId();
+      await store.create(toStored(session, since), nodeId, this.clock.now());
       session.onRecord = (sent) => this.#persist(session, store, sent);
     }
     connection.session = session;
@@ -557,7 +599,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     const capture = { target: fromStored(stored), events: [] as DeliveredEvent[] };
     this.#capturing.set(sessionId, capture);
     try {
-      const claimed = await store.claim(sessionId, nodeId);
+      const claimed = await store.claim(sessionId, nodeId, this.clock.now());
       if (!claimed) return undefined;
       const session: Session = {
         ...fromStored(claimed.session),
@@ -657,6 +699,11 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     await new Promise<void>((resolve) => this.#wss.close(() => resolve()));
   }
 
+  /** Open sockets of this node and the addresses they come from (operators, tests of the bounds). */
+  socketCounts(): { sockets: number; addresses: number } {
+    return { sockets: this.#connections.size, addresses: this.#perAddress.size };
+  }
+
   /** The players connected to this node (bearer sessions with a live socket), by application. */
   connectedPlayers(): Map<string, string[]> {
     const players = new Map<string, Set<string>>();
@@ -680,12 +727,27 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
 
   #sweep(now: number): void {
     for (const session of this.registry.expired(now)) this.#endSession(session);
+    this.#holdSessions(now);
     const inUse = new Set<string>();
     for (const session of this.registry.all()) for (const id of session.guildIds) inUse.add(id);
     this.#views.retain(inUse);
     for (const [key, servedAt] of this.#allMembersServedAt) {
       if (now - servedAt >= Limits.requestAllGuildMembersWindowMs) this.#allMembersServedAt.delete(key);
     }
+  }
+
+  /**
+   * Tells the shared store this node still holds its sessions, and removes those of nodes that stopped
+   * saying so a resume window ago (the node died; its clients had that window to resume elsewhere).
+   */
+  #holdSessions(now: number): void {
+    const store = this.#deps.store;
+    if (!store) return;
+    const held = [...this.registry.all()].map((session) => session.id);
+    void store
+      .hold(this.#deps.nodeId, held, now)
+      .then(() => store.removeAbandoned(now - RESUME_WINDOW_MS - SWEEP_INTERVAL_MS))
+      .catch((error: unknown) => this.logger.error({ err: error }, 'gateway store sweep failed'));
   }
 
   /** Ends a session everywhere (operators, tests): a later Resume of it gets op 9. */
@@ -733,6 +795,9 @@ function presenceRef(session: Session): PresenceSessionRef {
     applicationId: session.identity.kind === 'bearer' ? session.identity.applicationId : undefined,
   };
 }
+
+/** How often a node ends expired sessions and tells the shared store which ones it still holds. */
+const SWEEP_INTERVAL_MS = 30_000;
 
 /** Server closes after which the client must identify afresh (PROTOCOL.md §D.4: DJS recovery mapping). */
 const SESSION_ENDING_CLOSE_CODES = new Set<number>([

@@ -1,5 +1,5 @@
-import type { Redis } from 'ioredis';
-import { RESUME_BUFFER_SIZE, RESUME_WINDOW_MS, type Sent } from './sessions.js';
+import type { Storage } from '../storage/database.js';
+import { RESUME_BUFFER_SIZE, type Sent } from './sessions.js';
 
 /** What other nodes need to take a session over: everything but the live connection. */
 export interface StoredSession {
@@ -24,22 +24,38 @@ export interface StoredSession {
  * former owner's appends are refused.
  */
 export interface SessionStore {
-  create(session: StoredSession, owner: string): Promise<void>;
+  create(session: StoredSession, owner: string, now: number): Promise<void>;
   /** Appends a dispatch; false when `owner` no longer owns the session. */
   append(sessionId: string, owner: string, sent: Sent): Promise<boolean>;
   /** The session without taking it (to start capturing its live events before the claim). */
   peek(sessionId: string): Promise<StoredSession | undefined>;
   /** Takes the session for `owner`; answers its buffered dispatches, oldest first. */
-  claim(sessionId: string, owner: string): Promise<{ session: StoredSession; buffer: Sent[] } | undefined>;
+  claim(
+    sessionId: string,
+    owner: string,
+    now: number,
+  ): Promise<{ session: StoredSession; buffer: Sent[] } | undefined>;
   remove(sessionId: string): Promise<void>;
+  /**
+   * `owner` still holds these sessions (connected, or waiting for a Resume within their window). A session
+   * lives as long as its owner keeps saying so, however long it goes without an event.
+   */
+  hold(owner: string, sessionIds: readonly string[], now: number): Promise<void>;
+  /** Removes the sessions nobody has held since `before`: their node died and their window has passed. */
+  removeAbandoned(before: number): Promise<void>;
+  /** Resolves once every append made so far is written (before the storage closes). */
+  flush(): Promise<void>;
 }
 
 /** The store of one process: nodes in one process (tests) share an instance. */
 export class MemorySessionStore implements SessionStore {
-  readonly #sessions = new Map<string, { session: StoredSession; owner: string; buffer: Sent[] }>();
+  readonly #sessions = new Map<
+    string,
+    { session: StoredSession; owner: string; buffer: Sent[]; heldAt: number }
+  >();
 
-  async create(session: StoredSession, owner: string): Promise<void> {
-    this.#sessions.set(session.id, { session, owner, buffer: [] });
+  async create(session: StoredSession, owner: string, now: number): Promise<void> {
+    this.#sessions.set(session.id, { session, owner, buffer: [], heldAt: now });
   }
 
   async append(sessionId: string, owner: string, sent: Sent): Promise<boolean> {
@@ -58,93 +74,214 @@ export class MemorySessionStore implements SessionStore {
   async claim(
     sessionId: string,
     owner: string,
+    now: number,
   ): Promise<{ session: StoredSession; buffer: Sent[] } | undefined> {
     const entry = this.#sessions.get(sessionId);
     if (!entry) return undefined;
     entry.owner = owner;
+    entry.heldAt = now;
     return { session: entry.session, buffer: [...entry.buffer] };
   }
 
   async remove(sessionId: string): Promise<void> {
     this.#sessions.delete(sessionId);
   }
+
+  async hold(owner: string, sessionIds: readonly string[], now: number): Promise<void> {
+    for (const id of sessionIds) {
+      const entry = this.#sessions.get(id);
+      if (entry?.owner === owner) entry.heldAt = now;
+    }
+  }
+
+  async removeAbandoned(before: number): Promise<void> {
+    for (const [id, entry] of this.#sessions) if (entry.heldAt < before) this.#sessions.delete(id);
+  }
+
+  async flush(): Promise<void> {}
 }
 
-// Append only while the caller still owns the session; keep the buffer bounded and both keys alive.
-const APPEND = `if redis.call('HGET', KEYS[1], 'owner') ~= ARGV[1] then return 0 end
-redis.call('RPUSH', KEYS[2], ARGV[2])
-redis.call('LTRIM', KEYS[2], -tonumber(ARGV[3]), -1)
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-redis.call('PEXPIRE', KEYS[2], ARGV[4])
-return 1`;
+/** Rows one statement writes or names at most (SQLite allows 32,766 parameters; three per row). */
+const CHUNK = 500;
+/** Old dispatches of a session are deleted each time its seq passes a multiple of this. */
+const TRIM_EVERY = 100;
 
-const CLAIM = `if redis.call('EXISTS', KEYS[1]) == 0 then return false end
-redis.call('HSET', KEYS[1], 'owner', ARGV[1])
-return {redis.call('HGET', KEYS[1], 'session'), redis.call('LRANGE', KEYS[2], 0, -1)}`;
+interface PendingAppend {
+  sessionId: string;
+  owner: string;
+  sent: Sent;
+  settle: (owned: boolean) => void;
+  fail: (error: unknown) => void;
+}
 
-type WithScripts = Redis & {
-  hearthSessionAppend(
-    meta: string,
-    buffer: string,
-    owner: string,
-    sent: string,
-    size: string,
-    ttl: string,
-  ): Promise<number>;
-  hearthSessionClaim(meta: string, buffer: string, owner: string): Promise<[string, string[]] | null>;
-};
+/**
+ * Sessions in the deployment's database: they outlive a Redis restart or outage and any one node. The
+ * dispatches of one event loop turn are written together in one transaction, so fan-out to many sessions
+ * costs one round trip, not one per session. An append and a claim of one session never interleave: on
+ * PostgreSQL the append reads its ownership FOR SHARE and the claim updates the row; SQLite has one writer.
+ */
+export class DatabaseSessionStore implements SessionStore {
+  readonly #storage: Storage;
+  #pending: PendingAppend[] = [];
+  #scheduled = false;
+  #writing = false;
+  /** Settles when the current drain has written everything. */
+  #drained: Promise<void> = Promise.resolve();
 
-/** Sessions in Redis: a hash (session, owner) and a list (the buffer), expiring with the resume window. */
-export class RedisSessionStore implements SessionStore {
-  readonly #redis: WithScripts;
-  readonly #ttl = String(RESUME_WINDOW_MS * 2);
-
-  constructor(redis: Redis) {
-    redis.defineCommand('hearthSessionAppend', { numberOfKeys: 2, lua: APPEND });
-    redis.defineCommand('hearthSessionClaim', { numberOfKeys: 2, lua: CLAIM });
-    this.#redis = redis as WithScripts;
+  constructor(storage: Storage) {
+    this.#storage = storage;
   }
 
-  async create(session: StoredSession, owner: string): Promise<void> {
-    await this.#redis
-      .multi()
-      .hset(meta(session.id), { session: JSON.stringify(session), owner })
-      .pexpire(meta(session.id), Number(this.#ttl))
-      .del(buffer(session.id))
-      .exec();
+  async create(session: StoredSession, owner: string, now: number): Promise<void> {
+    await this.#storage.db
+      .insertInto('gateway_sessions')
+      .values({ id: session.id, owner, session: JSON.stringify(session), touched_at: now })
+      .execute();
   }
 
-  async append(sessionId: string, owner: string, sent: Sent): Promise<boolean> {
-    const appended = await this.#redis.hearthSessionAppend(
-      meta(sessionId),
-      buffer(sessionId),
-      owner,
-      JSON.stringify(sent),
-      String(RESUME_BUFFER_SIZE),
-      this.#ttl,
-    );
-    return appended === 1;
+  append(sessionId: string, owner: string, sent: Sent): Promise<boolean> {
+    return new Promise((settle, fail) => {
+      this.#pending.push({ sessionId, owner, sent, settle, fail });
+      if (this.#scheduled || this.#writing) return;
+      this.#scheduled = true;
+      this.#drained = new Promise((done) => setImmediate(() => void this.#drain().finally(done)));
+    });
+  }
+
+  flush(): Promise<void> {
+    return this.#drained;
   }
 
   async peek(sessionId: string): Promise<StoredSession | undefined> {
-    const raw = await this.#redis.hget(meta(sessionId), 'session');
-    return raw === null ? undefined : (JSON.parse(raw) as StoredSession);
+    const row = await this.#storage.db
+      .selectFrom('gateway_sessions')
+      .select('session')
+      .where('id', '=', sessionId)
+      .executeTakeFirst();
+    return row && (JSON.parse(row.session) as StoredSession);
   }
 
   async claim(
     sessionId: string,
     owner: string,
+    now: number,
   ): Promise<{ session: StoredSession; buffer: Sent[] } | undefined> {
-    const answer = await this.#redis.hearthSessionClaim(meta(sessionId), buffer(sessionId), owner);
-    if (!answer) return undefined;
-    const [session, sent] = answer;
-    return { session: JSON.parse(session) as StoredSession, buffer: sent.map((s) => JSON.parse(s) as Sent) };
+    return this.#storage.transaction(async (tx) => {
+      const updated = await tx
+        .updateTable('gateway_sessions')
+        .set({ owner, touched_at: now })
+        .where('id', '=', sessionId)
+        .returning('session')
+        .executeTakeFirst();
+      if (!updated) return undefined;
+      const sent = await tx
+        .selectFrom('gateway_session_dispatches')
+        .select('sent')
+        .where('session_id', '=', sessionId)
+        .orderBy('seq')
+        .execute();
+      return {
+        session: JSON.parse(updated.session) as StoredSession,
+        buffer: sent.map((row) => JSON.parse(row.sent) as Sent),
+      };
+    });
   }
 
+  // One statement each (its dispatches go by the foreign key's cascade): no transaction held open.
   async remove(sessionId: string): Promise<void> {
-    await this.#redis.del(meta(sessionId), buffer(sessionId));
+    await this.#storage.db.deleteFrom('gateway_sessions').where('id', '=', sessionId).execute();
+  }
+
+  async hold(owner: string, sessionIds: readonly string[], now: number): Promise<void> {
+    for (let i = 0; i < sessionIds.length; i += CHUNK) {
+      await this.#storage.db
+        .updateTable('gateway_sessions')
+        .set({ touched_at: now })
+        .where('owner', '=', owner)
+        .where('id', 'in', sessionIds.slice(i, i + CHUNK))
+        .execute();
+    }
+  }
+
+  async removeAbandoned(before: number): Promise<void> {
+    await this.#storage.db.deleteFrom('gateway_sessions').where('touched_at', '<', before).execute();
+  }
+
+  /** Writes what was appended meanwhile, oldest first, until nothing is left. */
+  async #drain(): Promise<void> {
+    this.#scheduled = false;
+    this.#writing = true;
+    try {
+      while (this.#pending.length > 0) {
+        const batch = this.#pending.splice(0, CHUNK);
+        try {
+          const owned = await this.#write(batch);
+          for (const append of batch) append.settle(owned.has(ownership(append)));
+        } catch (error) {
+          for (const append of batch) append.fail(error);
+        }
+      }
+    } finally {
+      this.#writing = false;
+    }
+  }
+
+  /** Inserts the dispatches of the sessions their appender still owns; answers those (session, owner) pairs. */
+  async #write(batch: PendingAppend[]): Promise<Set<string>> {
+    const owners = new Map<string, Set<string>>();
+    for (const { owner, sessionId } of batch) {
+      const ids = owners.get(owner) ?? new Set<string>();
+      ids.add(sessionId);
+      owners.set(owner, ids);
+    }
+    const postgres = this.#storage.engine === 'postgres';
+    return this.#storage.transaction(async (tx) => {
+      const owned = new Set<string>();
+      for (const [owner, ids] of owners) {
+        const query = tx
+          .selectFrom('gateway_sessions')
+          .select('id')
+          .where('owner', '=', owner)
+          .where('id', 'in', [...ids]);
+        const rows = await (postgres ? query.forShare() : query).execute();
+        for (const row of rows) owned.add(`${row.id} ${owner}`);
+      }
+      const rows = batch
+        .filter((append) => owned.has(ownership(append)))
+        .map(({ sessionId, sent }) => ({ session_id: sessionId, seq: sent.seq, sent: JSON.stringify(sent) }));
+      if (rows.length === 0) return owned;
+      await tx
+        .insertInto('gateway_session_dispatches')
+        .values(rows)
+        .onConflict((conflict) => conflict.columns(['session_id', 'seq']).doNothing())
+        .execute();
+      for (const [sessionId, { first, last }] of seqRanges(rows)) {
+        if (
+          last <= RESUME_BUFFER_SIZE ||
+          Math.floor(last / TRIM_EVERY) === Math.floor((first - 1) / TRIM_EVERY)
+        )
+          continue;
+        await tx
+          .deleteFrom('gateway_session_dispatches')
+          .where('session_id', '=', sessionId)
+          .where('seq', '<=', last - RESUME_BUFFER_SIZE)
+          .execute();
+      }
+      return owned;
+    });
   }
 }
 
-const meta = (id: string) => `gw:session:${id}`;
-const buffer = (id: string) => `gw:buffer:${id}`;
+const ownership = (append: { sessionId: string; owner: string }) => `${append.sessionId} ${append.owner}`;
+
+function seqRanges(
+  rows: { session_id: string; seq: number }[],
+): Map<string, { first: number; last: number }> {
+  const ranges = new Map<string, { first: number; last: number }>();
+  for (const { session_id, seq } of rows) {
+    const range = ranges.get(session_id);
+    if (!range) ranges.set(session_id, { first: seq, last: seq });
+    else range.last = Math.max(range.last, seq);
+  }
+  return ranges;
+}

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { ServerOptions } from 'node:http';
 import {
   API_VERSIONS,
   FormErrors,
@@ -54,7 +55,17 @@ export interface HttpDeps {
   globalPerSecond: number;
   /** Told of every response as sent (tests check each against the reference description). */
   observeResponse?: ResponseObserver | undefined;
+  /** How long a client may take to send its headers, and its whole request (ms): slow clients are cut off. */
+  timeouts?: HttpTimeouts;
 }
+
+export interface HttpTimeouts {
+  headersMs: number;
+  requestMs: number;
+}
+
+/** How often Node looks for requests past their timeouts (its default, 30 s, would let them linger). */
+const TIMEOUT_CHECK_INTERVAL_MS = 1000;
 
 /** One response as it leaves the server, after serialization. */
 export interface ObservedResponse {
@@ -72,6 +83,21 @@ export interface ObservedResponse {
 export type ResponseObserver = (response: ObservedResponse) => void;
 
 const API_PREFIX = /^\/api(\/v\d+)?(?=\/)/;
+
+/**
+ * A client that trickles its headers (slowloris) or its body holds a socket until Node answers it 408 and
+ * closes; Node refuses a headers timeout longer than the request timeout, so it is capped there.
+ */
+function timeoutOptions(timeouts: HttpTimeouts): { requestTimeout: number; http: ServerOptions } {
+  return {
+    requestTimeout: timeouts.requestMs,
+    http: {
+      headersTimeout: Math.min(timeouts.headersMs, timeouts.requestMs),
+      requestTimeout: timeouts.requestMs,
+      connectionsCheckingInterval: Math.min(TIMEOUT_CHECK_INTERVAL_MS, timeouts.headersMs),
+    },
+  };
+}
 
 /**
  * The Fastify instance with the platform's conventions: error bodies, body parsing, validation wording,
@@ -93,6 +119,7 @@ export function createHttpServer(
     forceCloseConnections: 'idle',
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     rewriteUrl: (raw) => decodePathSegments(raw.url ?? '/'),
+    ...(deps.timeouts ? timeoutOptions(deps.timeouts) : {}),
   });
   app.decorateRequest('principal', null);
   app.addHook('onSend', async (_request, reply, payload) => {

@@ -52,6 +52,9 @@ export interface Schema {
   message_reactions: MessageReactionsTable;
   slowmode_marks: SlowmodeMarksTable;
   auto_moderation_rules: AutoModerationRulesTable;
+  // ---- Gateway sessions shared by nodes (0022_gateway_sessions) ----
+  gateway_sessions: GatewaySessionsTable;
+  gateway_session_dispatches: GatewaySessionDispatchesTable;
 }
 
 export interface UsersTable {
@@ -628,4 +631,23 @@ export interface AutoModerationRulesTable {
   exempt_roles: Generated<string>;
   exempt_channels: Generated<string>;
   created_at: number;
+}
+
+/** A gateway session other nodes may take over (gateway/session-store.ts). */
+export interface GatewaySessionsTable {
+  id: string;
+  /** The node that holds it; a node that takes it over writes its own name. */
+  owner: string;
+  /** StoredSession as JSON. */
+  session: string;
+  /** When its owner last said it holds it: a session nobody holds past the resume window is removed. */
+  touched_at: number;
+}
+
+/** A session's recent dispatches, for a Resume on another node. */
+export interface GatewaySessionDispatchesTable {
+  session_id: string;
+  seq: number;
+  /** Sent as JSON. */
+  sent: string;
 }
