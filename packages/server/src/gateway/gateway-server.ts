@@ -505,6 +505,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       if (wants(capture.target, event)) capture.events.push(event);
     const now = this.clock.now();
     for (const session of this.registry.candidates(audience)) {
+      if (session.lastEventId !== undefined && compareEventIds(event.id, session.lastEventId) <= 0) continue;
       const waiting =
         audience.guildId === undefined ? undefined : this.#joining.get(session)?.get(audience.guildId);
       if (waiting) waiting.push(event);

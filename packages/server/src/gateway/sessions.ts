@@ -37,6 +37,11 @@ export interface Session {
   largeThreshold?: number;
   /** Called for every recorded dispatch: the gateway copies it to the shared session store. */
   onRecord?: (sent: Sent) => void;
+  /**
+   * The newest bus event recorded. A session taken over from another node was filled from the event log,
+   * which can be ahead of this node's live delivery: live events up to this id are already in its buffer.
+   */
+  lastEventId?: string;
 }
 
 /** Where a session's dispatches go while a client is connected. */
@@ -116,6 +121,7 @@ function unindex(map: Map<string, Set<Session>>, key: string, session: Session):
 export function record(session: Session, t: string, d: unknown, eventId?: string): Sent {
   session.seq += 1;
   const sent: Sent = { seq: session.seq, t, d, ...(eventId !== undefined ? { eventId } : {}) };
+  if (eventId !== undefined) session.lastEventId = eventId;
   session.onRecord?.(sent);
   session.buffer.push(sent);
   if (session.buffer.length > RESUME_BUFFER_SIZE)
