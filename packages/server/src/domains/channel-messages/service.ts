@@ -3,14 +3,12 @@ import {
   DELETABLE_MESSAGE_TYPES,
   EDITABLE_MESSAGE_FLAGS,
   FormErrors,
-  GatewayIntents,
   MessageDispatches,
   MessageFlags,
   MessageLimits,
   MessageReferenceTypes,
   MessageTypes,
   PermissionFlags,
-  PRIVILEGED_INTENT_FLAGS,
   RateLimitHeaders,
   RateLimitScopes,
   SENDABLE_MESSAGE_FLAGS,
@@ -24,16 +22,17 @@ import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
 import type { Executor, Storage } from '../../storage/database.js';
 import type { MessagesTable, Schema } from '../../storage/schema.js';
-import { toUserObject, type User } from '../accounts/service.js';
+import type { User } from '../accounts/service.js';
 import * as channelStore from '../channels/store.js';
 import type { GuildAccess } from '../guilds/access.js';
 import * as memberStore from '../guilds/members-store.js';
 import { toMemberObject } from '../guilds/objects.js';
 import { DatedRules, has } from '../guilds/permissions.js';
-import { asReadBy, type ContentReader, readsContent } from './content-access.js';
+import { countComponents, numberComponents } from './components.js';
 import { exclusiveConflict, type Mentions, resolveMentions, written } from './mentions.js';
-import { encodeNonce, type MessageObject, toMessageObject, type UserObject } from './objects.js';
+import { encodeNonce, type MessageObject } from './objects.js';
 import { type Actor, type Place, placeOf, requireMessageChannel, requirePermissions } from './places.js';
+import { type MessageAttachments, MessageReading, replyTarget } from './reading.js';
 import {
   type AllowedMentions,
   CreateMessage,
@@ -44,18 +43,10 @@ import {
 import * as store from './store.js';
 
 export type { Actor } from './places.js';
+export type { MessageAttachments } from './reading.js';
 
 type Tx = Transaction<Schema>;
 type Json = Record<string, unknown>;
-
-/**
- * The files of messages. The attachment store serves them; without one, messages carry none and a
- * request naming `attachments` is refused as naming unknown uploads.
- */
-export interface MessageAttachments {
-  /** The attachment objects of each message, in order. */
-  objectsOf(db: Executor, messageIds: readonly string[]): Promise<Map<string, Json[]>>;
-}
 
 /** A message about to be stored (create or edit): what a content guard such as AutoMod inspects. */
 export interface MessageDraft {
@@ -98,6 +89,13 @@ const EDITABLE_TYPES: readonly number[] = [
   MessageTypes.ContextMenuCommand,
 ];
 
+/** A new message before it is stored: the guard's draft and what only storing needs. */
+interface CreateDraft extends MessageDraft {
+  flags: number;
+  reference: { wire: Json; authorId: string } | undefined;
+  mentions: Mentions;
+}
+
 /** Result of the create transaction: the row, and whether it was new (`enforce_nonce` may answer an old one). */
 interface Created {
   row: store.MessageRow;
@@ -111,9 +109,11 @@ interface Created {
  */
 export class ChannelMessagesService {
   readonly #deps: ChannelMessagesDeps;
+  readonly #reading: MessageReading;
 
   constructor(deps: ChannelMessagesDeps) {
     this.#deps = deps;
+    this.#reading = new MessageReading(deps);
   }
 
   // ---- Create (POST /channels/{id}/messages) ----
@@ -131,60 +131,10 @@ export class ChannelMessagesService {
       this.#requireSendPermissions(place, body);
       const earlier = await this.#enforceNonce(tx, actor, place, body);
       if (earlier) return { row: earlier, place, isNew: false };
-      const flags = this.#createFlags(body.flags);
-      const content = body.content ?? '';
-      const embeds = this.#checkEmbeds(body.embeds ?? []);
-      const components = this.#checkComponents(body.components ?? [], flags);
-      this.#checkAttachments(body.attachments ?? []);
-      if (
-        content === '' &&
-        embeds.length === 0 &&
-        components.length === 0 &&
-        (body.sticker_ids ?? []).length === 0
-      )
-        throw new HearthError('CannotSendEmptyMessage');
-      const reference = await this.#reference(tx, place, body.message_reference);
-      const mentions = await this.#mentions(tx, place, content, body.allowed_mentions, reference?.authorId);
-      await this.#guard(tx, actor, {
-        channelId,
-        guildId: place.guildId,
-        authorId: actor.userId,
-        content,
-        embeds,
-        components,
-        edit: false,
-      });
+      const draft = await this.#draft(tx, actor, place, body);
+      await this.#guard(tx, actor, draft);
       await this.#slowmode(tx, actor, place);
-      const id = this.#deps.snowflakes.next();
-      const row: Insertable<MessagesTable> = {
-        id,
-        channel_id: channelId,
-        guild_id: place.guildId,
-        author_id: actor.userId,
-        type: reference ? MessageTypes.Reply : MessageTypes.Default,
-        content,
-        flags,
-        tts: body.tts === true ? 1 : 0,
-        mention_everyone: mentions.everyone ? 1 : 0,
-        mentions: JSON.stringify(mentions.users),
-        mention_roles: JSON.stringify(mentions.roles),
-        embeds: JSON.stringify(embeds),
-        components: JSON.stringify(components),
-        message_reference: reference ? JSON.stringify(reference.wire) : null,
-        message_snapshots: null,
-        interaction_metadata: null,
-        nonce: body.nonce === undefined || body.nonce === null ? null : encodeNonce(body.nonce),
-        pinned: 0,
-        pinned_at: null,
-        webhook_id: null,
-        application_id: null,
-        // The id's own instant: history pages order by it (0016_messages).
-        created_at: snowflakeTimestamp(id),
-        edited_at: null,
-      };
-      await store.insertMessage(tx, row);
-      await this.#rememberNonce(tx, actor, body.nonce, id);
-      if (place.guildId !== null) await channelStore.updateChannel(tx, channelId, { last_message_id: id });
+      const id = await this.#insert(tx, actor, place, body, draft);
       return { row: (await store.findMessage(tx, channelId, id))!, place, isNew: true };
     });
     const [message] = await this.#readable(actor, created.place, [created.row]);
@@ -340,97 +290,100 @@ export class ChannelMessagesService {
    * Whether an actor reads a message's content (GUILDS.md §4.1): people always; a bot when its app has
    * message-content access, in DMs, in its own messages and in messages that mention it (160014 for forwards).
    */
-  async readsContent(actor: Actor, message: MessageObject, inGuild: boolean): Promise<boolean> {
-    return readsContent(await this.#reader(actor), message, inGuild);
-  }
-
-  /** Message objects as the actor reads them over REST (`me` of reactions, the content rule). */
-  async #readable(actor: Actor, place: Place, rows: readonly store.MessageRow[]): Promise<MessageObject[]> {
-    const objects = await this.#objects(this.#deps.storage.db, rows, actor.userId);
-    const reader = await this.#reader(actor);
-    const inGuild = place.guildId !== null;
-    return objects.map((object) => {
-      const read = asReadBy(reader, object, inGuild);
-      const referenced = read.referenced_message;
-      return referenced ? { ...read, referenced_message: asReadBy(reader, referenced, inGuild) } : read;
-    });
-  }
-
-  async #reader(actor: Actor): Promise<ContentReader> {
-    if (!actor.bot || actor.applicationId === undefined)
-      return { userId: actor.userId, bot: actor.bot, contentAccess: true };
-    const flags = (await this.#deps.applicationFlags(actor.applicationId)) ?? 0n;
-    const approval = PRIVILEGED_INTENT_FLAGS.find((entry) => entry.intent === GatewayIntents.MessageContent);
-    const contentAccess = approval?.flags.some((flag) => (flags & flag) === flag) ?? false;
-    return { userId: actor.userId, bot: true, contentAccess };
+  readsContent(actor: Actor, message: MessageObject, inGuild: boolean): Promise<boolean> {
+    return this.#reading.readsContent(actor, message, inGuild);
   }
 
   /** Message objects of rows as `viewerId` reads them: users, files, reactions, and replied-to messages. */
-  async objectsOf(
+  objectsOf(
     db: Executor,
     rows: readonly store.MessageRow[],
     viewerId: string | undefined,
   ): Promise<MessageObject[]> {
-    return this.#objects(db, rows, viewerId);
+    return this.#reading.objects(db, rows, viewerId);
   }
 
-  async #objects(
-    db: Executor,
-    rows: readonly store.MessageRow[],
-    viewerId: string | undefined,
-    withReferences = true,
-  ): Promise<MessageObject[]> {
-    if (rows.length === 0) return [];
-    const ids = rows.map((row) => row.id);
-    const users = new Map<string, UserObject>();
-    const userObject = async (id: string): Promise<UserObject | undefined> => {
-      if (!users.has(id)) {
-        const user = await this.#deps.users.getUserIn(db, id);
-        if (user) users.set(id, toUserObject(user) as UserObject);
-      }
-      return users.get(id);
-    };
-    const [attachments, reactions] = await Promise.all([
-      this.#deps.attachments?.objectsOf(db, ids) ?? Promise.resolve(new Map<string, Json[]>()),
-      store.reactionsOf(db, ids),
-    ]);
-    const referenced = withReferences ? await this.#referencedMessages(db, rows, viewerId) : new Map();
-    const out: MessageObject[] = [];
-    for (const row of rows) {
-      const author = (await userObject(row.author_id)) ?? deletedUser(row.author_id);
-      const mentions: UserObject[] = [];
-      for (const id of JSON.parse(row.mentions) as string[]) {
-        const user = await userObject(id);
-        if (user) mentions.push(user);
-      }
-      const reference = replyTarget(row);
-      out.push(
-        toMessageObject(row, {
-          author,
-          mentions,
-          attachments: attachments.get(row.id) ?? [],
-          reactions: reactions.filter((reaction) => reaction.message_id === row.id),
-          viewerId,
-          ...(reference === undefined ? {} : { referenced: referenced.get(reference) ?? null }),
-        }),
-      );
-    }
-    return out;
-  }
-
-  /** The replied-to messages of replies among `rows`, each without its own `referenced_message`. */
-  async #referencedMessages(
-    db: Executor,
-    rows: readonly store.MessageRow[],
-    viewerId: string | undefined,
-  ): Promise<Map<string, MessageObject>> {
-    const wanted = rows.flatMap((row) => replyTarget(row) ?? []);
-    const found = await store.findMessages(db, wanted);
-    const objects = await this.#objects(db, found, viewerId, false);
-    return new Map(objects.map((object) => [object.id, object]));
+  #readable(actor: Actor, place: Place, rows: readonly store.MessageRow[]): Promise<MessageObject[]> {
+    return this.#reading.readable(actor, place.guildId !== null, rows);
   }
 
   // ---- Steps ----
+
+  /**
+   * The message to store, each part checked in its own step: flags, embeds, components, attachments,
+   * that something is sent at all, the replied-to message, and who is mentioned.
+   */
+  async #draft(tx: Tx, actor: Actor, place: Place, body: CreateMessage): Promise<CreateDraft> {
+    const flags = this.#createFlags(body.flags);
+    const content = body.content ?? '';
+    const embeds = this.#checkEmbeds(body.embeds ?? []);
+    const components = this.#checkComponents(body.components ?? [], flags);
+    this.#checkAttachments(body.attachments ?? []);
+    if (
+      content === '' &&
+      embeds.length === 0 &&
+      components.length === 0 &&
+      (body.sticker_ids ?? []).length === 0
+    )
+      throw new HearthError('CannotSendEmptyMessage');
+    const reference = await this.#reference(tx, place, body.message_reference);
+    const mentions = await this.#mentions(tx, place, content, body.allowed_mentions, reference?.authorId);
+    return {
+      channelId: place.channelId,
+      guildId: place.guildId,
+      authorId: actor.userId,
+      content,
+      embeds,
+      components,
+      edit: false,
+      flags,
+      reference,
+      mentions,
+    };
+  }
+
+  /** Stores the message, its nonce and the channel's `last_message_id`; answers its id. */
+  async #insert(
+    tx: Tx,
+    actor: Actor,
+    place: Place,
+    body: CreateMessage,
+    draft: CreateDraft,
+  ): Promise<string> {
+    const { content, embeds, components, flags, reference, mentions } = draft;
+    const channelId = place.channelId;
+    const id = this.#deps.snowflakes.next();
+    const row: Insertable<MessagesTable> = {
+      id,
+      channel_id: channelId,
+      guild_id: place.guildId,
+      author_id: actor.userId,
+      type: reference ? MessageTypes.Reply : MessageTypes.Default,
+      content,
+      flags,
+      tts: body.tts === true ? 1 : 0,
+      mention_everyone: mentions.everyone ? 1 : 0,
+      mentions: JSON.stringify(mentions.users),
+      mention_roles: JSON.stringify(mentions.roles),
+      embeds: JSON.stringify(embeds),
+      components: JSON.stringify(components),
+      message_reference: reference ? JSON.stringify(reference.wire) : null,
+      message_snapshots: null,
+      interaction_metadata: null,
+      nonce: body.nonce === undefined || body.nonce === null ? null : encodeNonce(body.nonce),
+      pinned: 0,
+      pinned_at: null,
+      webhook_id: null,
+      application_id: null,
+      // The id's own instant: history pages order by it (0016_messages).
+      created_at: snowflakeTimestamp(id),
+      edited_at: null,
+    };
+    await store.insertMessage(tx, row);
+    await this.#rememberNonce(tx, actor, body.nonce, id);
+    if (place.guildId !== null) await channelStore.updateChannel(tx, channelId, { last_message_id: id });
+    return id;
+  }
 
   /** SEND_MESSAGES; SEND_TTS_MESSAGES for `tts`; EMBED_LINKS for embeds (GUILDS.md §4.5). */
   #requireSendPermissions(place: Place, body: CreateMessage): void {
@@ -609,7 +562,7 @@ export class ChannelMessagesService {
    */
   async #publishMessage(type: string, place: Place, row: store.MessageRow): Promise<void> {
     const db = this.#deps.storage.db;
-    const [message] = await this.#objects(db, [row], undefined);
+    const [message] = await this.#reading.objects(db, [row], undefined);
     const data: Json = { ...message! };
     if (place.guildId !== null) {
       const guildId = place.guildId;
@@ -666,70 +619,4 @@ function audienceOf(place: Place): Audience {
 function checkAllowedMentions(allowed: AllowedMentions | null | undefined): void {
   const conflict = exclusiveConflict(allowed);
   if (conflict) throw invalidForm('allowed_mentions', FormErrors.allowedMentionsParseExclusive(conflict));
-}
-
-/** The replied-to message id of a reply. */
-function replyTarget(row: store.MessageRow): string | undefined {
-  if (Number(row.type) !== MessageTypes.Reply || row.message_reference === null) return undefined;
-  const reference = JSON.parse(row.message_reference) as { message_id?: string };
-  return reference.message_id;
-}
-
-/**
- * Every component gets an `id`: the one sent, or the next number after those before it in reading order
- * (the interface fills missing ids sequentially; responses always carry them).
- */
-function numberComponents(components: readonly Json[]): Json[] {
-  let next = 0;
-  const used = new Set<number>();
-  const collect = (list: readonly Json[]) => {
-    for (const component of list) {
-      if (typeof component['id'] === 'number') used.add(component['id']);
-      if (Array.isArray(component['components'])) collect(component['components'] as Json[]);
-      const accessory = component['accessory'];
-      if (accessory && typeof accessory === 'object') collect([accessory as Json]);
-    }
-  };
-  collect(components);
-  const fill = (list: readonly Json[]): Json[] =>
-    list.map((component) => {
-      const out: Json = { ...component };
-      if (typeof out['id'] !== 'number') {
-        do next += 1;
-        while (used.has(next));
-        out['id'] = next;
-      }
-      if (Array.isArray(component['components'])) out['components'] = fill(component['components'] as Json[]);
-      const accessory = component['accessory'];
-      if (accessory && typeof accessory === 'object') out['accessory'] = fill([accessory as Json])[0];
-      return out;
-    });
-  return fill(components);
-}
-
-/** Components counted at every depth (rows, sections, containers and what they hold). */
-function countComponents(components: readonly Json[]): number {
-  let count = 0;
-  for (const component of components) {
-    count += 1;
-    const children = component['components'];
-    if (Array.isArray(children)) count += countComponents(children as Json[]);
-    const accessory = component['accessory'];
-    if (accessory && typeof accessory === 'object') count += 1;
-  }
-  return count;
-}
-
-/** What stands for an author whose account no longer exists. */
-function deletedUser(id: string): UserObject {
-  return {
-    id,
-    username: 'Deleted User',
-    discriminator: '0000',
-    global_name: null,
-    avatar: null,
-    public_flags: 0,
-    flags: 0,
-    primary_guild: null,
-  };
 }
