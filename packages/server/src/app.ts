@@ -272,6 +272,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bus,
     access: guildAccess,
     users: accounts,
+    applicationFlags: async (id) => (await applications.getApplication(id))?.flags,
   });
   const dmChannels = new DmChannels({ storage, clock, snowflakes, users: accounts });
   const channels = new ChannelsService({

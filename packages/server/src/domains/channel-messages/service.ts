@@ -1,4 +1,5 @@
 import {
+  ComponentLimits,
   DELETABLE_MESSAGE_TYPES,
   EDITABLE_MESSAGE_FLAGS,
   FormErrors,
@@ -8,6 +9,8 @@ import {
   MessageReferenceTypes,
   MessageTypes,
   PermissionFlags,
+  RateLimitHeaders,
+  RateLimitScopes,
   SENDABLE_MESSAGE_FLAGS,
   snowflakeTimestamp,
 } from '@hearth/protocol';
@@ -19,7 +22,7 @@ import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
 import type { Executor, Storage } from '../../storage/database.js';
 import type { MessagesTable, Schema } from '../../storage/schema.js';
-import { toUserObject, type User } from '../accounts/service.js';
+import type { User } from '../accounts/service.js';
 import * as channelStore from '../channels/store.js';
 import type { GuildAccess } from '../guilds/access.js';
 import * as memberStore from '../guilds/members-store.js';
@@ -33,8 +36,9 @@ import {
 } from './components.js';
 import { parseEmbeds } from './embeds.js';
 import { exclusiveConflict, type Mentions, resolveMentions, written } from './mentions.js';
-import { encodeNonce, type MessageObject, toMessageObject, type UserObject } from './objects.js';
+import { encodeNonce, type MessageObject } from './objects.js';
 import { type Actor, type Place, placeOf, requireMessageChannel, requirePermissions } from './places.js';
+import { type MessageAttachments, MessageReading, replyTarget } from './reading.js';
 import {
   type AllowedMentions,
   CreateMessage,
@@ -45,18 +49,10 @@ import {
 import * as store from './store.js';
 
 export type { Actor } from './places.js';
+export type { MessageAttachments } from './reading.js';
 
 type Tx = Transaction<Schema>;
 type Json = Record<string, unknown>;
-
-/**
- * The files of messages. The attachment store serves them; without one, messages carry none and a
- * request naming `attachments` is refused as naming unknown uploads.
- */
-export interface MessageAttachments {
-  /** The attachment objects of each message, in order. */
-  objectsOf(db: Executor, messageIds: readonly string[]): Promise<Map<string, Json[]>>;
-}
 
 /** A message about to be stored (create or edit): what a content guard such as AutoMod inspects. */
 export interface MessageDraft {
@@ -82,6 +78,8 @@ export interface ChannelMessagesDeps {
   bus: Bus;
   access: GuildAccess;
   users: { getUserIn(db: Executor, id: string): Promise<User | undefined> };
+  /** An application's flags: its message-content approval decides what its bot reads over REST. */
+  applicationFlags: (applicationId: string) => Promise<bigint | undefined>;
   attachments?: MessageAttachments;
   guards?: readonly MessageGuard[];
 }
@@ -97,6 +95,13 @@ const EDITABLE_TYPES: readonly number[] = [
   MessageTypes.ContextMenuCommand,
 ];
 
+/** A new message before it is stored: the guard's draft and what only storing needs. */
+interface CreateDraft extends MessageDraft {
+  flags: number;
+  reference: { wire: Json; authorId: string } | undefined;
+  mentions: Mentions;
+}
+
 /** Result of the create transaction: the row, and whether it was new (`enforce_nonce` may answer an old one). */
 interface Created {
   row: store.MessageRow;
@@ -110,9 +115,11 @@ interface Created {
  */
 export class ChannelMessagesService {
   readonly #deps: ChannelMessagesDeps;
+  readonly #reading: MessageReading;
 
   constructor(deps: ChannelMessagesDeps) {
     this.#deps = deps;
+    this.#reading = new MessageReading(deps);
   }
 
   // ---- Create (POST /channels/{id}/messages) ----
@@ -130,65 +137,13 @@ export class ChannelMessagesService {
       this.#requireSendPermissions(place, body);
       const earlier = await this.#enforceNonce(tx, actor, place, body);
       if (earlier) return { row: earlier, place, isNew: false };
-      const flags = this.#createFlags(body.flags);
-      checkComponentsV2Message(flags, body);
-      const content = body.content ?? '';
-      const embeds = this.#checkEmbeds(body.embeds);
-      // The new message's uploads are what `attachment://` names: none until files are stored with it.
-      const components = this.#checkComponents(body.components, flags, []);
-      this.#checkAttachments(body.attachments ?? []);
-      if (
-        content === '' &&
-        embeds.length === 0 &&
-        components.length === 0 &&
-        (body.sticker_ids ?? []).length === 0
-      )
-        throw new HearthError('CannotSendEmptyMessage');
-      const reference = await this.#reference(tx, place, body.message_reference);
-      const mentions = await this.#mentions(tx, place, content, body.allowed_mentions, reference?.authorId);
-      await this.#guard(tx, actor, {
-        channelId,
-        guildId: place.guildId,
-        authorId: actor.userId,
-        content,
-        embeds,
-        components,
-        edit: false,
-      });
+      const draft = await this.#draft(tx, actor, place, body);
+      await this.#guard(tx, actor, draft);
       await this.#slowmode(tx, actor, place);
-      const id = this.#deps.snowflakes.next();
-      const row: Insertable<MessagesTable> = {
-        id,
-        channel_id: channelId,
-        guild_id: place.guildId,
-        author_id: actor.userId,
-        type: reference ? MessageTypes.Reply : MessageTypes.Default,
-        content,
-        flags,
-        tts: body.tts === true ? 1 : 0,
-        mention_everyone: mentions.everyone ? 1 : 0,
-        mentions: JSON.stringify(mentions.users),
-        mention_roles: JSON.stringify(mentions.roles),
-        embeds: JSON.stringify(embeds),
-        components: JSON.stringify(components),
-        message_reference: reference ? JSON.stringify(reference.wire) : null,
-        message_snapshots: null,
-        interaction_metadata: null,
-        nonce: body.nonce === undefined || body.nonce === null ? null : encodeNonce(body.nonce),
-        pinned: 0,
-        pinned_at: null,
-        webhook_id: null,
-        application_id: null,
-        // The id's own instant: history pages order by it (0016_messages).
-        created_at: snowflakeTimestamp(id),
-        edited_at: null,
-      };
-      await store.insertMessage(tx, row);
-      await this.#rememberNonce(tx, actor, body.nonce, id);
-      if (place.guildId !== null) await channelStore.updateChannel(tx, channelId, { last_message_id: id });
+      const id = await this.#insert(tx, actor, place, body, draft);
       return { row: (await store.findMessage(tx, channelId, id))!, place, isNew: true };
     });
-    const [message] = await this.#objects(this.#deps.storage.db, [created.row], actor.userId);
+    const [message] = await this.#readable(actor, created.place, [created.row]);
     if (created.isNew)
       await this.#publishMessage(MessageDispatches.MessageCreate, created.place, created.row);
     return message!;
@@ -202,7 +157,7 @@ export class ChannelMessagesService {
     const place = await placeOf(db, this.#deps.access, actor, channelId);
     requirePermissions(place, ReadMessageHistory);
     const row = await this.#message(db, channelId, messageId);
-    const [message] = await this.#objects(db, [row], actor.userId);
+    const [message] = await this.#readable(actor, place, [row]);
     return message!;
   }
 
@@ -232,7 +187,7 @@ export class ChannelMessagesService {
     } else {
       rows = await store.messagesBefore(db, channelId, undefined, limit);
     }
-    return this.#objects(db, rows, actor.userId);
+    return this.#readable(actor, place, rows);
   }
 
   // ---- Edit (PATCH /channels/{id}/messages/{mid}) ----
@@ -244,7 +199,7 @@ export class ChannelMessagesService {
   async edit(actor: Actor, channelId: string, messageId: string, input: unknown): Promise<MessageObject> {
     const body = parse(EditMessage, input ?? {});
     checkAllowedMentions(body.allowed_mentions);
-    const { row, place } = await this.#deps.storage.transaction(async (tx) => {
+    const { row, place, changed } = await this.#deps.storage.transaction(async (tx) => {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
       const current = await this.#message(tx, channelId, messageId);
       if (!EDITABLE_TYPES.includes(Number(current.type)))
@@ -299,11 +254,12 @@ export class ChannelMessagesService {
         changes.components = JSON.stringify(components);
         changes.edited_at = this.#deps.clock.now();
       }
-      if (Object.keys(changes).length > 0) await store.updateMessage(tx, current.id, changes);
-      return { row: (await store.findMessage(tx, channelId, messageId))!, place };
+      const changed = Object.keys(changes).length > 0;
+      if (changed) await store.updateMessage(tx, current.id, changes);
+      return { row: (await store.findMessage(tx, channelId, messageId))!, place, changed };
     });
-    const [message] = await this.#objects(this.#deps.storage.db, [row], actor.userId);
-    await this.#publishMessage(MessageDispatches.MessageUpdate, place, row);
+    const [message] = await this.#readable(actor, place, [row]);
+    if (changed) await this.#publishMessage(MessageDispatches.MessageUpdate, place, row);
     return message!;
   }
 
@@ -338,72 +294,106 @@ export class ChannelMessagesService {
 
   // ---- Objects ----
 
+  /**
+   * Whether an actor reads a message's content (GUILDS.md §4.1): people always; a bot when its app has
+   * message-content access, in DMs, in its own messages and in messages that mention it (160014 for forwards).
+   */
+  readsContent(actor: Actor, message: MessageObject, inGuild: boolean): Promise<boolean> {
+    return this.#reading.readsContent(actor, message, inGuild);
+  }
+
   /** Message objects of rows as `viewerId` reads them: users, files, reactions, and replied-to messages. */
-  async objectsOf(
+  objectsOf(
     db: Executor,
     rows: readonly store.MessageRow[],
     viewerId: string | undefined,
   ): Promise<MessageObject[]> {
-    return this.#objects(db, rows, viewerId);
+    return this.#reading.objects(db, rows, viewerId);
   }
 
-  async #objects(
-    db: Executor,
-    rows: readonly store.MessageRow[],
-    viewerId: string | undefined,
-    withReferences = true,
-  ): Promise<MessageObject[]> {
-    if (rows.length === 0) return [];
-    const ids = rows.map((row) => row.id);
-    const users = new Map<string, UserObject>();
-    const userObject = async (id: string): Promise<UserObject | undefined> => {
-      if (!users.has(id)) {
-        const user = await this.#deps.users.getUserIn(db, id);
-        if (user) users.set(id, toUserObject(user) as UserObject);
-      }
-      return users.get(id);
-    };
-    const [attachments, reactions] = await Promise.all([
-      this.#deps.attachments?.objectsOf(db, ids) ?? Promise.resolve(new Map<string, Json[]>()),
-      store.reactionsOf(db, ids),
-    ]);
-    const referenced = withReferences ? await this.#referencedMessages(db, rows, viewerId) : new Map();
-    const out: MessageObject[] = [];
-    for (const row of rows) {
-      const author = (await userObject(row.author_id)) ?? deletedUser(row.author_id);
-      const mentions: UserObject[] = [];
-      for (const id of JSON.parse(row.mentions) as string[]) {
-        const user = await userObject(id);
-        if (user) mentions.push(user);
-      }
-      const reference = replyTarget(row);
-      out.push(
-        toMessageObject(row, {
-          author,
-          mentions,
-          attachments: attachments.get(row.id) ?? [],
-          reactions: reactions.filter((reaction) => reaction.message_id === row.id),
-          viewerId,
-          ...(reference === undefined ? {} : { referenced: referenced.get(reference) ?? null }),
-        }),
-      );
-    }
-    return out;
-  }
-
-  /** The replied-to messages of replies among `rows`, each without its own `referenced_message`. */
-  async #referencedMessages(
-    db: Executor,
-    rows: readonly store.MessageRow[],
-    viewerId: string | undefined,
-  ): Promise<Map<string, MessageObject>> {
-    const wanted = rows.flatMap((row) => replyTarget(row) ?? []);
-    const found = await store.findMessages(db, wanted);
-    const objects = await this.#objects(db, found, viewerId, false);
-    return new Map(objects.map((object) => [object.id, object]));
+  #readable(actor: Actor, place: Place, rows: readonly store.MessageRow[]): Promise<MessageObject[]> {
+    return this.#reading.readable(actor, place.guildId !== null, rows);
   }
 
   // ---- Steps ----
+
+  /**
+   * The message to store, each part checked in its own step: flags, embeds, components, attachments,
+   * that something is sent at all, the replied-to message, and who is mentioned.
+   */
+  async #draft(tx: Tx, actor: Actor, place: Place, body: CreateMessage): Promise<CreateDraft> {
+    const flags = this.#createFlags(body.flags);
+    checkComponentsV2Message(flags, body);
+    const content = body.content ?? '';
+    const embeds = this.#checkEmbeds(body.embeds);
+    // The new message's uploads are what `attachment://` names: none until files are stored with it.
+    const components = this.#checkComponents(body.components, flags, []);
+    this.#checkAttachments(body.attachments ?? []);
+    if (
+      content === '' &&
+      embeds.length === 0 &&
+      components.length === 0 &&
+      (body.sticker_ids ?? []).length === 0
+    )
+      throw new HearthError('CannotSendEmptyMessage');
+    const reference = await this.#reference(tx, place, body.message_reference);
+    const mentions = await this.#mentions(tx, place, content, body.allowed_mentions, reference?.authorId);
+    return {
+      channelId: place.channelId,
+      guildId: place.guildId,
+      authorId: actor.userId,
+      content,
+      embeds,
+      components,
+      edit: false,
+      flags,
+      reference,
+      mentions,
+    };
+  }
+
+  /** Stores the message, its nonce and the channel's `last_message_id`; answers its id. */
+  async #insert(
+    tx: Tx,
+    actor: Actor,
+    place: Place,
+    body: CreateMessage,
+    draft: CreateDraft,
+  ): Promise<string> {
+    const { content, embeds, components, flags, reference, mentions } = draft;
+    const channelId = place.channelId;
+    const id = this.#deps.snowflakes.next();
+    const row: Insertable<MessagesTable> = {
+      id,
+      channel_id: channelId,
+      guild_id: place.guildId,
+      author_id: actor.userId,
+      type: reference ? MessageTypes.Reply : MessageTypes.Default,
+      content,
+      flags,
+      tts: body.tts === true ? 1 : 0,
+      mention_everyone: mentions.everyone ? 1 : 0,
+      mentions: JSON.stringify(mentions.users),
+      mention_roles: JSON.stringify(mentions.roles),
+      embeds: JSON.stringify(embeds),
+      components: JSON.stringify(components),
+      message_reference: reference ? JSON.stringify(reference.wire) : null,
+      message_snapshots: null,
+      interaction_metadata: null,
+      nonce: body.nonce === undefined || body.nonce === null ? null : encodeNonce(body.nonce),
+      pinned: 0,
+      pinned_at: null,
+      webhook_id: null,
+      application_id: null,
+      // The id's own instant: history pages order by it (0016_messages).
+      created_at: snowflakeTimestamp(id),
+      edited_at: null,
+    };
+    await store.insertMessage(tx, row);
+    await this.#rememberNonce(tx, actor, body.nonce, id);
+    if (place.guildId !== null) await channelStore.updateChannel(tx, channelId, { last_message_id: id });
+    return id;
+  }
 
   /** SEND_MESSAGES; SEND_TTS_MESSAGES for `tts`; EMBED_LINKS for embeds (GUILDS.md §4.5). */
   #requireSendPermissions(place: Place, body: CreateMessage): void {
@@ -458,15 +448,12 @@ export class ChannelMessagesService {
     return next | (current & MessageFlags.IsComponentsV2);
   }
 
-  /** Embeds: every field limit and 6000 characters across the message (embeds.ts, GUILDS.md §4.7). */
+  /** Embeds: the field limits of GUILDS.md §4.6 (embeds.ts). */
   #checkEmbeds(embeds: readonly Json[] | null | undefined): Json[] {
     return parseEmbeds(embeds);
   }
 
-  /**
-   * Components: 5 action rows, or with IS_COMPONENTS_V2 any layout of 40 in all (components.ts, GUILDS.md
-   * §5); `attachments` are the message's uploads that `attachment://` references resolve to.
-   */
+  /** Components: the tree rules of GUILDS.md §5 (components.ts); `attachment://` names these attachments. */
   #checkComponents(
     components: readonly Json[] | null | undefined,
     flags: number,
@@ -566,8 +553,7 @@ export class ChannelMessagesService {
     if (DatedRules.bypassesSlowmode(place.permissions, now, actor.bot)) return;
     const mark = await store.slowmodeMark(tx, place.channelId, actor.userId);
     if (mark && Number(mark.until) > now) {
-      const retryAfter = Number(((Number(mark.until) - now) / 1000).toFixed(3));
-      throw new HearthError('SlowmodeRateLimited', { extra: { retry_after: retryAfter, global: false } });
+      throw new SlowmodeError((Number(mark.until) - now) / 1000);
     }
     await store.setSlowmodeMark(tx, {
       channel_id: place.channelId,
@@ -588,18 +574,47 @@ export class ChannelMessagesService {
    */
   async #publishMessage(type: string, place: Place, row: store.MessageRow): Promise<void> {
     const db = this.#deps.storage.db;
-    const [message] = await this.#objects(db, [row], undefined);
+    const [message] = await this.#reading.objects(db, [row], undefined);
     const data: Json = { ...message! };
     if (place.guildId !== null) {
-      data['guild_id'] = place.guildId;
-      const member = await memberStore.findMember(db, place.guildId, row.author_id);
-      if (member) {
-        const roles =
-          (await memberStore.roleIdsOf(db, place.guildId, [row.author_id])).get(row.author_id) ?? [];
-        data['member'] = toMemberObject(member, roles, undefined);
-      }
+      const guildId = place.guildId;
+      data['guild_id'] = guildId;
+      const author = await this.#memberOf(db, guildId, row.author_id);
+      if (author) data['member'] = author;
+      // In guild events each mentioned user carries their partial member (gateway events, Message Create).
+      data['mentions'] = await Promise.all(
+        message!.mentions.map(async (user) => {
+          const member = await this.#memberOf(db, guildId, user.id);
+          return member ? { ...user, member } : user;
+        }),
+      );
     }
     await this.#deps.bus.publish({ type, data, audience: audienceOf(place) });
+  }
+
+  /** A member object without `user`, as message events carry it; undefined for a non-member. */
+  async #memberOf(db: Executor, guildId: string, userId: string): Promise<Json | undefined> {
+    const member = await memberStore.findMember(db, guildId, userId);
+    if (!member) return undefined;
+    const roles = (await memberStore.roleIdsOf(db, guildId, [userId])).get(userId) ?? [];
+    return toMemberObject(member, roles, undefined);
+  }
+}
+
+/**
+ * 429 of slowmode (20016) with `retry_after` in the body and `Retry-After` as a header: clients that
+ * honour rate limits (discord.js) wait it out instead of retrying at once.
+ */
+class SlowmodeError extends HearthError {
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(seconds: number) {
+    const retryAfter = Number(seconds.toFixed(3));
+    super('SlowmodeRateLimited', { extra: { retry_after: retryAfter, global: false } });
+    this.headers = {
+      [RateLimitHeaders.RetryAfter]: String(Math.ceil(retryAfter)),
+      [RateLimitHeaders.Scope]: RateLimitScopes.User,
+    };
   }
 }
 
@@ -616,25 +631,4 @@ function audienceOf(place: Place): Audience {
 function checkAllowedMentions(allowed: AllowedMentions | null | undefined): void {
   const conflict = exclusiveConflict(allowed);
   if (conflict) throw invalidForm('allowed_mentions', FormErrors.allowedMentionsParseExclusive(conflict));
-}
-
-/** The replied-to message id of a reply. */
-function replyTarget(row: store.MessageRow): string | undefined {
-  if (Number(row.type) !== MessageTypes.Reply || row.message_reference === null) return undefined;
-  const reference = JSON.parse(row.message_reference) as { message_id?: string };
-  return reference.message_id;
-}
-
-/** What stands for an author whose account no longer exists. */
-function deletedUser(id: string): UserObject {
-  return {
-    id,
-    username: 'Deleted User',
-    discriminator: '0000',
-    global_name: null,
-    avatar: null,
-    public_flags: 0,
-    flags: 0,
-    primary_guild: null,
-  };
 }
