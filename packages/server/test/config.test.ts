@@ -58,6 +58,7 @@ const SAMPLES: { [K in keyof Config]: Sample<K> } = {
     env: 'b'.repeat(40),
     fromEnv: 'b'.repeat(40),
   },
+  dataDir: { flag: '/srv/hearth', fromFlag: '/srv/hearth', env: 'uploads', fromEnv: 'uploads' },
 };
 
 const DEFAULTS: Config = {
@@ -77,6 +78,7 @@ const DEFAULTS: Config = {
   providerCaFile: undefined,
   allowLoopbackProviders: false,
   adminToken: undefined,
+  dataDir: './data',
 };
 
 const cases = SETTINGS.map((setting) => ({ ...setting, sample: SAMPLES[setting.key] }));
