@@ -16,6 +16,8 @@ export interface FileUploads {
   /** Where parts are written while the request runs; the route's owner moves or the server removes them. */
   readonly directory: string;
   readonly maxFiles: number;
+  /** The whole body's limit on such a route (its files and `payload_json`); JSON bodies keep the default. */
+  readonly maxBodyBytes: number;
   /** The largest file accepted now (a dated limit, asked once per request). */
   maxFileBytes(): number;
 }

@@ -265,11 +265,11 @@ function registerBodyParsers(app: FastifyInstance): void {
   });
   // Streamed: file parts go to disk as they arrive. The declared length is checked before anything is read.
   app.addContentTypeParser('multipart/form-data', async (request: FastifyRequest, payload: Readable) => {
-    const maxBodyBytes = request.routeOptions.bodyLimit ?? MAX_JSON_BODY_BYTES;
+    const files = request.routeOptions.config.files;
+    const maxBodyBytes = files?.maxBodyBytes ?? request.routeOptions.bodyLimit ?? MAX_JSON_BODY_BYTES;
     if (Number(request.headers['content-length'] ?? 0) > maxBodyBytes) {
       throw new HearthError('RequestEntityTooLarge');
     }
-    const files = request.routeOptions.config.files;
     const form = await readMultipart(payload, request.headers['content-type'] ?? '', { maxBodyBytes, files });
     if (files) request.uploads = form.files;
     return form.body;

@@ -40,7 +40,9 @@ export class DiskAttachmentFiles implements AttachmentFiles {
     const path = this.#path(key);
     const info = await stat(path).catch(() => undefined);
     if (!info?.isFile()) return undefined;
-    return { stream: createReadStream(path), size: info.size };
+    // Bounded by the size, the stream ends with its last chunk instead of after one more read: the
+    // response ends as its last byte is sent, and a server closing meanwhile sees the connection idle.
+    return { stream: createReadStream(path, { start: 0, end: Math.max(0, info.size - 1) }), size: info.size };
   }
 
   /** Keys are made of snowflakes here, never of what a client sent; the check keeps it so. */

@@ -39,10 +39,15 @@ export function findAttachment(
     .executeTakeFirst();
 }
 
-/** Gives the kept attachments of an edited message their new order. */
-export async function reorderAttachments(db: Executor, ids: readonly string[]): Promise<void> {
-  for (const [position, id] of ids.entries()) {
-    await db.updateTable('message_attachments').set({ position }).where('id', '=', id).execute();
+/** Gives the kept attachments of an edited message their new places. */
+export async function reorderAttachments(
+  db: Executor,
+  kept: readonly { row: { id: string; position: number }; position: number }[],
+): Promise<void> {
+  for (const { row, position } of kept) {
+    if (row.position !== position) {
+      await db.updateTable('message_attachments').set({ position }).where('id', '=', row.id).execute();
+    }
   }
 }
 
@@ -69,5 +74,16 @@ export async function deleteMessagesAttachments(
     .deleteFrom('message_attachments')
     .where('message_id', 'in', [...messageIds])
     .execute();
+  return rows.map((row) => row.storage_key);
+}
+
+/** Deletes the attachments of a whole channel (its deletion); answers the storage keys of their files. */
+export async function deleteChannelAttachments(db: Executor, channelId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('message_attachments')
+    .select('storage_key')
+    .where('channel_id', '=', channelId)
+    .execute();
+  await db.deleteFrom('message_attachments').where('channel_id', '=', channelId).execute();
   return rows.map((row) => row.storage_key);
 }

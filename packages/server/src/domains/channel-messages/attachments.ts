@@ -4,6 +4,7 @@ import {
   FormErrors,
   isInEffect,
   Limits,
+  MAX_JSON_BODY_BYTES,
   MessageLimits,
   SPOILER_FILENAME_PREFIX,
 } from '@hearth/protocol';
@@ -20,7 +21,7 @@ import type { AttachmentRow, NewAttachmentRow } from './attachments-store.js';
 import * as store from './attachments-store.js';
 
 /** The attachment object (GUILDS.md §4.8; OAS `MessageAttachmentResponse`). */
-export interface AttachmentObject {
+export type AttachmentObject = {
   id: string;
   filename: string;
   title?: string;
@@ -32,7 +33,7 @@ export interface AttachmentObject {
   width?: number;
   height?: number;
   flags?: number;
-}
+};
 
 /**
  * What a create or an edit does to a message's attachments: rows to insert (their files still uploads),
@@ -41,7 +42,7 @@ export interface AttachmentObject {
  */
 export interface AttachmentPlan {
   readonly added: readonly { row: Omit<NewAttachmentRow, 'message_id'>; upload: string }[];
-  readonly kept: readonly AttachmentRow[];
+  readonly kept: readonly { row: AttachmentRow; position: number }[];
   readonly removed: readonly AttachmentRow[];
   /** Whether the message's attachments change at all (an edit without `attachments` or files keeps them). */
   readonly changed: boolean;
@@ -54,6 +55,13 @@ export interface AttachmentsDeps {
   /** The address clients reach this server at, for `url` and `proxy_url`. */
   publicUrl: () => string;
 }
+
+/**
+ * A message body with files: ten files at the largest per-file limit there has been (25 MiB), the JSON
+ * payload, and room for the parts' headers and boundaries.
+ */
+export const MESSAGE_BODY_BYTES =
+  MessageLimits.attachmentsMax * Limits.fileUploadBytesBefore20250116 + MAX_JSON_BODY_BYTES + 64 * 1024;
 
 /** A file's name as stored: no directories, no characters that need quoting in a URL path. */
 const UNSAFE_FILENAME = /[\s/\\:*?"<>|#%&{}^~[\]`\p{Cc}]/gu;
@@ -94,6 +102,7 @@ export class Attachments {
     this.uploads = {
       directory: deps.files.uploads,
       maxFiles: MessageLimits.attachmentsMax,
+      maxBodyBytes: MESSAGE_BODY_BYTES,
       maxFileBytes: () => this.maxFileBytes(),
     };
   }
@@ -120,8 +129,8 @@ export class Attachments {
       undefined;
     const byIndex = new Map(uploads.map((upload) => [upload.index, upload]));
     const existingById = new Map(existing.map((row) => [row.id, row]));
-    const kept: AttachmentRow[] = [];
-    const named: [UploadedFile, AttachmentRequest | undefined][] = [];
+    // The message's attachments in their new order: an existing row kept, or an upload and its entry.
+    const order: (AttachmentRow | [UploadedFile, AttachmentRequest | undefined])[] = [];
     const seen = new Set<string>();
     for (const [i, entry] of (entries ?? []).entries()) {
       const id = String(entry.id);
@@ -129,23 +138,27 @@ export class Attachments {
       const row = upload ? undefined : existingById.get(id);
       if (seen.has(id) || (!upload && !row)) throw invalidForm(`attachments.${i}.id`, FormErrors.invalid());
       seen.add(id);
-      if (upload) named.push([upload, entry]);
-      else if (row) kept.push(row);
+      order.push(upload ? [upload, entry] : row!);
     }
-    if (!entries) kept.push(...existing);
-    const unnamed = [...uploads]
-      .filter((upload) => !seen.has(String(upload.index)))
-      .sort((a, b) => a.index - b.index);
-    named.push(...unnamed.map((upload): [UploadedFile, undefined] => [upload, undefined]));
-    if (kept.length + named.length > MessageLimits.attachmentsMax) {
+    if (!entries) order.push(...existing);
+    const unnamed = uploads.filter((upload) => !seen.has(String(upload.index)));
+    for (const upload of unnamed.sort((a, b) => a.index - b.index)) order.push([upload, undefined]);
+    if (order.length > MessageLimits.attachmentsMax) {
       throw invalidForm('attachments', FormErrors.maxItems(MessageLimits.attachmentsMax));
     }
-    const keptIds = new Set(kept.map((row) => row.id));
+    const added: AttachmentPlan['added'][number][] = [];
+    const kept: AttachmentPlan['kept'][number][] = [];
+    for (const [position, item] of order.entries()) {
+      if (Array.isArray(item)) {
+        const [upload, entry] = item;
+        added.push({ row: this.#row(channelId, upload, entry, position), upload: upload.path });
+      } else {
+        kept.push({ row: item, position });
+      }
+    }
+    const keptIds = new Set(kept.map(({ row }) => row.id));
     return {
-      added: named.map(([upload, entry], i) => ({
-        row: this.#row(channelId, upload, entry, kept.length + i),
-        upload: upload.path,
-      })),
+      added,
       kept,
       removed: existing.filter((row) => !keptIds.has(row.id)),
       changed: entries !== undefined || uploads.length > 0,
@@ -159,10 +172,7 @@ export class Attachments {
       db,
       plan.removed.map((row) => row.id),
     );
-    await store.reorderAttachments(
-      db,
-      plan.kept.map((row) => row.id),
-    );
+    await store.reorderAttachments(db, plan.kept);
     await store.insertAttachments(
       db,
       plan.added.map(({ row }) => ({ ...row, message_id: messageId })),
@@ -181,7 +191,7 @@ export class Attachments {
   }
 
   /** The attachment objects of these messages, by message id (every id present, in order). */
-  async forMessages(db: Executor, messageIds: readonly string[]): Promise<Map<string, AttachmentObject[]>> {
+  async objectsOf(db: Executor, messageIds: readonly string[]): Promise<Map<string, AttachmentObject[]>> {
     const byMessage = new Map<string, AttachmentObject[]>(messageIds.map((id) => [id, []]));
     for (const row of await store.messagesAttachments(db, messageIds)) {
       byMessage.get(row.message_id ?? '')?.push(this.toObject(row));
@@ -192,6 +202,14 @@ export class Attachments {
   /** Deletes these messages' attachments in their transaction; answers the keys for `removeFiles`. */
   deleteForMessages(db: Executor, messageIds: readonly string[]): Promise<string[]> {
     return store.deleteMessagesAttachments(db, messageIds);
+  }
+
+  /**
+   * Inside a channel's deletion (which has no after-commit step): its attachments' rows, then their
+   * files. Should that transaction still fail, the rows stay and their `url` answers 404.
+   */
+  async channelDeleted(db: Executor, channelId: string): Promise<void> {
+    await this.removeFiles(await store.deleteChannelAttachments(db, channelId));
   }
 
   /** After the commit of a delete: the files go. */

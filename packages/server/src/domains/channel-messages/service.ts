@@ -14,6 +14,7 @@ import {
 } from '@hearth/protocol';
 import type { Insertable, Transaction } from 'kysely';
 import type { Audience, Bus } from '../../bus/bus.js';
+import type { FileUploads, UploadedFile } from '../../http/multipart.js';
 import type { Clock } from '../../kernel/clock.js';
 import { HearthError, invalidForm } from '../../kernel/errors.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
@@ -26,6 +27,7 @@ import type { GuildAccess } from '../guilds/access.js';
 import * as memberStore from '../guilds/members-store.js';
 import { toMemberObject } from '../guilds/objects.js';
 import { DatedRules, has } from '../guilds/permissions.js';
+import type { AttachmentPlan, Attachments } from './attachments.js';
 import { exclusiveConflict, type Mentions, resolveMentions, written } from './mentions.js';
 import { encodeNonce, type MessageObject, toMessageObject, type UserObject } from './objects.js';
 import { type Actor, type Place, placeOf, requireMessageChannel, requirePermissions } from './places.js';
@@ -44,13 +46,22 @@ type Tx = Transaction<Schema>;
 type Json = Record<string, unknown>;
 
 /**
- * The files of messages. The attachment store serves them; without one, messages carry none and a
- * request naming `attachments` is refused as naming unknown uploads.
+ * The files of messages (attachments.ts): planned before a create or edit is stored, saved in its
+ * transaction, moved into place after the commit. Without them, messages carry none and a request naming
+ * `attachments` is refused as naming unknown uploads.
  */
-export interface MessageAttachments {
-  /** The attachment objects of each message, in order. */
-  objectsOf(db: Executor, messageIds: readonly string[]): Promise<Map<string, Json[]>>;
-}
+export type MessageAttachments = Pick<
+  Attachments,
+  | 'uploads'
+  | 'objectsOf'
+  | 'plan'
+  | 'rows'
+  | 'save'
+  | 'settle'
+  | 'deleteForMessages'
+  | 'removeFiles'
+  | 'channelDeleted'
+>;
 
 /** A message about to be stored (create or edit): what a content guard such as AutoMod inspects. */
 export interface MessageDraft {
@@ -80,8 +91,15 @@ export interface ChannelMessagesDeps {
   guards?: readonly MessageGuard[];
 }
 
-const { SendMessages, SendTTSMessages, EmbedLinks, ReadMessageHistory, ManageMessages, MentionEveryone } =
-  PermissionFlags;
+const {
+  SendMessages,
+  SendTTSMessages,
+  EmbedLinks,
+  AttachFiles,
+  ReadMessageHistory,
+  ManageMessages,
+  MentionEveryone,
+} = PermissionFlags;
 
 /** Message types a user or bot writes (and so may edit); the others are system messages (50021). */
 const EDITABLE_TYPES: readonly number[] = [
@@ -96,6 +114,7 @@ interface Created {
   row: store.MessageRow;
   place: Place;
   isNew: boolean;
+  attachments?: AttachmentPlan | undefined;
 }
 
 /**
@@ -109,31 +128,44 @@ export class ChannelMessagesService {
     this.#deps = deps;
   }
 
+  /** The route config of the routes that take `files[n]` (create, edit); none without attachments. */
+  get uploads(): FileUploads | undefined {
+    return this.#deps.attachments?.uploads;
+  }
+
   // ---- Create (POST /channels/{id}/messages) ----
 
   /**
    * Creates a message from a parsed JSON body (or a multipart `payload_json`); answers the message, or
-   * under `enforce_nonce` the author's earlier message with the same nonce.
+   * under `enforce_nonce` the author's earlier message with the same nonce. `uploads` are the body's
+   * `files[n]`: the server removes any this call did not keep.
    */
-  async create(actor: Actor, channelId: string, input: unknown): Promise<MessageObject> {
+  async create(
+    actor: Actor,
+    channelId: string,
+    input: unknown,
+    uploads: readonly UploadedFile[] = [],
+  ): Promise<MessageObject> {
     const body = parse(CreateMessage, input ?? {});
     checkAllowedMentions(body.allowed_mentions);
     const created = await this.#deps.storage.transaction(async (tx): Promise<Created> => {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
       requireMessageChannel(place);
       this.#requireSendPermissions(place, body);
+      if (uploads.length > 0) requirePermissions(place, AttachFiles);
       const earlier = await this.#enforceNonce(tx, actor, place, body);
       if (earlier) return { row: earlier, place, isNew: false };
       const flags = this.#createFlags(body.flags);
       const content = body.content ?? '';
       const embeds = this.#checkEmbeds(body.embeds ?? []);
       const components = this.#checkComponents(body.components ?? [], flags);
-      this.#checkAttachments(body.attachments ?? []);
+      const attachments = this.#attachmentPlan(channelId, uploads, body.attachments);
       if (
         content === '' &&
         embeds.length === 0 &&
         components.length === 0 &&
-        (body.sticker_ids ?? []).length === 0
+        (body.sticker_ids ?? []).length === 0 &&
+        (attachments?.added.length ?? 0) === 0
       )
         throw new HearthError('CannotSendEmptyMessage');
       const reference = await this.#reference(tx, place, body.message_reference);
@@ -176,10 +208,12 @@ export class ChannelMessagesService {
         edited_at: null,
       };
       await store.insertMessage(tx, row);
+      if (attachments) await this.#deps.attachments?.save(tx, id, attachments);
       await this.#rememberNonce(tx, actor, body.nonce, id);
       if (place.guildId !== null) await channelStore.updateChannel(tx, channelId, { last_message_id: id });
-      return { row: (await store.findMessage(tx, channelId, id))!, place, isNew: true };
+      return { row: (await store.findMessage(tx, channelId, id))!, place, isNew: true, attachments };
     });
+    if (created.attachments) await this.#deps.attachments?.settle(created.attachments);
     const [message] = await this.#objects(this.#deps.storage.db, [created.row], actor.userId);
     if (created.isNew)
       await this.#publishMessage(MessageDispatches.MessageCreate, created.place, created.row);
@@ -233,10 +267,16 @@ export class ChannelMessagesService {
    * The author edits content, embeds, components, attachments and flags; anyone else may only change
    * SUPPRESS_EMBEDS, with MANAGE_MESSAGES (GUILDS.md §4.5). IS_COMPONENTS_V2 is never cleared.
    */
-  async edit(actor: Actor, channelId: string, messageId: string, input: unknown): Promise<MessageObject> {
+  async edit(
+    actor: Actor,
+    channelId: string,
+    messageId: string,
+    input: unknown,
+    uploads: readonly UploadedFile[] = [],
+  ): Promise<MessageObject> {
     const body = parse(EditMessage, input ?? {});
     checkAllowedMentions(body.allowed_mentions);
-    const { row, place } = await this.#deps.storage.transaction(async (tx) => {
+    const { row, place, attachments } = await this.#deps.storage.transaction(async (tx) => {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
       const current = await this.#message(tx, channelId, messageId);
       if (!EDITABLE_TYPES.includes(Number(current.type)))
@@ -246,10 +286,12 @@ export class ChannelMessagesService {
         body.content !== undefined ||
         body.embeds !== undefined ||
         body.components !== undefined ||
-        body.attachments !== undefined;
+        body.attachments !== undefined ||
+        uploads.length > 0;
       if (!own && touchesContent) throw new HearthError('CannotEditOtherUsersMessage');
       if (!own && body.flags !== undefined && body.flags !== null) requirePermissions(place, ManageMessages);
       const changes: Partial<Insertable<MessagesTable>> = {};
+      let attachments: AttachmentPlan | undefined;
       const flags = this.#editFlags(Number(current.flags), body.flags);
       if (flags !== Number(current.flags)) changes.flags = flags;
       if (touchesContent) {
@@ -263,10 +305,11 @@ export class ChannelMessagesService {
           body.components === undefined
             ? (JSON.parse(current.components) as Json[])
             : this.#checkComponents(body.components ?? [], flags);
-        this.#checkAttachments(body.attachments ?? []);
-        const attachments =
-          (await this.#deps.attachments?.objectsOf(tx, [current.id]))?.get(current.id) ?? [];
-        if (content === '' && embeds.length === 0 && components.length === 0 && attachments.length === 0)
+        if (uploads.length > 0) requirePermissions(place, AttachFiles);
+        const existing = (await this.#deps.attachments?.rows(tx, current.id)) ?? [];
+        attachments = this.#attachmentPlan(channelId, uploads, body.attachments, existing);
+        const files = attachments ? attachments.kept.length + attachments.added.length : 0;
+        if (content === '' && embeds.length === 0 && components.length === 0 && files === 0)
           throw new HearthError('CannotSendEmptyMessage');
         await this.#guard(tx, actor, {
           channelId,
@@ -290,8 +333,10 @@ export class ChannelMessagesService {
         changes.edited_at = this.#deps.clock.now();
       }
       if (Object.keys(changes).length > 0) await store.updateMessage(tx, current.id, changes);
-      return { row: (await store.findMessage(tx, channelId, messageId))!, place };
+      if (attachments) await this.#deps.attachments?.save(tx, current.id, attachments);
+      return { row: (await store.findMessage(tx, channelId, messageId))!, place, attachments };
     });
+    if (attachments) await this.#deps.attachments?.settle(attachments);
     const [message] = await this.#objects(this.#deps.storage.db, [row], actor.userId);
     await this.#publishMessage(MessageDispatches.MessageUpdate, place, row);
     return message!;
@@ -301,15 +346,17 @@ export class ChannelMessagesService {
 
   /** The author, or MANAGE_MESSAGES for others' messages; system messages cannot be deleted (50021). */
   async delete(actor: Actor, channelId: string, messageId: string): Promise<void> {
-    const place = await this.#deps.storage.transaction(async (tx) => {
+    const { place, files } = await this.#deps.storage.transaction(async (tx) => {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
       const row = await this.#message(tx, channelId, messageId);
       if (!DELETABLE_MESSAGE_TYPES.includes(Number(row.type)))
         throw new HearthError('CannotExecuteOnSystemMessage');
       if (row.author_id !== actor.userId) requirePermissions(place, ManageMessages);
+      const files = (await this.#deps.attachments?.deleteForMessages(tx, [row.id])) ?? [];
       await store.deleteMessage(tx, row.id);
-      return place;
+      return { place, files };
     });
+    await this.#deps.attachments?.removeFiles(files);
     await this.#deps.bus.publish({
       type: MessageDispatches.MessageDelete,
       data: {
@@ -323,6 +370,7 @@ export class ChannelMessagesService {
 
   /** Inside the channel's deletion (ChannelsService): its messages and slowmode marks go with it. */
   async channelDeleted(tx: Executor, channelId: string): Promise<void> {
+    await this.#deps.attachments?.channelDeleted(tx, channelId);
     await store.deleteChannelMessages(tx, channelId);
   }
 
@@ -462,6 +510,20 @@ export class ChannelMessagesService {
       throw invalidForm('components', FormErrors.maxItems(ComponentLimits.legacyActionRows));
     }
     return numberComponents(components);
+  }
+
+  /** What a create or edit does to the message's files (GUILDS.md §4.8). */
+  #attachmentPlan(
+    channelId: string,
+    uploads: readonly UploadedFile[],
+    requested: readonly Json[] | null | undefined,
+    existing: Parameters<MessageAttachments['plan']>[3] = [],
+  ): AttachmentPlan | undefined {
+    if (!this.#deps.attachments) {
+      this.#checkAttachments(requested ?? []);
+      return undefined;
+    }
+    return this.#deps.attachments.plan(channelId, uploads, requested, existing);
   }
 
   /** `attachments` names uploads; without an attachment store there are none to name. */
