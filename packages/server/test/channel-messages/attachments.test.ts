@@ -493,6 +493,24 @@ describe('Attachments (GUILDS.md §4.8)', () => {
     expect(badId.status).toBe(400);
   });
 
+  it("deleting the channel removes its messages' files", async () => {
+    const doomed = await createRoom(hearth);
+    const sent = await send(
+      form({}, [{ filename: 'doomed.txt', bytes: text('x') }]),
+      doomed.member.token,
+      doomed.channelId,
+    );
+    const [attachment] = sent.body.attachments as [APIAttachment];
+    expect((await download(attachment.url)).status).toBe(200);
+    const deleted = await call(hearth, `/channels/${doomed.channelId}`, {
+      method: 'DELETE',
+      auth: doomed.owner.token,
+    });
+    expect(deleted.status).toBe(200);
+    expect((await download(attachment.url)).status).toBe(404);
+    expect((await filesUnder(dataDir)).some((path) => path.endsWith(attachment.id))).toBe(false);
+  });
+
   it('@discordjs/rest uploads a file with its own multipart body', async () => {
     const game = await addTestBot(hearth, room.guild);
     const rest = new REST({ api: `${hearth.url}/api`, version: '10' }).setToken(game.botToken);
