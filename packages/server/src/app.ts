@@ -262,6 +262,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     access: guildAccess,
     users: accounts,
     attachments,
+    applicationFlags: async (id) => (await applications.getApplication(id))?.flags,
   });
   const dmChannels = new DmChannels({ storage, clock, snowflakes, users: accounts });
   const channels = new ChannelsService({

@@ -3,12 +3,14 @@ import {
   DELETABLE_MESSAGE_TYPES,
   EDITABLE_MESSAGE_FLAGS,
   FormErrors,
+  GatewayIntents,
   MessageDispatches,
   MessageFlags,
   MessageLimits,
   MessageReferenceTypes,
   MessageTypes,
   PermissionFlags,
+  PRIVILEGED_INTENT_FLAGS,
   SENDABLE_MESSAGE_FLAGS,
   snowflakeTimestamp,
 } from '@hearth/protocol';
@@ -28,6 +30,7 @@ import * as memberStore from '../guilds/members-store.js';
 import { toMemberObject } from '../guilds/objects.js';
 import { DatedRules, has } from '../guilds/permissions.js';
 import type { AttachmentPlan, Attachments } from './attachments.js';
+import { asReadBy, type ContentReader, readsContent } from './content-access.js';
 import { exclusiveConflict, type Mentions, resolveMentions, written } from './mentions.js';
 import { encodeNonce, type MessageObject, toMessageObject, type UserObject } from './objects.js';
 import { type Actor, type Place, placeOf, requireMessageChannel, requirePermissions } from './places.js';
@@ -87,6 +90,8 @@ export interface ChannelMessagesDeps {
   bus: Bus;
   access: GuildAccess;
   users: { getUserIn(db: Executor, id: string): Promise<User | undefined> };
+  /** An application's flags: its message-content approval decides what its bot reads over REST. */
+  applicationFlags: (applicationId: string) => Promise<bigint | undefined>;
   attachments?: MessageAttachments;
   guards?: readonly MessageGuard[];
 }
@@ -214,7 +219,7 @@ export class ChannelMessagesService {
       return { row: (await store.findMessage(tx, channelId, id))!, place, isNew: true, attachments };
     });
     if (created.attachments) await this.#deps.attachments?.settle(created.attachments);
-    const [message] = await this.#objects(this.#deps.storage.db, [created.row], actor.userId);
+    const [message] = await this.#readable(actor, created.place, [created.row]);
     if (created.isNew)
       await this.#publishMessage(MessageDispatches.MessageCreate, created.place, created.row);
     return message!;
@@ -228,7 +233,7 @@ export class ChannelMessagesService {
     const place = await placeOf(db, this.#deps.access, actor, channelId);
     requirePermissions(place, ReadMessageHistory);
     const row = await this.#message(db, channelId, messageId);
-    const [message] = await this.#objects(db, [row], actor.userId);
+    const [message] = await this.#readable(actor, place, [row]);
     return message!;
   }
 
@@ -258,7 +263,7 @@ export class ChannelMessagesService {
     } else {
       rows = await store.messagesBefore(db, channelId, undefined, limit);
     }
-    return this.#objects(db, rows, actor.userId);
+    return this.#readable(actor, place, rows);
   }
 
   // ---- Edit (PATCH /channels/{id}/messages/{mid}) ----
@@ -276,7 +281,7 @@ export class ChannelMessagesService {
   ): Promise<MessageObject> {
     const body = parse(EditMessage, input ?? {});
     checkAllowedMentions(body.allowed_mentions);
-    const { row, place, attachments } = await this.#deps.storage.transaction(async (tx) => {
+    const { row, place, changed, attachments } = await this.#deps.storage.transaction(async (tx) => {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
       const current = await this.#message(tx, channelId, messageId);
       if (!EDITABLE_TYPES.includes(Number(current.type)))
@@ -332,13 +337,14 @@ export class ChannelMessagesService {
         changes.components = JSON.stringify(components);
         changes.edited_at = this.#deps.clock.now();
       }
-      if (Object.keys(changes).length > 0) await store.updateMessage(tx, current.id, changes);
+      const changed = Object.keys(changes).length > 0;
+      if (changed) await store.updateMessage(tx, current.id, changes);
       if (attachments) await this.#deps.attachments?.save(tx, current.id, attachments);
-      return { row: (await store.findMessage(tx, channelId, messageId))!, place, attachments };
+      return { row: (await store.findMessage(tx, channelId, messageId))!, place, changed, attachments };
     });
     if (attachments) await this.#deps.attachments?.settle(attachments);
-    const [message] = await this.#objects(this.#deps.storage.db, [row], actor.userId);
-    await this.#publishMessage(MessageDispatches.MessageUpdate, place, row);
+    const [message] = await this.#readable(actor, place, [row]);
+    if (changed) await this.#publishMessage(MessageDispatches.MessageUpdate, place, row);
     return message!;
   }
 
@@ -375,6 +381,35 @@ export class ChannelMessagesService {
   }
 
   // ---- Objects ----
+
+  /**
+   * Whether an actor reads a message's content (GUILDS.md §4.1): people always; a bot when its app has
+   * message-content access, in DMs, in its own messages and in messages that mention it (160014 for forwards).
+   */
+  async readsContent(actor: Actor, message: MessageObject, inGuild: boolean): Promise<boolean> {
+    return readsContent(await this.#reader(actor), message, inGuild);
+  }
+
+  /** Message objects as the actor reads them over REST (`me` of reactions, the content rule). */
+  async #readable(actor: Actor, place: Place, rows: readonly store.MessageRow[]): Promise<MessageObject[]> {
+    const objects = await this.#objects(this.#deps.storage.db, rows, actor.userId);
+    const reader = await this.#reader(actor);
+    const inGuild = place.guildId !== null;
+    return objects.map((object) => {
+      const read = asReadBy(reader, object, inGuild);
+      const referenced = read.referenced_message;
+      return referenced ? { ...read, referenced_message: asReadBy(reader, referenced, inGuild) } : read;
+    });
+  }
+
+  async #reader(actor: Actor): Promise<ContentReader> {
+    if (!actor.bot || actor.applicationId === undefined)
+      return { userId: actor.userId, bot: actor.bot, contentAccess: true };
+    const flags = (await this.#deps.applicationFlags(actor.applicationId)) ?? 0n;
+    const approval = PRIVILEGED_INTENT_FLAGS.find((entry) => entry.intent === GatewayIntents.MessageContent);
+    const contentAccess = approval?.flags.some((flag) => (flags & flag) === flag) ?? false;
+    return { userId: actor.userId, bot: true, contentAccess };
+  }
 
   /** Message objects of rows as `viewerId` reads them: users, files, reactions, and replied-to messages. */
   async objectsOf(
