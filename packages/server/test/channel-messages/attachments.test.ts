@@ -1,5 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readdir, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +10,7 @@ import { type APIAttachment, type APIMessage, Routes } from 'discord-api-types/v
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { addTestBot, setEveryonePermissions } from '../../../../test-support/guilds.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
+import { postgresAvailable, postgresSchema } from '../../../../test-support/services.js';
 import { solidPng } from '../../src/domains/accounts/images.js';
 import {
   call,
@@ -583,5 +584,65 @@ describe('the per-file upload limit: 10 MiB from 16 January 2025, 25 MiB before 
     expect(accepted.body.attachments[0]).toMatchObject({ filename: 'big.bin', size: 10 * MiB + 1 });
     const served = await download(accepted.body.attachments[0]!.url);
     expect(served.bytes.length).toBe(10 * MiB + 1);
+  });
+});
+
+const withPostgres = await postgresAvailable();
+
+/** A file acknowledged with its message is there after a restart: the row, and the bytes at its url. */
+async function fileSurvives(databaseUrl: string): Promise<void> {
+  const dataDir = join(tmpdir(), `hearth-durable-${randomUUID()}`);
+  const bytes = randomBytes(70_000);
+  const first = await startHearth({ databaseUrl, dataDir, rateLimitGlobal: 1_000_000 });
+  let path: string;
+  let token: string;
+  let sent: APIMessage;
+  try {
+    const room = await createRoom(first);
+    token = room.member.token;
+    path = `/channels/${room.channelId}/messages/`;
+    const response = await call(first, path, {
+      method: 'POST',
+      auth: token,
+      body: form({ attachments: [{ id: 0, description: 'kept', is_spoiler: true }] }, [
+        { filename: 'k.bin', bytes },
+      ]),
+    });
+    expect(response.status).toBe(200);
+    sent = response.body;
+  } finally {
+    await first.close();
+  }
+  const second = await startHearth({ databaseUrl, dataDir, rateLimitGlobal: 1_000_000 });
+  try {
+    const read = await call(second, `${path}${sent.id}`, { auth: token });
+    const [attachment] = read.body.attachments as [APIAttachment];
+    const { url: _url, proxy_url: _proxy, ...rest } = sent.attachments[0]!;
+    expect(attachment).toMatchObject({ ...rest, flags: AttachmentFlags.IsSpoiler, size: bytes.length });
+    expect((await download(attachment.url)).bytes.equals(bytes)).toBe(true);
+  } finally {
+    await second.close();
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+describe('an attachment survives a restart', () => {
+  it('on SQLite', async () => {
+    const directory = join(tmpdir(), `hearth-db-${randomUUID()}`);
+    await mkdir(directory, { recursive: true });
+    try {
+      await fileSurvives(`sqlite:${join(directory, 'hearth.db')}`);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  it.skipIf(!withPostgres)('on PostgreSQL', async () => {
+    const schema = postgresSchema();
+    try {
+      await fileSurvives(schema.url);
+    } finally {
+      await schema.drop();
+    }
   });
 });
