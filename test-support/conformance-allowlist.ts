@@ -226,6 +226,12 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
   ...route(['GET'], '/banners/:user_id/:file', 'hearth-only', CDN),
   ...route(['GET'], '/embed/avatars/:file', 'hearth-only', CDN),
   ...route(
+    ['GET'],
+    '/attachments/:channel_id/:attachment_id/:filename',
+    'hearth-only',
+    "the platform's CDN route of message attachments (an attachment's `url`; GUILDS.md §4.8), served by Hearth itself; not an API route",
+  ),
+  ...route(
     ['PUT'],
     '/users/@me/primary-guild',
     'hearth-only',

@@ -142,6 +142,7 @@ export const MessageLimits = {
   /** Bulk delete refuses messages older than two weeks. */
   bulkDeleteMaxAgeMs: 14 * 24 * 60 * 60 * 1000,
   attachmentDescriptionMax: 1024,
+  attachmentTitleMax: 1024,
   filenameMax: 1024,
   reactionsPerMessage: 20,
   reactionUsersMin: 1,

@@ -15,6 +15,9 @@ import { accountsRoutes } from './domains/accounts/routes.js';
 import { AccountsService } from './domains/accounts/service.js';
 import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
+import { DiskAttachmentFiles } from './domains/channel-messages/attachment-files.js';
+import { Attachments } from './domains/channel-messages/attachments.js';
+import { attachmentsCdnRoutes } from './domains/channel-messages/attachments-routes.js';
 import { DmChannels } from './domains/channel-messages/dm-channels.js';
 import { channelMessagesRoutes } from './domains/channel-messages/routes.js';
 import { ChannelMessagesService } from './domains/channel-messages/service.js';
@@ -265,6 +268,12 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   });
   const bans = new BansService({ ...moderation, members });
   const voiceStates = new VoiceStatesService({ ...moderation, members });
+  const attachments = new Attachments({
+    clock,
+    snowflakes,
+    files: new DiskAttachmentFiles(config.dataDir),
+    publicUrl,
+  });
   const channelMessages = new ChannelMessagesService({
     storage,
     clock,
@@ -272,6 +281,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bus,
     access: guildAccess,
     users: accounts,
+    attachments,
     applicationFlags: async (id) => (await applications.getApplication(id))?.flags,
   });
   const dmChannels = new DmChannels({ storage, clock, snowflakes, users: accounts });
@@ -485,7 +495,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       relationshipsRoutes(relationships),
       messagesRoutes(messages),
     ],
-    [oauth2Pages(oauth2, publicUrl), cdnRoutes(accounts)],
+    [oauth2Pages(oauth2, publicUrl), cdnRoutes(accounts), attachmentsCdnRoutes(attachments, storage)],
   );
   gatewayServer.attach(http.server);
   const sweeping = new Sweeper(

@@ -3,6 +3,10 @@
  * defaults. The README's settings table is checked against `SETTINGS` by a test.
  */
 
+import { randomUUID } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
 export interface Config {
   host: string;
   port: number;
@@ -25,6 +29,7 @@ export interface Config {
   gatewayMaxConnectionsPerAddress: number;
   httpHeadersTimeoutMs: number;
   httpRequestTimeoutMs: number;
+  dataDir: string;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -275,6 +280,14 @@ export const SETTINGS = [
       'A client that has not sent its whole request (headers and body) within this time is answered 408 and disconnected (ms).',
     parse: integer(100, 3_600_000),
   }),
+  define({
+    key: 'dataDir',
+    flag: '--data-dir',
+    env: 'HEARTH_DATA_DIR',
+    default: './data',
+    description: 'Directory of uploaded files (message attachments), created on the first upload.',
+    parse: text,
+  }),
 ] as const;
 
 export type Flags = Partial<Record<keyof Config, string | undefined>>;
@@ -297,7 +310,17 @@ export function loadConfig(flags: Flags = {}, env: NodeJS.ProcessEnv = process.e
   return config as Config;
 }
 
-/** A configuration for tests and embedding: defaults with overrides, no environment. */
+/**
+ * A configuration for tests and embedding: defaults with overrides, no environment. Uploads go to a
+ * directory of their own under the system's temporary directory, never into the working tree.
+ */
 export function testConfig(overrides: Partial<Config> = {}): Config {
-  return { ...loadConfig({}, {}), databaseUrl: 'sqlite::memory:', port: 0, logLevel: 'silent', ...overrides };
+  return {
+    ...loadConfig({}, {}),
+    databaseUrl: 'sqlite::memory:',
+    port: 0,
+    logLevel: 'silent',
+    dataDir: join(tmpdir(), `hearth-data-${randomUUID()}`),
+    ...overrides,
+  };
 }

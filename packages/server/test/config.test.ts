@@ -61,6 +61,7 @@ const SAMPLES: { [K in keyof Config]: Sample<K> } = {
   gatewayMaxConnectionsPerAddress: { flag: '10', fromFlag: 10, env: '5000', fromEnv: 5000 },
   httpHeadersTimeoutMs: { flag: '500', fromFlag: 500, env: '20000', fromEnv: 20000 },
   httpRequestTimeoutMs: { flag: '1000', fromFlag: 1000, env: '60000', fromEnv: 60000 },
+  dataDir: { flag: '/srv/hearth', fromFlag: '/srv/hearth', env: 'uploads', fromEnv: 'uploads' },
 };
 
 const DEFAULTS: Config = {
@@ -83,6 +84,7 @@ const DEFAULTS: Config = {
   gatewayMaxConnectionsPerAddress: 256,
   httpHeadersTimeoutMs: 10000,
   httpRequestTimeoutMs: 120000,
+  dataDir: './data',
 };
 
 const cases = SETTINGS.map((setting) => ({ ...setting, sample: SAMPLES[setting.key] }));

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { rm } from 'node:fs/promises';
 import type { ServerOptions } from 'node:http';
+import type { Readable } from 'node:stream';
 import {
   API_VERSIONS,
   FormErrors,
@@ -12,6 +14,7 @@ import Fastify, {
   type FastifyError,
   type FastifyInstance,
   type FastifyPluginAsync,
+  type FastifyRequest,
   type FastifyServerOptions,
   LogController,
 } from 'fastify';
@@ -28,13 +31,15 @@ import {
   type RouteAuth,
   resolvePrincipal,
 } from './auth.js';
-import { parseMultipart } from './multipart.js';
+import { type FileUploads, readMultipart, type UploadedFile } from './multipart.js';
 import { applyRateLimits, type RouteBucket, type RouteRateLimit, routeBucket } from './rate-limit.js';
 import { sdkVersionHook } from './sdk-version.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
     principal: Principal | null;
+    /** The `files[n]` parts of a multipart body, on routes with `files`; removed after the response. */
+    uploads: UploadedFile[] | null;
   }
   interface FastifyContextConfig {
     /** Who may call the route; absent: anyone. */
@@ -43,6 +48,8 @@ declare module 'fastify' {
     rateLimit?: RouteRateLimit;
     bucket?: RouteBucket;
     legacyAlias?: boolean;
+    /** The route takes `files[n]` parts in multipart bodies; absent: they are refused (50035). */
+    files?: FileUploads;
   }
 }
 
@@ -122,6 +129,13 @@ export function createHttpServer(
     ...(deps.timeouts ? timeoutOptions(deps.timeouts) : {}),
   });
   app.decorateRequest('principal', null);
+  app.decorateRequest('uploads', null);
+  // Files a request's owner kept were moved away; whatever is left of them goes, whatever the outcome.
+  const removeUploads = async (request: FastifyRequest) => {
+    if (request.uploads) await Promise.all(request.uploads.map((file) => rm(file.path, { force: true })));
+  };
+  app.addHook('onResponse', removeUploads);
+  app.addHook('onRequestAbort', removeUploads);
   app.addHook('onSend', async (_request, reply, payload) => {
     // Fastify appends `; charset=utf-8`; the platform does not, and discord.py compares the whole header.
     const type = reply.getHeader('content-type');
@@ -276,12 +290,16 @@ function registerBodyParsers(app: FastifyInstance): void {
       error ? done(new HearthError('InvalidJSON'), undefined) : done(null, value),
     );
   });
-  app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer' }, (request, body, done) => {
-    try {
-      done(null, parseMultipart(body as Buffer, request.headers['content-type'] ?? ''));
-    } catch (error) {
-      done(error as Error, undefined);
+  // Streamed: file parts go to disk as they arrive. The declared length is checked before anything is read.
+  app.addContentTypeParser('multipart/form-data', async (request: FastifyRequest, payload: Readable) => {
+    const files = request.routeOptions.config.files;
+    const maxBodyBytes = files?.maxBodyBytes ?? request.routeOptions.bodyLimit ?? MAX_JSON_BODY_BYTES;
+    if (Number(request.headers['content-length'] ?? 0) > maxBodyBytes) {
+      throw new HearthError('RequestEntityTooLarge');
     }
+    const form = await readMultipart(payload, request.headers['content-type'] ?? '', { maxBodyBytes, files });
+    if (files) request.uploads = form.files;
+    return form.body;
   });
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',

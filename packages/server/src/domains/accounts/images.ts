@@ -74,8 +74,15 @@ function checkPng(bytes: Buffer): number | undefined {
 
 /** SOI, segments up to a start-of-frame with a non-empty size, and EOI at the end. */
 function checkJpeg(bytes: Buffer): number | undefined {
+  if (bytes.length < 4 || bytes[bytes.length - 2] !== 0xff || bytes[bytes.length - 1] !== 0xd9)
+    return undefined;
+  const frame = jpegFrame(bytes);
+  return frame && frame.width > 0 && frame.height > 0 ? 1 : undefined;
+}
+
+/** The start-of-frame's size, walking the segments after SOI; undefined when `bytes` end before it. */
+function jpegFrame(bytes: Buffer): { width: number; height: number } | undefined {
   if (bytes.length < 4 || bytes[0] !== 0xff || bytes[1] !== 0xd8) return undefined;
-  if (bytes[bytes.length - 2] !== 0xff || bytes[bytes.length - 1] !== 0xd9) return undefined;
   let offset = 2;
   while (offset + 4 <= bytes.length) {
     if (bytes[offset] !== 0xff) return undefined;
@@ -89,7 +96,7 @@ function checkJpeg(bytes: Buffer): number | undefined {
     // SOF0–SOF15 except DHT (C4), JPG (C8) and DAC (CC): precision, height, width.
     if (marker >= 0xc0 && marker <= 0xcf && marker !== 0xc4 && marker !== 0xc8 && marker !== 0xcc) {
       if (length < 8) return undefined;
-      return bytes.readUInt16BE(offset + 5) > 0 && bytes.readUInt16BE(offset + 7) > 0 ? 1 : undefined;
+      return { height: bytes.readUInt16BE(offset + 5), width: bytes.readUInt16BE(offset + 7) };
     }
     if (marker === 0xda) return undefined;
     offset += 2 + length;
@@ -142,6 +149,63 @@ function checkWebp(bytes: Buffer): number | undefined {
   const chunk = bytes.toString('latin1', 12, 16);
   if (chunk !== 'VP8 ' && chunk !== 'VP8L' && chunk !== 'VP8X') return undefined;
   return 20 + bytes.readUInt32LE(16) <= bytes.length ? 1 : undefined;
+}
+
+// ---- Sizes from the first bytes (message attachments) ----
+
+export interface ImageSize {
+  type: ImageType;
+  width: number;
+  height: number;
+}
+
+/**
+ * The type and pixel size of an image from its first bytes (a file's head, not the whole file): the PNG
+ * IHDR, the GIF screen, the WebP VP8/VP8L/VP8X header, the JPEG start-of-frame. Undefined for anything else.
+ */
+export function imageSize(head: Buffer): ImageSize | undefined {
+  const size = sniffSize(head);
+  return size && size.width > 0 && size.height > 0 ? size : undefined;
+}
+
+function sniffSize(head: Buffer): ImageSize | undefined {
+  if (head.length >= 24 && head.subarray(0, 8).equals(PNG_SIGNATURE)) {
+    if (head.toString('latin1', 12, 16) !== 'IHDR') return undefined;
+    return { type: 'image/png', width: head.readUInt32BE(16), height: head.readUInt32BE(20) };
+  }
+  const gif = head.toString('latin1', 0, 6);
+  if ((gif === 'GIF87a' || gif === 'GIF89a') && head.length >= 10) {
+    return { type: 'image/gif', width: head.readUInt16LE(6), height: head.readUInt16LE(8) };
+  }
+  if (
+    head.length >= 30 &&
+    head.toString('latin1', 0, 4) === 'RIFF' &&
+    head.toString('latin1', 8, 12) === 'WEBP'
+  ) {
+    return webpSize(head);
+  }
+  const jpeg = jpegFrame(head);
+  return jpeg && { type: 'image/jpeg', ...jpeg };
+}
+
+/** The three WebP bitstreams (RFC 9649): lossy key frame, lossless signature, extended canvas. */
+function webpSize(head: Buffer): ImageSize | undefined {
+  const chunk = head.toString('latin1', 12, 16);
+  if (chunk === 'VP8 ' && head[23] === 0x9d && head[24] === 0x01 && head[25] === 0x2a) {
+    return {
+      type: 'image/webp',
+      width: head.readUInt16LE(26) & 0x3fff,
+      height: head.readUInt16LE(28) & 0x3fff,
+    };
+  }
+  if (chunk === 'VP8L' && head[20] === 0x2f) {
+    const bits = head.readUInt32LE(21);
+    return { type: 'image/webp', width: (bits & 0x3fff) + 1, height: ((bits >>> 14) & 0x3fff) + 1 };
+  }
+  if (chunk === 'VP8X') {
+    return { type: 'image/webp', width: head.readUIntLE(24, 3) + 1, height: head.readUIntLE(27, 3) + 1 };
+  }
+  return undefined;
 }
 
 // ---- PNG writing (default avatars) ----

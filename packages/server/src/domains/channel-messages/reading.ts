@@ -1,6 +1,7 @@
 import { GatewayIntents, MessageTypes, PRIVILEGED_INTENT_FLAGS } from '@hearth/protocol';
 import type { Executor, Storage } from '../../storage/database.js';
 import { toUserObject, type User } from '../accounts/service.js';
+import type { Attachments } from './attachments.js';
 import { asReadBy, type ContentReader, readsContent } from './content-access.js';
 import { type MessageObject, toMessageObject, type UserObject } from './objects.js';
 import type { Actor } from './places.js';
@@ -9,13 +10,23 @@ import * as store from './store.js';
 type Json = Record<string, unknown>;
 
 /**
- * The files of messages. The attachment store serves them; without one, messages carry none and a
- * request naming `attachments` is refused as naming unknown uploads.
+ * The files of messages (attachments.ts): planned before a create or edit is stored, saved in its
+ * transaction, moved into place after the commit. Without them, messages carry none and a request naming
+ * `attachments` is refused as naming unknown uploads.
  */
-export interface MessageAttachments {
-  /** The attachment objects of each message, in order. */
-  objectsOf(db: Executor, messageIds: readonly string[]): Promise<Map<string, Json[]>>;
-}
+export type MessageAttachments = Pick<
+  Attachments,
+  | 'uploads'
+  | 'objectsOf'
+  | 'plan'
+  | 'plannedObjects'
+  | 'rows'
+  | 'save'
+  | 'settle'
+  | 'deleteForMessages'
+  | 'removeFiles'
+  | 'channelDeleted'
+>;
 
 export interface MessageReadingDeps {
   storage: Storage;

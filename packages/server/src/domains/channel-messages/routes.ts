@@ -13,6 +13,9 @@ type Channel = { Params: Static<typeof ChannelParams> };
 type Message = { Params: Static<typeof MessageParams> };
 
 export function channelMessagesRoutes(messages: ChannelMessagesService, dms: DmChannels): FastifyPluginAsync {
+  // Create and edit take `files[n]` parts (GUILDS.md §4.8) when attachments are stored.
+  const uploads = messages.uploads;
+  const WITH_FILES = { ...MEMBER, ...(uploads ? { files: uploads } : {}) };
   return async (app) => {
     app.get<Channel>(
       '/channels/:channel_id/messages',
@@ -21,8 +24,9 @@ export function channelMessagesRoutes(messages: ChannelMessagesService, dms: DmC
     );
     app.post<Channel>(
       '/channels/:channel_id/messages',
-      { config: MEMBER, schema: { params: ChannelParams } },
-      async (request) => messages.create(actorOf(request), request.params.channel_id, request.body),
+      { config: WITH_FILES, schema: { params: ChannelParams } },
+      async (request) =>
+        messages.create(actorOf(request), request.params.channel_id, request.body, request.uploads ?? []),
     );
     app.get<Message>(
       '/channels/:channel_id/messages/:message_id',
@@ -31,9 +35,15 @@ export function channelMessagesRoutes(messages: ChannelMessagesService, dms: DmC
     );
     app.patch<Message>(
       '/channels/:channel_id/messages/:message_id',
-      { config: MEMBER, schema: { params: MessageParams } },
+      { config: WITH_FILES, schema: { params: MessageParams } },
       async (request) =>
-        messages.edit(actorOf(request), request.params.channel_id, request.params.message_id, request.body),
+        messages.edit(
+          actorOf(request),
+          request.params.channel_id,
+          request.params.message_id,
+          request.body,
+          request.uploads ?? [],
+        ),
     );
     app.delete<Message>(
       '/channels/:channel_id/messages/:message_id',

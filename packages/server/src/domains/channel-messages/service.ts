@@ -16,6 +16,7 @@ import {
 } from '@hearth/protocol';
 import type { Insertable, Transaction } from 'kysely';
 import type { Audience, Bus } from '../../bus/bus.js';
+import type { FileUploads, UploadedFile } from '../../http/multipart.js';
 import type { Clock } from '../../kernel/clock.js';
 import { HearthError, invalidForm } from '../../kernel/errors.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
@@ -28,6 +29,7 @@ import type { GuildAccess } from '../guilds/access.js';
 import * as memberStore from '../guilds/members-store.js';
 import { toMemberObject } from '../guilds/objects.js';
 import { DatedRules, has } from '../guilds/permissions.js';
+import type { AttachmentPlan } from './attachments.js';
 import {
   checkComponentsV2Message,
   componentAttachmentsOf,
@@ -84,8 +86,15 @@ export interface ChannelMessagesDeps {
   guards?: readonly MessageGuard[];
 }
 
-const { SendMessages, SendTTSMessages, EmbedLinks, ReadMessageHistory, ManageMessages, MentionEveryone } =
-  PermissionFlags;
+const {
+  SendMessages,
+  SendTTSMessages,
+  EmbedLinks,
+  AttachFiles,
+  ReadMessageHistory,
+  ManageMessages,
+  MentionEveryone,
+} = PermissionFlags;
 
 /** Message types a user or bot writes (and so may edit); the others are system messages (50021). */
 const EDITABLE_TYPES: readonly number[] = [
@@ -100,6 +109,8 @@ interface CreateDraft extends MessageDraft {
   flags: number;
   reference: { wire: Json; authorId: string } | undefined;
   mentions: Mentions;
+  /** The files the message gets (attachments.ts); none without an attachment store. */
+  attachments: AttachmentPlan | undefined;
 }
 
 /** Result of the create transaction: the row, and whether it was new (`enforce_nonce` may answer an old one). */
@@ -107,6 +118,7 @@ interface Created {
   row: store.MessageRow;
   place: Place;
   isNew: boolean;
+  attachments?: AttachmentPlan | undefined;
 }
 
 /**
@@ -122,27 +134,41 @@ export class ChannelMessagesService {
     this.#reading = new MessageReading(deps);
   }
 
+  /** The route config of the routes that take `files[n]` (create, edit); none without attachments. */
+  get uploads(): FileUploads | undefined {
+    return this.#deps.attachments?.uploads;
+  }
+
   // ---- Create (POST /channels/{id}/messages) ----
 
   /**
    * Creates a message from a parsed JSON body (or a multipart `payload_json`); answers the message, or
-   * under `enforce_nonce` the author's earlier message with the same nonce.
+   * under `enforce_nonce` the author's earlier message with the same nonce. `uploads` are the body's
+   * `files[n]`: the server removes any this call did not keep.
    */
-  async create(actor: Actor, channelId: string, input: unknown): Promise<MessageObject> {
+  async create(
+    actor: Actor,
+    channelId: string,
+    input: unknown,
+    uploads: readonly UploadedFile[] = [],
+  ): Promise<MessageObject> {
     const body = parse(CreateMessage, input ?? {});
     checkAllowedMentions(body.allowed_mentions);
     const created = await this.#deps.storage.transaction(async (tx): Promise<Created> => {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
       requireMessageChannel(place);
       this.#requireSendPermissions(place, body);
+      if (uploads.length > 0) requirePermissions(place, AttachFiles);
       const earlier = await this.#enforceNonce(tx, actor, place, body);
       if (earlier) return { row: earlier, place, isNew: false };
-      const draft = await this.#draft(tx, actor, place, body);
+      const draft = await this.#draft(tx, actor, place, body, uploads);
       await this.#guard(tx, actor, draft);
       await this.#slowmode(tx, actor, place);
       const id = await this.#insert(tx, actor, place, body, draft);
-      return { row: (await store.findMessage(tx, channelId, id))!, place, isNew: true };
+      const attachments = draft.attachments;
+      return { row: (await store.findMessage(tx, channelId, id))!, place, isNew: true, attachments };
     });
+    if (created.attachments) await this.#deps.attachments?.settle(created.attachments);
     const [message] = await this.#readable(actor, created.place, [created.row]);
     if (created.isNew)
       await this.#publishMessage(MessageDispatches.MessageCreate, created.place, created.row);
@@ -196,10 +222,16 @@ export class ChannelMessagesService {
    * The author edits content, embeds, components, attachments and flags; anyone else may only change
    * SUPPRESS_EMBEDS, with MANAGE_MESSAGES (GUILDS.md §4.5). IS_COMPONENTS_V2 is never cleared.
    */
-  async edit(actor: Actor, channelId: string, messageId: string, input: unknown): Promise<MessageObject> {
+  async edit(
+    actor: Actor,
+    channelId: string,
+    messageId: string,
+    input: unknown,
+    uploads: readonly UploadedFile[] = [],
+  ): Promise<MessageObject> {
     const body = parse(EditMessage, input ?? {});
     checkAllowedMentions(body.allowed_mentions);
-    const { row, place, changed } = await this.#deps.storage.transaction(async (tx) => {
+    const { row, place, changed, attachments } = await this.#deps.storage.transaction(async (tx) => {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
       const current = await this.#message(tx, channelId, messageId);
       if (!EDITABLE_TYPES.includes(Number(current.type)))
@@ -209,10 +241,12 @@ export class ChannelMessagesService {
         body.content !== undefined ||
         body.embeds !== undefined ||
         body.components !== undefined ||
-        body.attachments !== undefined;
+        body.attachments !== undefined ||
+        uploads.length > 0;
       if (!own && touchesContent) throw new HearthError('CannotEditOtherUsersMessage');
       if (!own && body.flags !== undefined && body.flags !== null) requirePermissions(place, ManageMessages);
       const changes: Partial<Insertable<MessagesTable>> = {};
+      let attachments: AttachmentPlan | undefined;
       const flags = this.#editFlags(Number(current.flags), body.flags);
       if (flags !== Number(current.flags)) changes.flags = flags;
       const content = body.content === undefined ? current.content : (body.content ?? '');
@@ -224,14 +258,15 @@ export class ChannelMessagesService {
       if (touchesContent) {
         const embeds = body.embeds === undefined ? storedEmbeds : this.#checkEmbeds(body.embeds);
         if (body.embeds !== undefined && embeds.length > 0) requirePermissions(place, EmbedLinks);
-        this.#checkAttachments(body.attachments ?? []);
-        const attachments =
-          (await this.#deps.attachments?.objectsOf(tx, [current.id]))?.get(current.id) ?? [];
+        if (uploads.length > 0) requirePermissions(place, AttachFiles);
+        const existing = (await this.#deps.attachments?.rows(tx, current.id)) ?? [];
+        attachments = this.#attachmentPlan(channelId, uploads, body.attachments, existing);
+        const files = attachments ? (this.#deps.attachments?.plannedObjects(attachments) ?? []) : [];
         const components =
           body.components === undefined
             ? (JSON.parse(current.components) as Json[])
-            : this.#checkComponents(body.components, flags, attachments);
-        if (content === '' && embeds.length === 0 && components.length === 0 && attachments.length === 0)
+            : this.#checkComponents(body.components, flags, files);
+        if (content === '' && embeds.length === 0 && components.length === 0 && files.length === 0)
           throw new HearthError('CannotSendEmptyMessage');
         await this.#guard(tx, actor, {
           channelId,
@@ -256,8 +291,10 @@ export class ChannelMessagesService {
       }
       const changed = Object.keys(changes).length > 0;
       if (changed) await store.updateMessage(tx, current.id, changes);
-      return { row: (await store.findMessage(tx, channelId, messageId))!, place, changed };
+      if (attachments) await this.#deps.attachments?.save(tx, current.id, attachments);
+      return { row: (await store.findMessage(tx, channelId, messageId))!, place, changed, attachments };
     });
+    if (attachments) await this.#deps.attachments?.settle(attachments);
     const [message] = await this.#readable(actor, place, [row]);
     if (changed) await this.#publishMessage(MessageDispatches.MessageUpdate, place, row);
     return message!;
@@ -267,15 +304,17 @@ export class ChannelMessagesService {
 
   /** The author, or MANAGE_MESSAGES for others' messages; system messages cannot be deleted (50021). */
   async delete(actor: Actor, channelId: string, messageId: string): Promise<void> {
-    const place = await this.#deps.storage.transaction(async (tx) => {
+    const { place, files } = await this.#deps.storage.transaction(async (tx) => {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
       const row = await this.#message(tx, channelId, messageId);
       if (!DELETABLE_MESSAGE_TYPES.includes(Number(row.type)))
         throw new HearthError('CannotExecuteOnSystemMessage');
       if (row.author_id !== actor.userId) requirePermissions(place, ManageMessages);
+      const files = (await this.#deps.attachments?.deleteForMessages(tx, [row.id])) ?? [];
       await store.deleteMessage(tx, row.id);
-      return place;
+      return { place, files };
     });
+    await this.#deps.attachments?.removeFiles(files);
     await this.#deps.bus.publish({
       type: MessageDispatches.MessageDelete,
       data: {
@@ -289,6 +328,7 @@ export class ChannelMessagesService {
 
   /** Inside the channel's deletion (ChannelsService): its messages and slowmode marks go with it. */
   async channelDeleted(tx: Executor, channelId: string): Promise<void> {
+    await this.#deps.attachments?.channelDeleted(tx, channelId);
     await store.deleteChannelMessages(tx, channelId);
   }
 
@@ -321,19 +361,27 @@ export class ChannelMessagesService {
    * The message to store, each part checked in its own step: flags, embeds, components, attachments,
    * that something is sent at all, the replied-to message, and who is mentioned.
    */
-  async #draft(tx: Tx, actor: Actor, place: Place, body: CreateMessage): Promise<CreateDraft> {
+  async #draft(
+    tx: Tx,
+    actor: Actor,
+    place: Place,
+    body: CreateMessage,
+    uploads: readonly UploadedFile[],
+  ): Promise<CreateDraft> {
     const flags = this.#createFlags(body.flags);
     checkComponentsV2Message(flags, body);
     const content = body.content ?? '';
-    const embeds = this.#checkEmbeds(body.embeds);
-    // The new message's uploads are what `attachment://` names: none until files are stored with it.
-    const components = this.#checkComponents(body.components, flags, []);
-    this.#checkAttachments(body.attachments ?? []);
+    const attachments = this.#attachmentPlan(place.channelId, uploads, body.attachments);
+    // The new message's own files are what `attachment://` names in its embeds and components.
+    const files = attachments ? (this.#deps.attachments?.plannedObjects(attachments) ?? []) : [];
+    const embeds = this.#checkEmbeds(body.embeds, files);
+    const components = this.#checkComponents(body.components, flags, files);
     if (
       content === '' &&
       embeds.length === 0 &&
       components.length === 0 &&
-      (body.sticker_ids ?? []).length === 0
+      (body.sticker_ids ?? []).length === 0 &&
+      files.length === 0
     )
       throw new HearthError('CannotSendEmptyMessage');
     const reference = await this.#reference(tx, place, body.message_reference);
@@ -349,6 +397,7 @@ export class ChannelMessagesService {
       flags,
       reference,
       mentions,
+      attachments,
     };
   }
 
@@ -390,6 +439,7 @@ export class ChannelMessagesService {
       edited_at: null,
     };
     await store.insertMessage(tx, row);
+    if (draft.attachments) await this.#deps.attachments?.save(tx, id, draft.attachments);
     await this.#rememberNonce(tx, actor, body.nonce, id);
     if (place.guildId !== null) await channelStore.updateChannel(tx, channelId, { last_message_id: id });
     return id;
@@ -449,8 +499,8 @@ export class ChannelMessagesService {
   }
 
   /** Embeds: the field limits of GUILDS.md §4.6 (embeds.ts). */
-  #checkEmbeds(embeds: readonly Json[] | null | undefined): Json[] {
-    return parseEmbeds(embeds);
+  #checkEmbeds(embeds: readonly Json[] | null | undefined, attachments: readonly Json[] = []): Json[] {
+    return parseEmbeds(embeds, componentAttachmentsOf(attachments));
   }
 
   /** Components: the tree rules of GUILDS.md §5 (components.ts); `attachment://` names these attachments. */
@@ -464,6 +514,20 @@ export class ChannelMessagesService {
       attachments: componentAttachmentsOf(attachments),
       newId: () => this.#deps.snowflakes.next(),
     });
+  }
+
+  /** What a create or edit does to the message's files (GUILDS.md §4.8). */
+  #attachmentPlan(
+    channelId: string,
+    uploads: readonly UploadedFile[],
+    requested: readonly Json[] | null | undefined,
+    existing: Parameters<NonNullable<ChannelMessagesDeps['attachments']>['plan']>[3] = [],
+  ): AttachmentPlan | undefined {
+    if (!this.#deps.attachments) {
+      this.#checkAttachments(requested ?? []);
+      return undefined;
+    }
+    return this.#deps.attachments.plan(channelId, uploads, requested, existing);
   }
 
   /** `attachments` names uploads; without an attachment store there are none to name. */
