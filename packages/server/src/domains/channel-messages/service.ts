@@ -1,5 +1,4 @@
 import {
-  ComponentLimits,
   DELETABLE_MESSAGE_TYPES,
   EDITABLE_MESSAGE_FLAGS,
   FormErrors,
