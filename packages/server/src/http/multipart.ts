@@ -1,5 +1,6 @@
 import { FormErrors } from '@hearth/protocol';
 import { HearthError, invalidForm } from '../kernel/errors.js';
+import { assertJsonDepth } from '../kernel/input-limits.js';
 
 /**
  * `multipart/form-data` bodies of the routes that accept them (lobby messages, moderation metadata): the
@@ -32,6 +33,7 @@ export function parseMultipart(body: Buffer, contentType: string): Record<string
     position = next;
   }
   if (fields['payload_json'] === undefined) return { ...fields };
+  assertJsonDepth(fields['payload_json']);
   try {
     return JSON.parse(fields['payload_json']) as Record<string, unknown>;
   } catch {
