@@ -92,7 +92,7 @@ export function createHttpServer(
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     rewriteUrl: (raw) => decodePathSegments(raw.url ?? '/'),
     // Router and HTTP-parser failures get the same body as everything else (error-renderer.ts).
-    frameworkErrors: (error, request, reply) => renderError(error, request, reply),
+    frameworkErrors: renderRouterError,
     clientErrorHandler: renderClientError,
   });
   app.decorateRequest('principal', null);
@@ -270,6 +270,16 @@ function registerBodyParsers(app: FastifyInstance): void {
       done(null, { ...form });
     },
   );
+}
+
+/**
+ * What the router refuses before any route or hook runs (an over-long parameter, bad percent-encoding):
+ * written as is, since Fastify would add the `; charset=utf-8` only the onSend hooks of a route remove.
+ */
+function renderRouterError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const wire = toWireError(error) ?? new HearthError('GeneralBadRequest');
+  reply.hijack();
+  reply.raw.writeHead(wire.status, { 'content-type': JSON_CONTENT_TYPE }).end(JSON.stringify(wire.body()));
 }
 
 /** The error handler of every route, the router and the body parsers: the platform's body, or a logged 500. */
