@@ -200,6 +200,12 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
       'the page tells a person of a bad client or redirect URI in HTML, never redirecting (RFC 6749 §4.1.2.1)',
   },
   ...route(['GET'], '/oauth2/authorize.js', 'hearth-only', "the consent page's script, outside the API"),
+  ...route(
+    ['GET'],
+    '/oauth2/authorized',
+    'hearth-only',
+    'the page a browser lands on after a bot install without redirect_uri (HTML), outside the API',
+  ),
   // ── Platform routes SPEC leaves out ─────────────────────────────────────────────────────────────
   ...route(
     ['GET'],

@@ -5,6 +5,7 @@ import {
   createHearth,
   type Hearth,
   type HearthOptions,
+  type RouteAuth,
   testConfig,
 } from '@hearth/server';
 import { recordResponse } from './conformance.js';
@@ -14,6 +15,17 @@ export interface TestHearth extends Hearth {
   readonly logs: string[];
   /** fetch() against this server's API: `api('/users/@me', { token })`. */
   api(path: string, init?: ApiInit): Promise<Response>;
+  /** Every route the server registered, as Fastify's onRoute hook told it (the hostile-input sweep). */
+  readonly routes: readonly RegisteredRoute[];
+}
+
+/** One registered route: method, URL template with its prefix (`/api/v10/users/:user_id`), who may call. */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  auth: RouteAuth | undefined;
+  /** The route's request schemas (JSON Schema), as registered. */
+  schema: { body?: unknown; querystring?: unknown; params?: unknown } | undefined;
 }
 
 export interface ApiInit extends Omit<RequestInit, 'body'> {
@@ -50,6 +62,13 @@ export async function startHearth(
     ...options,
     observeResponse: recordResponse,
   });
+  // Plugins load at listen, so a root hook added now sees every route they register.
+  const routes: RegisteredRoute[] = [];
+  hearth.http.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      routes.push({ method, url: route.url, auth: route.config?.auth, schema: route.schema });
+    }
+  });
   // Requests go to the bound address; `hearth.url` is the public one clients are told about.
   const bound = await hearth.listen();
   const api = (path: string, init: ApiInit = {}) => {
@@ -68,5 +87,5 @@ export async function startHearth(
       ...(body === undefined ? {} : { body: raw ? body : JSON.stringify(body) }),
     });
   };
-  return Object.assign(hearth, { logs, api });
+  return Object.assign(hearth, { logs, api, routes });
 }

@@ -8,6 +8,14 @@ export const JSONErrors = {
   GeneralForbidden: { code: 0, status: 403, message: '403: Forbidden' },
   GeneralNotFound: { code: 0, status: 404, message: '404: Not Found' },
   GeneralMethodNotAllowed: { code: 0, status: 405, message: '405: Method Not Allowed' },
+  /** A request whose head or body did not arrive in time (the HTTP server's own timeouts). */
+  GeneralRequestTimeout: { code: 0, status: 408, message: '408: Request Timeout' },
+  /** A request line or headers over the HTTP server's size limit (an over-long URL among them). */
+  GeneralRequestHeaderFieldsTooLarge: {
+    code: 0,
+    status: 431,
+    message: '431: Request Header Fields Too Large',
+  },
   GeneralInternalServerError: { code: 0, status: 500, message: '500: Internal Server Error' },
   UnknownApplication: { code: 10002, status: 404, message: 'Unknown Application' },
   UnknownChannel: { code: 10003, status: 404, message: 'Unknown Channel' },
@@ -411,7 +419,48 @@ export const FormErrors = {
   }),
 } as const;
 
+/** A value as the platform quotes it in a message: its JSON, cut at 64 characters. */
 function describe(value: unknown): string {
-  const text = typeof value === 'string' ? value : (JSON.stringify(value) ?? String(value));
+  const text = typeof value === 'string' ? value : preview(value, 65);
   return text.length > 64 ? `${text.slice(0, 61)}...` : text;
+}
+
+/**
+ * The first `limit` characters of JSON.stringify(value), built with an explicit stack: a value nested
+ * thousands deep (a hostile body) would overflow the call stack of JSON.stringify (issue 21).
+ */
+function preview(value: unknown, limit: number): string {
+  if (typeof value !== 'object' || value === null) return scalar(value) ?? String(value);
+  let out = '';
+  const work: Array<{ text: string } | { value: unknown }> = [{ value }];
+  for (let item = work.pop(); item !== undefined && out.length < limit; item = work.pop()) {
+    if ('text' in item) {
+      out += item.text;
+      continue;
+    }
+    const current = item.value;
+    if (typeof current !== 'object' || current === null) {
+      out += scalar(current) ?? 'null';
+      continue;
+    }
+    const entries = Array.isArray(current)
+      ? current.map((child) => ['', child] as const)
+      : Object.entries(current)
+          .filter(([, child]) => scalar(child) !== undefined || (typeof child === 'object' && child !== null))
+          .map(([key, child]) => [`${JSON.stringify(key)}:`, child] as const);
+    const [open, close] = Array.isArray(current) ? ['[', ']'] : ['{', '}'];
+    work.push({ text: close });
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i] ?? ['', null];
+      work.push({ value: child });
+      work.push({ text: `${i > 0 ? ',' : ''}${key}` });
+    }
+    work.push({ text: open });
+  }
+  return out;
+}
+
+/** JSON of a value that is not an object; undefined where JSON has none (undefined, functions). */
+function scalar(value: unknown): string | undefined {
+  return typeof value === 'bigint' ? String(value) : (JSON.stringify(value) as string | undefined);
 }

@@ -30,3 +30,9 @@ export const Limits = {
 
 /** Request body size the HTTP server accepts before answering 413. */
 export const MAX_JSON_BODY_BYTES = 1024 * 1024;
+
+/**
+ * Nesting of arrays and objects a JSON body may have (Hearth's limit: the platform's bodies are a few
+ * levels deep). Deeper bodies are refused before they are parsed, so no check ever recurses that far.
+ */
+export const MAX_JSON_DEPTH = 32;

@@ -207,7 +207,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
           event_webhooks_types: settings.types,
         };
       },
-      configure: (id, changes) => webhooks!.configure(id, changes),
+      prepare: (id, changes) => webhooks!.prepareSettings(id, changes),
     },
   });
   webhooks = new WebhooksService({

@@ -3,6 +3,7 @@ export { type Bus, MemoryBus } from './bus/bus.js';
 export { type Config, ConfigError, loadConfig, SETTINGS, testConfig } from './config.js';
 export type { AccountLinkParticipant } from './domains/accounts/link.js';
 export { MemorySessionStore, type SessionStore } from './gateway/session-store.js';
+export type { RouteAuth } from './http/auth.js';
 export type { ObservedResponse, ResponseObserver } from './http/server.js';
 export { type Clock, ManualClock, startingAt, systemClock } from './kernel/clock.js';
 export { HearthError } from './kernel/errors.js';

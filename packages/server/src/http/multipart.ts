@@ -3,6 +3,7 @@ import { type FileHandle, mkdir, open, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FormErrors, MAX_JSON_BODY_BYTES } from '@hearth/protocol';
 import { HearthError, invalidForm } from '../kernel/errors.js';
+import { assertJsonDepth } from '../kernel/input-limits.js';
 
 /**
  * `multipart/form-data` bodies: the text fields, with `payload_json` standing for the whole body as the
@@ -119,6 +120,7 @@ class TextFields {
   body(): Record<string, unknown> {
     const payload = this.#fields['payload_json'];
     if (payload === undefined) return { ...this.#fields };
+    assertJsonDepth(payload);
     try {
       return JSON.parse(payload) as Record<string, unknown>;
     } catch {

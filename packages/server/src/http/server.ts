@@ -2,25 +2,21 @@ import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { ServerOptions } from 'node:http';
 import type { Readable } from 'node:stream';
-import {
-  API_VERSIONS,
-  FormErrors,
-  JSON_CONTENT_TYPE,
-  MAX_JSON_BODY_BYTES,
-  RATE_LIMITED_VIA,
-} from '@hearth/protocol';
+import { API_VERSIONS, JSON_CONTENT_TYPE, MAX_JSON_BODY_BYTES, RATE_LIMITED_VIA } from '@hearth/protocol';
 import Fastify, {
   type FastifyBaseLogger,
   type FastifyError,
   type FastifyInstance,
   type FastifyPluginAsync,
+  type FastifyReply,
   type FastifyRequest,
   type FastifyServerOptions,
   LogController,
 } from 'fastify';
 import type { TSchema } from 'typebox';
 import type { Clock } from '../kernel/clock.js';
-import { formErrorTree, HearthError, isWireError, type WireError } from '../kernel/errors.js';
+import { HearthError, type WireError } from '../kernel/errors.js';
+import { assertJsonDepth, assertNoNul } from '../kernel/input-limits.js';
 import type { Logger } from '../kernel/logger.js';
 import { compileValidator, type Part, toFormError } from '../kernel/validation.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
@@ -31,6 +27,7 @@ import {
   type RouteAuth,
   resolvePrincipal,
 } from './auth.js';
+import { renderClientError, toWireError } from './error-renderer.js';
 import { type FileUploads, readMultipart, type UploadedFile } from './multipart.js';
 import { applyRateLimits, type RouteBucket, type RouteRateLimit, routeBucket } from './rate-limit.js';
 import { sdkVersionHook } from './sdk-version.js';
@@ -127,6 +124,9 @@ export function createHttpServer(
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     rewriteUrl: (raw) => decodePathSegments(raw.url ?? '/'),
     ...(deps.timeouts ? timeoutOptions(deps.timeouts) : {}),
+    // Router and HTTP-parser failures get the same body as everything else (error-renderer.ts).
+    frameworkErrors: renderRouterError,
+    clientErrorHandler: renderClientError,
   });
   app.decorateRequest('principal', null);
   app.decorateRequest('uploads', null);
@@ -151,16 +151,10 @@ export function createHttpServer(
       validate(data) ? { value: data } : { error: toFormError(validate.errors ?? []) };
   });
   registerBodyParsers(app);
-  app.setErrorHandler((error: FastifyError | WireError, request, reply) => {
-    const known = toWireError(error);
-    if (known)
-      return reply
-        .code(known.status)
-        .headers(known.headers ?? {})
-        .send(known.body());
-    request.log.error({ err: error }, 'unhandled error');
-    const internal = new HearthError('GeneralInternalServerError');
-    return reply.code(internal.status).send(internal.body());
+  app.setErrorHandler(renderError);
+  // After validation, before any handler: a NUL reaches neither rules nor storage (PostgreSQL refuses it).
+  app.addHook('preHandler', async (request) => {
+    assertNoNul({ params: request.params, query: request.query, body: request.body });
   });
   app.setNotFoundHandler((request, reply) => {
     const version = /^\/api\/v(\d+)\//.exec(request.url)?.[1];
@@ -286,6 +280,11 @@ function registerBodyParsers(app: FastifyInstance): void {
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, raw, done) => {
     const body = raw as string;
     if (body.length === 0) return done(null, undefined);
+    try {
+      assertJsonDepth(body);
+    } catch (error) {
+      return done(error as Error, undefined);
+    }
     json(request, body, (error: Error | null, value?: unknown) =>
       error ? done(new HearthError('InvalidJSON'), undefined) : done(null, value),
     );
@@ -317,21 +316,25 @@ function registerBodyParsers(app: FastifyInstance): void {
   );
 }
 
-/** Maps what Fastify and our code throw to its wire form; undefined for a bug. */
-function toWireError(error: FastifyError | WireError): WireError | undefined {
-  if (isWireError(error)) return error;
-  switch ((error as FastifyError).code) {
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return new HearthError('InvalidFormBody', { errors: formErrorTree([[[], FormErrors.contentType()]]) });
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return new HearthError('RequestEntityTooLarge');
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new HearthError('InvalidJSON');
-  }
-  const { statusCode } = error as FastifyError;
-  if (typeof statusCode === 'number' && statusCode >= 400 && statusCode < 500) {
-    return new HearthError('GeneralBadRequest');
-  }
-  return undefined;
+/**
+ * What the router refuses before any route or hook runs (an over-long parameter, bad percent-encoding):
+ * written as is, since Fastify would add the `; charset=utf-8` only the onSend hooks of a route remove.
+ */
+function renderRouterError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+  const wire = toWireError(error) ?? new HearthError('GeneralBadRequest');
+  reply.hijack();
+  reply.raw.writeHead(wire.status, { 'content-type': JSON_CONTENT_TYPE }).end(JSON.stringify(wire.body()));
+}
+
+/** The error handler of every route, the router and the body parsers: the platform's body, or a logged 500. */
+function renderError(error: FastifyError | WireError, request: FastifyRequest, reply: FastifyReply) {
+  const known = toWireError(error);
+  if (known)
+    return reply
+      .code(known.status)
+      .headers(known.headers ?? {})
+      .send(known.body());
+  request.log.error({ err: error }, 'unhandled error');
+  const internal = new HearthError('GeneralInternalServerError');
+  return reply.code(internal.status).send(internal.body());
 }

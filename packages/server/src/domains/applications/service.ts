@@ -15,7 +15,7 @@ import { HearthError, invalidForm } from '../../kernel/errors.js';
 import { generateSecret, generateToken, hashToken } from '../../kernel/secrets.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
-import type { Storage } from '../../storage/database.js';
+import type { Executor, Storage } from '../../storage/database.js';
 import type { AccountsService, User } from '../accounts/service.js';
 import { toUserObject } from '../accounts/service.js';
 import {
@@ -65,14 +65,15 @@ export interface EventWebhooksPort {
     event_webhooks_status: number;
     event_webhooks_types: string[];
   }>;
-  configure(
+  /** Checks (and PINGs) the changes without writing; answers the write, run in the caller's transaction. */
+  prepare(
     applicationId: string,
     changes: {
       event_webhooks_url?: string | null | undefined;
       event_webhooks_status?: 1 | 2 | undefined;
       event_webhooks_types?: string[] | undefined;
     },
-  ): Promise<void>;
+  ): Promise<(db: Executor) => Promise<void>>;
 }
 
 export interface ApplicationsDeps {
@@ -163,15 +164,6 @@ export class ApplicationsService {
     const changes = parse(ModifyCurrentApplication, input);
     const current = await this.requireApplication(id);
     const update: Parameters<typeof store.updateApplication>[2] = {};
-    const { event_webhooks_url, event_webhooks_status, event_webhooks_types } = changes;
-    // First: a URL that does not answer its PING refuses the whole request.
-    if (event_webhooks_url !== undefined || event_webhooks_status !== undefined || event_webhooks_types) {
-      await this.#deps.eventWebhooks.configure(id, {
-        event_webhooks_url,
-        event_webhooks_status,
-        event_webhooks_types,
-      });
-    }
     if (changes.description !== undefined) update.description = changes.description ?? '';
     if (changes.tags !== undefined) update.tags = JSON.stringify(changes.tags ?? []);
     if (changes.custom_install_url !== undefined) update.custom_install_url = changes.custom_install_url;
@@ -182,7 +174,21 @@ export class ApplicationsService {
       const kept = current.flags & ~SELF_SETTABLE_APPLICATION_FLAGS;
       update.flags = Number(kept | requested);
     }
-    if (Object.keys(update).length > 0) await store.updateApplication(this.#deps.storage.db, id, update);
+    // The whole request is checked before anything is written; the PING of a new URL comes last, so a
+    // refused field costs no request to the game's server. Then both writes commit together or not at all.
+    const { event_webhooks_url, event_webhooks_status, event_webhooks_types } = changes;
+    const saveWebhooks =
+      event_webhooks_url !== undefined || event_webhooks_status !== undefined || event_webhooks_types
+        ? await this.#deps.eventWebhooks.prepare(id, {
+            event_webhooks_url,
+            event_webhooks_status,
+            event_webhooks_types,
+          })
+        : undefined;
+    await this.#deps.storage.transaction(async (tx) => {
+      await saveWebhooks?.(tx);
+      if (Object.keys(update).length > 0) await store.updateApplication(tx, id, update);
+    });
     return this.requireApplication(id);
   }
 

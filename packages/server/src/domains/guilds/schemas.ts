@@ -115,7 +115,8 @@ export type RolePositions = Static<typeof RolePositions>;
 export const AuditLogQuery = Type.Object({
   user_id: Type.Optional(Snowflake),
   target_id: Type.Optional(Snowflake),
-  action_type: Type.Optional(Type.Integer({ minimum: 0 })),
+  // Bounded by its integer column: beyond it PostgreSQL refuses the query where SQLite finds nothing.
+  action_type: Type.Optional(Type.Integer({ minimum: 0, maximum: 2 ** 31 - 1 })),
   before: Type.Optional(Snowflake),
   after: Type.Optional(Snowflake),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: GuildLimits.auditLogMax })),

@@ -79,10 +79,14 @@ export class WebhooksService {
 
   /**
    * PATCH /applications/@me's event webhook fields. A new URL, or enabling delivery again, first PINGs the
-   * URL (signed like an event) and keeps the old settings unless it answers 204 (§F.2).
+   * URL (signed like an event) and keeps the old settings unless it answers 204 (§F.2). Writes nothing:
+   * answers the write, for the caller's transaction (a refused request saves nothing, issue 21).
    */
-  async configure(applicationId: string, changes: EventWebhookChanges): Promise<void> {
-    const { storage, clock } = this.#deps;
+  async prepareSettings(
+    applicationId: string,
+    changes: EventWebhookChanges,
+  ): Promise<(db: Executor) => Promise<void>> {
+    const { clock } = this.#deps;
     const current = await this.settings(applicationId);
     const url = changes.event_webhooks_url === undefined ? current.url : changes.event_webhooks_url;
     const status: EventWebhooksStatusValue =
@@ -102,14 +106,15 @@ export class WebhooksService {
     if (url !== null && (newUrl || reenabled) && !(await this.ping(applicationId, url))) {
       throw invalidForm('event_webhooks_url', FormErrors.eventWebhooksUrlInvalid());
     }
-    await store.saveSettings(storage.db, {
+    const row = {
       application_id: applicationId,
       url,
       status,
       types: JSON.stringify(changes.event_webhooks_types ?? current.types),
       disabled_reason: status === EventWebhooksStatus.DisabledByDiscord ? current.disabledReason : null,
       updated_at: clock.now(),
-    });
+    };
+    return (db) => store.saveSettings(db, row);
   }
 
   /** Sends the verification PING; true when the URL answered 204 in time. */

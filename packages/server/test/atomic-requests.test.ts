@@ -1,0 +1,271 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { addTestMember, createTestGuild, seedTestChannel } from '../../../test-support/guilds.js';
+import { startHearth, type TestHearth } from '../../../test-support/hearth.js';
+import { approve, lobbyGame, lobbyPlayer } from '../../../test-support/lobbies.js';
+import { provisionalPlayer } from '../../../test-support/provisional.js';
+import { WebhookReceiver } from '../../../test-support/webhook-receiver.js';
+
+/**
+ * Issue 21, atomic requests: a request is validated whole before anything is written, and a refused one
+ * leaves the resource as it was. Every PATCH route the server registers has a case here (the first test
+ * fails when a new one has none); each case reads the resource, sends bodies that mix a valid change with
+ * one the rules refuse, and reads it again.
+ */
+
+const UNKNOWN = '1234567890123456789';
+const PNG_1X1 =
+  'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+interface Case {
+  path: string;
+  auth: string;
+  /** The resource as its owner reads it. */
+  read: () => Promise<unknown>;
+  /** Each mixes a change that alone would succeed with one that is refused. */
+  refused: unknown[];
+}
+
+let hearth: TestHearth;
+let receiver: WebhookReceiver;
+let cases: Record<string, Case>;
+
+beforeAll(async () => {
+  hearth = await startHearth({ rateLimitGlobal: 1_000_000 });
+  const game = await lobbyGame(hearth);
+  await hearth.services.applications.adminUpdate(game.id, { grant_flags: ['ProvisionalAccountsEnabled'] });
+  await approve(hearth, game);
+  const application = await hearth.services.applications.getApplication(game.id);
+  receiver = await WebhookReceiver.listen(application?.verifyKey ?? '');
+  const guild = await createTestGuild(hearth);
+  const owner = guild.owner.token;
+  const member = await addTestMember(hearth, guild);
+  const other = await addTestMember(hearth, guild);
+  const channel = await seedTestChannel(hearth, guild.id);
+  const voice = await seedTestChannel(hearth, guild.id, { type: 2 });
+  const player = await lobbyPlayer(hearth, game);
+  const friend = await lobbyPlayer(hearth, game);
+  const provisional = await provisionalPlayer(hearth, game, 'atomic-external');
+  const otherName = (
+    (await (await hearth.api('/users/@me', { auth: other.token })).json()) as { username: string }
+  ).username;
+
+  const call = async (path: string, method: string, auth: string, body?: unknown) => {
+    const response = await hearth.api(path, { method, auth, ...(body === undefined ? {} : { body }) });
+    expect(response.status, `${method} ${path}: ${await response.clone().text()}`).toBeLessThan(300);
+    return (response.status === 204 ? { id: '' } : await response.json()) as { id: string };
+  };
+  const read = (path: string, auth: string) => async () => {
+    const response = await hearth.api(path, { auth });
+    return { status: response.status, body: await response.json() };
+  };
+  const role = await call(`/guilds/${guild.id}/roles`, 'POST', owner, { name: 'kept' });
+  const lobby = await call('/lobbies', 'POST', game.bot, { metadata: { kept: 'yes' } });
+  await call(`/lobbies/${lobby.id}/members/${player.id}`, 'PUT', game.bot, {});
+  const lobbyMessage = await call(`/lobbies/${lobby.id}/messages`, 'POST', player.bearer, {
+    content: 'kept',
+  });
+  for (const [from, to] of [
+    [player, friend],
+    [friend, player],
+  ] as const) {
+    await call(`/users/@me/relationships/${to.id}`, 'PUT', from.bearer, {});
+  }
+  const dm = await call(`/users/${friend.id}/messages`, 'POST', player.bearer, { content: 'kept' });
+
+  cases = {
+    'PATCH /users/@me': {
+      path: '/users/@me',
+      auth: owner,
+      read: read('/users/@me', owner),
+      refused: [
+        { global_name: 'Changed', username: otherName },
+        { global_name: 'Changed', avatar: 'data:image/png;base64,AAAA' },
+      ],
+    },
+    'PATCH /applications/@me': {
+      path: '/applications/@me',
+      auth: game.bot,
+      read: read('/applications/@me', game.bot),
+      refused: [
+        // The partial write of issue 21: the URL was saved although the request answered 400.
+        { event_webhooks_url: receiver.url, flags: 1 },
+        { description: 'Changed', event_webhooks_url: `${receiver.url}/nothing`, event_webhooks_status: 3 },
+        { description: 'Changed', tags: ['a'], flags: 1 },
+      ],
+    },
+    'PATCH /guilds/:guild_id': {
+      path: `/guilds/${guild.id}`,
+      auth: owner,
+      read: read(`/guilds/${guild.id}`, owner),
+      refused: [
+        { name: 'Changed', afk_channel_id: UNKNOWN },
+        { name: 'Changed', system_channel_id: voice },
+        { name: 'Changed', icon: 'data:image/png;base64,AAAA' },
+      ],
+    },
+    'PATCH /guilds/:guild_id/roles': {
+      path: `/guilds/${guild.id}/roles`,
+      auth: owner,
+      read: read(`/guilds/${guild.id}/roles`, owner),
+      refused: [
+        [
+          { id: role.id, position: 5 },
+          { id: UNKNOWN, position: 1 },
+        ],
+      ],
+    },
+    'PATCH /guilds/:guild_id/roles/:role_id': {
+      path: `/guilds/${guild.id}/roles/${role.id}`,
+      auth: owner,
+      read: read(`/guilds/${guild.id}/roles/${role.id}`, owner),
+      refused: [
+        { name: 'Changed', icon: PNG_1X1 },
+        { name: 'Changed', unicode_emoji: '🔥', icon: PNG_1X1 },
+      ],
+    },
+    'PATCH /guilds/:guild_id/members/@me': {
+      path: `/guilds/${guild.id}/members/@me`,
+      auth: member.token,
+      read: read(`/guilds/${guild.id}/members/${member.id}`, owner),
+      refused: [
+        { nick: 'Changed', avatar: 'data:image/png;base64,AAAA' },
+        { nick: 'Changed', bio: 'x'.repeat(10_000) },
+      ],
+    },
+    'PATCH /guilds/:guild_id/members/:user_id': {
+      path: `/guilds/${guild.id}/members/${member.id}`,
+      auth: owner,
+      read: read(`/guilds/${guild.id}/members/${member.id}`, owner),
+      refused: [
+        { nick: 'Changed', roles: [role.id, UNKNOWN] },
+        { nick: 'Changed', roles: [role.id], channel_id: voice },
+        { nick: 'Changed', mute: true },
+        { nick: 'Changed', communication_disabled_until: '2999-01-01T00:00:00.000Z' },
+      ],
+    },
+    'PATCH /guilds/:guild_id/voice-states/@me': {
+      path: `/guilds/${guild.id}/voice-states/@me`,
+      auth: member.token,
+      read: read(`/guilds/${guild.id}/voice-states/${member.id}`, owner),
+      refused: [
+        { channel_id: voice, suppress: true },
+        { channel_id: channel, request_to_speak_timestamp: null },
+      ],
+    },
+    'PATCH /guilds/:guild_id/voice-states/:user_id': {
+      path: `/guilds/${guild.id}/voice-states/${member.id}`,
+      auth: owner,
+      read: read(`/guilds/${guild.id}/voice-states/${member.id}`, owner),
+      refused: [{ channel_id: voice, suppress: true }],
+    },
+    'PATCH /guilds/:guild_id/channels': {
+      path: `/guilds/${guild.id}/channels`,
+      auth: owner,
+      read: read(`/guilds/${guild.id}/channels`, owner),
+      refused: [
+        [
+          { id: channel, position: 7 },
+          { id: UNKNOWN, position: 1 },
+        ],
+        [
+          { id: channel, position: 7 },
+          { id: voice, parent_id: channel },
+        ],
+      ],
+    },
+    'PATCH /channels/:channel_id': {
+      path: `/channels/${channel}`,
+      auth: owner,
+      read: read(`/channels/${channel}`, owner),
+      refused: [
+        { name: 'changed', parent_id: UNKNOWN },
+        { name: 'changed', parent_id: voice },
+        {
+          name: 'changed',
+          topic: 'changed',
+          permission_overwrites: [{ id: UNKNOWN, type: 0, allow: '0', deny: '0' }],
+        },
+      ],
+    },
+    'PATCH /lobbies/:lobby_id': {
+      path: `/lobbies/${lobby.id}`,
+      auth: game.bot,
+      read: read(`/lobbies/${lobby.id}`, game.bot),
+      refused: [
+        { metadata: { kept: 'no' }, members: [{ id: player.id }, { id: UNKNOWN }] },
+        { metadata: { kept: 'no' }, idle_timeout_seconds: 1 },
+      ],
+    },
+    'PATCH /lobbies/:lobby_id/messages/:message_id': {
+      path: `/lobbies/${lobby.id}/messages/${lobbyMessage.id}`,
+      auth: player.bearer,
+      read: read(`/lobbies/${lobby.id}/messages`, player.bearer),
+      refused: [{ content: 'x'.repeat(5000) }, { content: 5 }],
+    },
+    'PATCH /users/@me/account': {
+      path: '/users/@me/account',
+      auth: provisional.bearer,
+      read: read('/users/@me', provisional.bearer),
+      refused: [{ global_name: 5 }, { global_name: 'x'.repeat(100) }],
+    },
+    'PATCH /applications/:application_id/identity-providers/:provider_id': {
+      path: `/applications/${game.id}/identity-providers/${UNKNOWN}`,
+      auth: game.bot,
+      read: read(`/applications/${game.id}/identity-providers`, game.bot),
+      refused: [{ name: 'Changed' }, { name: 'Changed', issuer: 'not a url' }],
+    },
+    'PATCH /users/:user_id/messages/:message_id': {
+      path: `/users/${friend.id}/messages/${dm.id}`,
+      auth: player.bearer,
+      read: read(`/users/${friend.id}/messages`, player.bearer),
+      refused: [
+        { content: 'changed', metadata: { a: 'x'.repeat(10_000) } },
+        { content: 'changed', metadata: 'not an object' },
+      ],
+    },
+  };
+});
+
+afterAll(async () => {
+  await receiver?.close();
+  await hearth?.close();
+});
+
+describe('a refused request leaves the resource unchanged (issue 21, atomic requests)', () => {
+  it('has a case for every PATCH route the server registers', () => {
+    const patches = hearth.routes
+      .filter((route) => route.method === 'PATCH' && route.url.startsWith('/api/v10/'))
+      .map((route) => `PATCH ${route.url.replace('/api/v10', '')}`);
+    expect(patches.length).toBeGreaterThan(10);
+    expect(patches.filter((route) => !(route in cases))).toEqual([]);
+  });
+
+  it.each([
+    'PATCH /users/@me',
+    'PATCH /applications/@me',
+    'PATCH /guilds/:guild_id',
+    'PATCH /guilds/:guild_id/roles',
+    'PATCH /guilds/:guild_id/roles/:role_id',
+    'PATCH /guilds/:guild_id/members/@me',
+    'PATCH /guilds/:guild_id/members/:user_id',
+    'PATCH /guilds/:guild_id/voice-states/@me',
+    'PATCH /guilds/:guild_id/voice-states/:user_id',
+    'PATCH /guilds/:guild_id/channels',
+    'PATCH /channels/:channel_id',
+    'PATCH /lobbies/:lobby_id',
+    'PATCH /lobbies/:lobby_id/messages/:message_id',
+    'PATCH /users/@me/account',
+    'PATCH /applications/:application_id/identity-providers/:provider_id',
+    'PATCH /users/:user_id/messages/:message_id',
+  ])('%s', async (name) => {
+    const { path, auth, read, refused } = cases[name] as Case;
+    const before = await read();
+    for (const body of refused) {
+      const response = await hearth.api(path, { method: 'PATCH', auth, body });
+      const text = await response.text();
+      expect(response.status, `${JSON.stringify(body).slice(0, 120)}: ${text}`).toBeGreaterThanOrEqual(400);
+      expect(response.status).toBeLessThan(500);
+      expect(await read(), `after ${JSON.stringify(body).slice(0, 120)}: ${text}`).toEqual(before);
+    }
+  });
+});
