@@ -322,6 +322,16 @@ export const FormErrors = {
     code: 'APPLICATION_EVENT_WEBHOOKS_URL_INVALID',
     message: 'The specified event webhooks url could not be verified.',
   }),
+  /** `allowed_mentions.parse` naming a kind whose id list is also given (GUILDS.md §4.6). */
+  allowedMentionsParseExclusive: (kind: 'users' | 'roles') => ({
+    code: 'MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE',
+    message: `parse:["${kind}"] and ${kind}: [ids...] are mutually exclusive.`,
+  }),
+  /** A reply to a message that does not exist, with `fail_if_not_exists` left true (GUILDS.md §4.4). */
+  messageReferenceUnknownMessage: () => ({
+    code: 'MESSAGE_REFERENCE_UNKNOWN_MESSAGE',
+    message: 'Unknown message',
+  }),
   /**
    * An id listed twice where a set is asked for (bulk delete's `messages`): the platform's message, at the
    * path of the repeat (`messages.1`); the code is Hearth's name for it.

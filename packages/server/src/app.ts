@@ -15,6 +15,9 @@ import { accountsRoutes } from './domains/accounts/routes.js';
 import { AccountsService } from './domains/accounts/service.js';
 import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
+import { DmChannels } from './domains/channel-messages/dm-channels.js';
+import { channelMessagesRoutes } from './domains/channel-messages/routes.js';
+import { ChannelMessagesService } from './domains/channel-messages/service.js';
 import { channelsRoutes } from './domains/channels/routes.js';
 import { ChannelsService } from './domains/channels/service.js';
 import { entitlementsRoutes } from './domains/entitlements/routes.js';
@@ -96,6 +99,8 @@ export interface Services {
   bans: BansService;
   voiceStates: VoiceStatesService;
   channels: ChannelsService;
+  channelMessages: ChannelMessagesService;
+  dmChannels: DmChannels;
   lobbies: LobbiesService;
   oauth2: OAuth2Service;
   keys: SigningKeys;
@@ -240,7 +245,25 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   });
   const bans = new BansService({ ...moderation, members });
   const voiceStates = new VoiceStatesService({ ...moderation, members });
-  const channels = new ChannelsService({ storage, clock, snowflakes, bus, access: guildAccess, auditLog });
+  const channelMessages = new ChannelMessagesService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    access: guildAccess,
+    users: accounts,
+  });
+  const dmChannels = new DmChannels({ storage, clock, snowflakes, users: accounts });
+  const channels = new ChannelsService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    access: guildAccess,
+    auditLog,
+    channelDeleted: (tx, channelId) => channelMessages.channelDeleted(tx, channelId),
+    privateChannel: (userId, channelId) => dmChannels.find(userId, channelId),
+  });
   const gateway = new GatewayService({ publicUrl, counters, clock });
   const nodeId = `${config.workerId}.${config.processId}.${randomBytes(4).toString('hex')}`;
   // Presence re-tells each side after a relationship change; it is built just below.
@@ -396,6 +419,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bans,
     voiceStates,
     channels,
+    channelMessages,
+    dmChannels,
     lobbies,
     oauth2,
     keys,
@@ -427,6 +452,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       bansRoutes(bans),
       voiceStatesRoutes(voiceStates),
       channelsRoutes(channels),
+      channelMessagesRoutes(channelMessages, dmChannels),
       lobbiesRoutes(lobbies),
       oauth2Routes(oauth2),
       gatewayRoutes(gateway),
