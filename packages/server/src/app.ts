@@ -16,6 +16,11 @@ import { AccountsService } from './domains/accounts/service.js';
 import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
 import { DmChannels } from './domains/channel-messages/dm-channels.js';
+import { Forwarding } from './domains/channel-messages/forwarding.js';
+import { MessageActionsService } from './domains/channel-messages/message-actions.js';
+import { messageActionsRoutes } from './domains/channel-messages/message-actions-routes.js';
+import { ReactionsService } from './domains/channel-messages/reactions.js';
+import { reactionsRoutes } from './domains/channel-messages/reactions-routes.js';
 import { channelMessagesRoutes } from './domains/channel-messages/routes.js';
 import { ChannelMessagesService } from './domains/channel-messages/service.js';
 import { channelsRoutes } from './domains/channels/routes.js';
@@ -101,6 +106,8 @@ export interface Services {
   channels: ChannelsService;
   channelMessages: ChannelMessagesService;
   dmChannels: DmChannels;
+  reactions: ReactionsService;
+  messageActions: MessageActionsService;
   lobbies: LobbiesService;
   oauth2: OAuth2Service;
   keys: SigningKeys;
@@ -252,6 +259,21 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bus,
     access: guildAccess,
     users: accounts,
+    forwarding: new Forwarding({
+      access: guildAccess,
+      quotas,
+      applicationFlags: async (db, id) => (await applications.getApplicationIn(db, id))?.flags,
+    }),
+  });
+  const reactions = new ReactionsService({ storage, clock, bus, access: guildAccess, users: accounts });
+  const messageActions = new MessageActionsService({
+    storage,
+    clock,
+    bus,
+    access: guildAccess,
+    users: accounts,
+    auditLog,
+    messages: channelMessages,
   });
   const dmChannels = new DmChannels({ storage, clock, snowflakes, users: accounts });
   const channels = new ChannelsService({
@@ -421,6 +443,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     channels,
     channelMessages,
     dmChannels,
+    reactions,
+    messageActions,
     lobbies,
     oauth2,
     keys,
@@ -453,6 +477,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       voiceStatesRoutes(voiceStates),
       channelsRoutes(channels),
       channelMessagesRoutes(channelMessages, dmChannels),
+      reactionsRoutes(reactions),
+      messageActionsRoutes(messageActions),
       lobbiesRoutes(lobbies),
       oauth2Routes(oauth2),
       gatewayRoutes(gateway),

@@ -28,8 +28,21 @@ export function readableBy(
   if ((data['author'] as { id?: unknown } | undefined)?.id === userId) return data;
   const mentions = data['mentions'];
   if (Array.isArray(mentions) && mentions.some((user: { id?: unknown }) => user?.id === userId)) return data;
-  const stripped: Record<string, unknown> = { ...data };
-  for (const [key, empty] of Object.entries(PRIVILEGED_FIELDS)) if (key in data) stripped[key] = empty;
+  const stripped = emptied(data);
   if ('poll' in data) delete stripped['poll'];
+  // A forward's snapshot is the forwarded content: it is emptied the same way.
+  const snapshots = data['message_snapshots'];
+  if (Array.isArray(snapshots))
+    stripped['message_snapshots'] = snapshots.map((snapshot: { message?: Record<string, unknown> }) => ({
+      ...snapshot,
+      message: emptied(snapshot?.message ?? {}),
+    }));
   return stripped;
+}
+
+/** A message (or snapshot) with its privileged fields emptied. */
+function emptied(message: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...message };
+  for (const [key, empty] of Object.entries(PRIVILEGED_FIELDS)) if (key in message) out[key] = empty;
+  return out;
 }

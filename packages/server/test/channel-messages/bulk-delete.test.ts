@@ -48,7 +48,9 @@ describe('Bulk Delete Messages (POST /channels/{id}/messages/bulk-delete, GUILDS
       status: 204,
       body: undefined,
     });
-    expect(await call(hearth, `/channels/${channelId}/messages/${ids[0]}`, { auth: guild.owner.token })).toEqual({
+    expect(
+      await call(hearth, `/channels/${channelId}/messages/${ids[0]}`, { auth: guild.owner.token }),
+    ).toEqual({
       status: 404,
       body: UNKNOWN_MESSAGE,
     });
@@ -59,8 +61,14 @@ describe('Bulk Delete Messages (POST /channels/{id}/messages/bulk-delete, GUILDS
   it('sends one MESSAGE_DELETE_BULK with the deleted ids and records MESSAGE_BULK_DELETE with its reason', async () => {
     const { guild, channelId, ids } = await setup();
     const game = await addTestBot(hearth, guild);
-    const client = await identify(hearth, game.botToken, GatewayIntents.Guilds | GatewayIntents.GuildMessages, 1);
-    const unknown = '123456789012345678';
+    const client = await identify(
+      hearth,
+      game.botToken,
+      GatewayIntents.Guilds | GatewayIntents.GuildMessages,
+      1,
+    );
+    // An id of no message, made in the same millisecond as the first (an older one would be too old).
+    const unknown = (BigInt(ids[0]!) - 1n).toString();
     const reason = 'spam wave';
     expect(
       (
@@ -136,20 +144,35 @@ describe('Bulk Delete Messages (POST /channels/{id}/messages/bulk-delete, GUILDS
   });
 
   it.each([
-    ['no body', undefined, { messages: { _errors: [{ code: 'BASE_TYPE_REQUIRED', message: 'This field is required' }] } }],
+    [
+      'no body',
+      undefined,
+      { messages: { _errors: [{ code: 'BASE_TYPE_REQUIRED', message: 'This field is required' }] } },
+    ],
     [
       'messages not a list',
       { messages: 'abc' },
-      { messages: { _errors: [{ code: 'LIST_TYPE_CONVERT', message: 'Only iterables may be used in a ListType' }] } },
+      {
+        messages: {
+          _errors: [{ code: 'LIST_TYPE_CONVERT', message: 'Only iterables may be used in a ListType' }],
+        },
+      },
     ],
     [
       'an id that is no snowflake',
       { messages: ['x', '123456789012345678'] },
-      { messages: { 0: { _errors: [{ code: 'NUMBER_TYPE_COERCE', message: 'Value "x" is not snowflake.' }] } } },
+      {
+        messages: {
+          0: { _errors: [{ code: 'NUMBER_TYPE_COERCE', message: 'Value "x" is not snowflake.' }] },
+        },
+      },
     ],
   ])('%s is 50035 naming the field', async (_name, body, errors) => {
     const { guild, channelId } = await setup();
-    expect(await bulk(channelId, guild.owner.token, body)).toEqual({ status: 400, body: invalidForm(errors) });
+    expect(await bulk(channelId, guild.owner.token, body)).toEqual({
+      status: 400,
+      body: invalidForm(errors),
+    });
   });
 
   it('a message exactly two weeks old may go; one a millisecond older is 50034 and nothing is deleted', async () => {
@@ -174,7 +197,10 @@ describe('Bulk Delete Messages (POST /channels/{id}/messages/bulk-delete, GUILDS
   it('MANAGE_MESSAGES is needed (50013), even for one’s own messages', async () => {
     const { guild, channelId } = await setup();
     const member = await addTestMember(hearth, guild);
-    const own = [(await send(hearth, member.token, channelId)).id, (await send(hearth, member.token, channelId)).id];
+    const own = [
+      (await send(hearth, member.token, channelId)).id,
+      (await send(hearth, member.token, channelId)).id,
+    ];
     expect(await bulk(channelId, member.token, { messages: own })).toEqual({
       status: 403,
       body: MISSING_PERMISSIONS,

@@ -38,7 +38,12 @@ describe('Crosspost Message (POST /channels/{id}/messages/{mid}/crosspost)', () 
     const { guild, channelId } = await setup();
     const game = await addTestBot(hearth, guild);
     const message = await send(hearth, guild.owner.token, channelId, { content: 'patch notes' });
-    const client = await identify(hearth, game.botToken, GatewayIntents.Guilds | GatewayIntents.GuildMessages, 1);
+    const client = await identify(
+      hearth,
+      game.botToken,
+      GatewayIntents.Guilds | GatewayIntents.GuildMessages,
+      1,
+    );
     const { status, body } = await crosspost(channelId, message.id, guild.owner.token);
     expect(status).toBe(200);
     expect(body).toMatchObject({ id: message.id, channel_id: channelId, flags: MessageFlags.Crossposted });
@@ -49,7 +54,9 @@ describe('Crosspost Message (POST /channels/{id}/messages/{mid}/crosspost)', () 
     ]);
     await client.close();
     expect(await crosspost(channelId, message.id, guild.owner.token)).toEqual({ status: 400, body: ALREADY });
-    const read = await call(hearth, `/channels/${channelId}/messages/${message.id}`, { auth: guild.owner.token });
+    const read = await call(hearth, `/channels/${channelId}/messages/${message.id}`, {
+      auth: guild.owner.token,
+    });
     expect((read.body as { flags: number }).flags).toBe(MessageFlags.Crossposted);
   });
 
@@ -69,9 +76,15 @@ describe('Crosspost Message (POST /channels/{id}/messages/{mid}/crosspost)', () 
     const { guild, channelId, member } = await setup();
     const own = await send(hearth, member.token, channelId);
     const owners = await send(hearth, guild.owner.token, channelId);
-    expect(await crosspost(channelId, owners.id, member.token)).toEqual({ status: 403, body: MISSING_PERMISSIONS });
+    expect(await crosspost(channelId, owners.id, member.token)).toEqual({
+      status: 403,
+      body: MISSING_PERMISSIONS,
+    });
     await setEveryonePermissions(hearth, guild, ViewChannel | ReadMessageHistory);
-    expect(await crosspost(channelId, own.id, member.token)).toEqual({ status: 403, body: MISSING_PERMISSIONS });
+    expect(await crosspost(channelId, own.id, member.token)).toEqual({
+      status: 403,
+      body: MISSING_PERMISSIONS,
+    });
     await grantTestRole(hearth, guild, ManageMessages, [member.id]);
     expect((await crosspost(channelId, owners.id, member.token)).status).toBe(200);
     await setEveryonePermissions(hearth, guild, ViewChannel | ReadMessageHistory | SendMessages);

@@ -97,7 +97,8 @@ describe('Forwarding (message_reference type FORWARD, GUILDS.md §4.4)', () => {
     });
     expect(edited.status).toBe(200);
     const read = await call(hearth, `/channels/${to}/messages/${firstId}`, { auth: guild.owner.token });
-    const snapshots = (read.body as { message_snapshots: Array<{ message: { content: string } }> }).message_snapshots;
+    const snapshots = (read.body as { message_snapshots: Array<{ message: { content: string } }> })
+      .message_snapshots;
     expect(snapshots.map((snapshot) => snapshot.message.content)).toEqual(['the original']);
     const again = await forward(from, guild.owner.token, { message_id: firstId, channel_id: to });
     expect(again.status).toBe(200);
@@ -110,7 +111,9 @@ describe('Forwarding (message_reference type FORWARD, GUILDS.md §4.4)', () => {
   it('MESSAGE_CREATE of a forward carries the snapshot', async () => {
     const { guild, from, to, source } = await setup();
     const game = await addTestBot(hearth, guild);
-    await hearth.services.applications.adminUpdate(game.id, { grant_flags: ['GatewayMessageContentLimited'] });
+    await hearth.services.applications.adminUpdate(game.id, {
+      grant_flags: ['GatewayMessageContentLimited'],
+    });
     const client = await identify(
       hearth,
       game.botToken,
@@ -136,7 +139,9 @@ describe('Forwarding (message_reference type FORWARD, GUILDS.md §4.4)', () => {
     expect(await forward(to, member.token, reference(source.id, from))).toEqual({
       status: 400,
       body: invalidForm({
-        message_reference: { [field]: { _errors: [{ code: 'BASE_TYPE_REQUIRED', message: 'This field is required' }] } },
+        message_reference: {
+          [field]: { _errors: [{ code: 'BASE_TYPE_REQUIRED', message: 'This field is required' }] },
+        },
       }),
     });
   });
@@ -147,7 +152,9 @@ describe('Forwarding (message_reference type FORWARD, GUILDS.md §4.4)', () => {
     expect(await forward(to, member.token, unknown)).toEqual({
       status: 400,
       body: invalidForm({
-        message_reference: { _errors: [{ code: 'MESSAGE_REFERENCE_UNKNOWN_MESSAGE', message: 'Unknown message' }] },
+        message_reference: {
+          _errors: [{ code: 'MESSAGE_REFERENCE_UNKNOWN_MESSAGE', message: 'Unknown message' }],
+        },
       }),
     });
     expect(await forward(to, member.token, { ...unknown, fail_if_not_exists: false })).toEqual({
@@ -221,7 +228,9 @@ describe('Forwarding (message_reference type FORWARD, GUILDS.md §4.4)', () => {
 
     it('with the intent approved it can forward any message it sees', async () => {
       const { from, to, source, game, auth } = await botSetup();
-      await hearth.services.applications.adminUpdate(game.id, { grant_flags: ['GatewayMessageContentLimited'] });
+      await hearth.services.applications.adminUpdate(game.id, {
+        grant_flags: ['GatewayMessageContentLimited'],
+      });
       expect((await forward(to, auth, { message_id: source.id, channel_id: from })).status).toBe(200);
     });
   });
@@ -239,7 +248,14 @@ describe('Forwarding (message_reference type FORWARD, GUILDS.md §4.4)', () => {
       code: 0,
     });
     // Sending is not forwarding: the same user may still post.
-    expect((await call(hearth, `/channels/${to}/messages`, { method: 'POST', auth: member.token, body: { content: 'x' } })).status).toBe(200);
+    expect(
+      (
+        await call(hearth, `/channels/${to}/messages`, {
+          method: 'POST',
+          auth: member.token,
+          body: { content: 'x' },
+        })
+      ).status,
+    ).toBe(200);
   });
 });
-

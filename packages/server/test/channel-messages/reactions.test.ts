@@ -25,7 +25,29 @@ const THUMBS = '👍';
 const thumbs = encodeURIComponent(THUMBS);
 
 /** Twenty-one different unicode emoji, URL-encoded. */
-const EMOJI = ['😀', '😁', '😂', '🤣', '😃', '😄', '😅', '😆', '😉', '😊', '😋', '😎', '😍', '😘', '🥰', '😗', '😙', '🥲', '😚', '🙂', '🤗'];
+const EMOJI = [
+  '😀',
+  '😁',
+  '😂',
+  '🤣',
+  '😃',
+  '😄',
+  '😅',
+  '😆',
+  '😉',
+  '😊',
+  '😋',
+  '😎',
+  '😍',
+  '😘',
+  '🥰',
+  '😗',
+  '😙',
+  '🥲',
+  '😚',
+  '🙂',
+  '🤗',
+];
 
 interface Setup {
   guild: TestGuild;
@@ -81,7 +103,9 @@ describe('Reactions (GUILDS.md §4.10)', () => {
     it('adds custom emoji written `name:id` (and `a:name:id` for an animated one)', async () => {
       const s = await setup();
       expect((await react(s, s.member.token, 'hearth:112233445566778899')).status).toBe(204);
-      expect((await react(s, s.member.token, encodeURIComponent('a:dance:998877665544332211'))).status).toBe(204);
+      expect((await react(s, s.member.token, encodeURIComponent('a:dance:998877665544332211'))).status).toBe(
+        204,
+      );
       const reactions = (await reactionsOf(s, s.member.token)) as Array<{ emoji: unknown; count: number }>;
       expect(reactions.map((reaction) => reaction.emoji)).toEqual([
         { id: '112233445566778899', name: 'hearth', animated: false },
@@ -183,14 +207,18 @@ describe('Reactions (GUILDS.md §4.10)', () => {
       const s = await setup();
       await react(s, s.member.token, thumbs);
       await react(s, s.guild.owner.token, thumbs);
-      expect(await call(hearth, path(s, thumbs, '/@me'), { method: 'DELETE', auth: s.member.token })).toEqual({
-        status: 204,
-        body: undefined,
-      });
-      expect(await reactionsOf(s, s.member.token)).toEqual([expect.objectContaining({ count: 1, me: false })]);
-      expect((await call(hearth, path(s, thumbs, '/@me'), { method: 'DELETE', auth: s.member.token })).status).toBe(
-        204,
+      expect(await call(hearth, path(s, thumbs, '/@me'), { method: 'DELETE', auth: s.member.token })).toEqual(
+        {
+          status: 204,
+          body: undefined,
+        },
       );
+      expect(await reactionsOf(s, s.member.token)).toEqual([
+        expect.objectContaining({ count: 1, me: false }),
+      ]);
+      expect(
+        (await call(hearth, path(s, thumbs, '/@me'), { method: 'DELETE', auth: s.member.token })).status,
+      ).toBe(204);
     });
 
     it('another user’s reaction needs MANAGE_MESSAGES (50013); with it, it is gone', async () => {
@@ -222,7 +250,10 @@ describe('Reactions (GUILDS.md §4.10)', () => {
   describe('GET …/reactions/{emoji}', () => {
     it('lists the users who reacted, by id, 25 by default, `limit` 1–100 and `after`', async () => {
       const s = await setup();
-      const users = [s.member, ...(await Promise.all(Array.from({ length: 26 }, () => addTestMember(hearth, s.guild))))];
+      const users = [
+        s.member,
+        ...(await Promise.all(Array.from({ length: 26 }, () => addTestMember(hearth, s.guild)))),
+      ];
       for (const user of users) await react(s, user.token, thumbs);
       const ids = users.map((user) => user.id).sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));
       const list = async (query = '') => {
@@ -240,8 +271,24 @@ describe('Reactions (GUILDS.md §4.10)', () => {
     });
 
     it.each([
-      ['limit=0', { limit: { _errors: [{ code: 'NUMBER_TYPE_MIN', message: 'int value should be greater than or equal to 1.' }] } }],
-      ['limit=101', { limit: { _errors: [{ code: 'NUMBER_TYPE_MAX', message: 'int value should be less than or equal to 100.' }] } }],
+      [
+        'limit=0',
+        {
+          limit: {
+            _errors: [
+              { code: 'NUMBER_TYPE_MIN', message: 'int value should be greater than or equal to 1.' },
+            ],
+          },
+        },
+      ],
+      [
+        'limit=101',
+        {
+          limit: {
+            _errors: [{ code: 'NUMBER_TYPE_MAX', message: 'int value should be less than or equal to 100.' }],
+          },
+        },
+      ],
       ['type=2', { type: { _errors: [expect.objectContaining({ code: 'BASE_TYPE_CHOICES' })] } }],
       ['after=x', { after: { _errors: [expect.objectContaining({ code: 'NUMBER_TYPE_COERCE' })] } }],
     ])('%s is 50035 naming the field', async (query, errors) => {
@@ -254,7 +301,10 @@ describe('Reactions (GUILDS.md §4.10)', () => {
 
     it('an emoji nobody used lists nobody; an unknown one is 10014', async () => {
       const s = await setup();
-      expect(await call(hearth, path(s, thumbs), { auth: s.member.token })).toEqual({ status: 200, body: [] });
+      expect(await call(hearth, path(s, thumbs), { auth: s.member.token })).toEqual({
+        status: 200,
+        body: [],
+      });
       expect(await call(hearth, path(s, 'thumbsup'), { auth: s.member.token })).toEqual({
         status: 404,
         body: UNKNOWN_EMOJI,
@@ -285,9 +335,9 @@ describe('Reactions (GUILDS.md §4.10)', () => {
         status: 403,
         body: MISSING_PERMISSIONS,
       });
-      expect((await call(hearth, path(s, thumbs), { method: 'DELETE', auth: s.guild.owner.token })).status).toBe(
-        204,
-      );
+      expect(
+        (await call(hearth, path(s, thumbs), { method: 'DELETE', auth: s.guild.owner.token })).status,
+      ).toBe(204);
       const left = (await reactionsOf(s, s.member.token)) as Array<{ emoji: { name: string } }>;
       expect(left.map((reaction) => reaction.emoji.name)).toEqual(['hearth']);
     });
@@ -306,7 +356,10 @@ describe('Reactions (GUILDS.md §4.10)', () => {
       await react(s, s.member.token, thumbs);
       await call(hearth, path(s, thumbs, '/@me'), { method: 'DELETE', auth: s.member.token });
       await react(s, s.member.token, 'hearth:112233445566778899');
-      await call(hearth, path(s, 'hearth:112233445566778899'), { method: 'DELETE', auth: s.guild.owner.token });
+      await call(hearth, path(s, 'hearth:112233445566778899'), {
+        method: 'DELETE',
+        auth: s.guild.owner.token,
+      });
       await react(s, s.member.token, thumbs);
       await call(hearth, `/channels/${s.channelId}/messages/${s.messageId}/reactions`, {
         method: 'DELETE',
@@ -362,7 +415,12 @@ describe('Reactions (GUILDS.md §4.10)', () => {
         .execute();
       const clients = [
         await identify(hearth, without.botToken, GatewayIntents.Guilds | GatewayIntents.GuildMessages, 1),
-        await identify(hearth, blind.botToken, GatewayIntents.Guilds | GatewayIntents.GuildMessageReactions, 1),
+        await identify(
+          hearth,
+          blind.botToken,
+          GatewayIntents.Guilds | GatewayIntents.GuildMessageReactions,
+          1,
+        ),
       ];
       await react(s, s.member.token, thumbs);
       await barrier(hearth, s.guild);
@@ -375,12 +433,22 @@ describe('Reactions (GUILDS.md §4.10)', () => {
     it('reacting again sends no second MESSAGE_REACTION_ADD; removing nothing sends no REMOVE', async () => {
       const s = await setup();
       const game = await addTestBot(hearth, s.guild);
-      const client = await identify(hearth, game.botToken, GatewayIntents.Guilds | GatewayIntents.GuildMessageReactions, 1);
+      const client = await identify(
+        hearth,
+        game.botToken,
+        GatewayIntents.Guilds | GatewayIntents.GuildMessageReactions,
+        1,
+      );
       await react(s, s.member.token, thumbs);
       await react(s, s.member.token, thumbs);
-      await call(hearth, path(s, encodeURIComponent('🎉'), '/@me'), { method: 'DELETE', auth: s.member.token });
+      await call(hearth, path(s, encodeURIComponent('🎉'), '/@me'), {
+        method: 'DELETE',
+        auth: s.member.token,
+      });
       await barrier(hearth, s.guild);
-      expect((await dispatchesUntilBarrier(client)).map((frame) => frame.t)).toEqual(['MESSAGE_REACTION_ADD']);
+      expect((await dispatchesUntilBarrier(client)).map((frame) => frame.t)).toEqual([
+        'MESSAGE_REACTION_ADD',
+      ]);
       await client.close();
     });
   });

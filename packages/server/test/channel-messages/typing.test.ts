@@ -36,7 +36,12 @@ describe('Trigger Typing Indicator (POST /channels/{id}/typing) and TYPING_START
   it('answers 204; a bot with GUILD_MESSAGE_TYPING gets TYPING_START with the time in seconds and the member', async () => {
     const { guild, channelId, member } = await setup();
     const game = await addTestBot(hearth, guild);
-    const client = await identify(hearth, game.botToken, GatewayIntents.Guilds | GatewayIntents.GuildMessageTyping, 1);
+    const client = await identify(
+      hearth,
+      game.botToken,
+      GatewayIntents.Guilds | GatewayIntents.GuildMessageTyping,
+      1,
+    );
     expect(await typing(channelId, member.token)).toEqual({ status: 204, body: undefined });
     await barrier(hearth, guild);
     const frames = await dispatchesUntilBarrier(client);

@@ -15,7 +15,7 @@ import { HearthError, invalidForm } from '../../kernel/errors.js';
 import { generateSecret, generateToken, hashToken } from '../../kernel/secrets.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
-import type { Storage } from '../../storage/database.js';
+import type { Executor, Storage } from '../../storage/database.js';
 import type { AccountsService, User } from '../accounts/service.js';
 import { toUserObject } from '../accounts/service.js';
 import {
@@ -148,7 +148,12 @@ export class ApplicationsService {
   }
 
   async getApplication(id: string): Promise<Application | undefined> {
-    const row = await store.findApplicationById(this.#deps.storage.db, id);
+    return this.getApplicationIn(this.#deps.storage.db, id);
+  }
+
+  /** The application read through `db`: inside a caller's transaction (one SQLite connection). */
+  async getApplicationIn(db: Executor, id: string): Promise<Application | undefined> {
+    const row = await store.findApplicationById(db, id);
     return row && toApplication(row);
   }
 

@@ -1,15 +1,15 @@
 import {
   ApplicationFlags,
   FORWARDABLE_MESSAGE_TYPES,
-  ForwardLimits,
   FormErrors,
+  ForwardLimits,
   MessageFlags,
   MessageReferenceTypes,
   PermissionFlags,
 } from '@hearth/protocol';
 import { HearthError, invalidForm } from '../../kernel/errors.js';
-import type { Executor } from '../../storage/database.js';
 import type { Quotas } from '../../ratelimit/quota.js';
+import type { Executor } from '../../storage/database.js';
 import type { GuildAccess } from '../guilds/access.js';
 import type { MessageObject } from './objects.js';
 import { type Actor, type Place, placeOf, requirePermissions } from './places.js';
@@ -21,8 +21,8 @@ type Json = Record<string, unknown>;
 export interface ForwardingDeps {
   access: GuildAccess;
   quotas: Quotas;
-  /** An application's flags (its approved intents); undefined for an unknown one. */
-  applicationFlags(applicationId: string): Promise<bigint | undefined>;
+  /** An application's flags (its approved intents), read through `db`; undefined for an unknown one. */
+  applicationFlags(db: Executor, applicationId: string): Promise<bigint | undefined>;
 }
 
 /** What a forward adds to the message being created. */
@@ -49,7 +49,8 @@ const SNAPSHOT_KEYS = [
   'components',
 ] as const;
 
-const APPROVED_CONTENT = ApplicationFlags.GatewayMessageContent | ApplicationFlags.GatewayMessageContentLimited;
+const APPROVED_CONTENT =
+  ApplicationFlags.GatewayMessageContent | ApplicationFlags.GatewayMessageContentLimited;
 
 /**
  * Forwards (`message_reference.type` FORWARD, GUILDS.md §4.4): the new message carries a snapshot of the
@@ -84,13 +85,16 @@ export class Forwarding {
     requirePermissions(source, PermissionFlags.ReadMessageHistory);
     const row = await store.findMessage(tx, channelId, messageId);
     const sameGuild =
-      requested.guild_id === undefined || requested.guild_id === null || requested.guild_id === source.guildId;
+      requested.guild_id === undefined ||
+      requested.guild_id === null ||
+      requested.guild_id === source.guildId;
     if (!row || !sameGuild) {
       if (requested.fail_if_not_exists === false) return undefined;
       throw invalidForm('message_reference', FormErrors.messageReferenceUnknownMessage());
     }
-    if (!FORWARDABLE_MESSAGE_TYPES.includes(Number(row.type))) throw new HearthError('CannotExecuteOnSystemMessage');
-    await this.#requireReadable(actor, source, row);
+    if (!FORWARDABLE_MESSAGE_TYPES.includes(Number(row.type)))
+      throw new HearthError('CannotExecuteOnSystemMessage');
+    await this.#requireReadable(tx, actor, source, row);
     const snapshot = snapshotOf(row, await objectOf(tx, row));
     await this.#spend(actor, snapshot);
     return {
@@ -112,11 +116,13 @@ export class Forwarding {
    * intent approved, in a guild channel, in a message neither its own nor mentioning it (GUILDS.md §4.1,
    * the rule the gateway applies to MESSAGE_CREATE).
    */
-  async #requireReadable(actor: Actor, source: Place, row: store.MessageRow): Promise<void> {
+  async #requireReadable(db: Executor, actor: Actor, source: Place, row: store.MessageRow): Promise<void> {
     if (!actor.bot || source.guildId === null || row.author_id === actor.userId) return;
     if ((JSON.parse(row.mentions) as string[]).includes(actor.userId)) return;
     const flags =
-      actor.applicationId === undefined ? undefined : await this.#deps.applicationFlags(actor.applicationId);
+      actor.applicationId === undefined
+        ? undefined
+        : await this.#deps.applicationFlags(db, actor.applicationId);
     if (flags !== undefined && (flags & APPROVED_CONTENT) !== 0n) return;
     throw new HearthError('CannotForwardUnreadableMessage');
   }

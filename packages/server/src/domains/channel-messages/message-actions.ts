@@ -13,12 +13,12 @@ import { HearthError, invalidForm } from '../../kernel/errors.js';
 import { parse } from '../../kernel/validation.js';
 import type { Executor } from '../../storage/database.js';
 import type { AuditLog } from '../guilds/audit-log.js';
-import { audienceOf, memberObjectOf } from './message-events.js';
+import { BulkDeleteMessages } from './message-actions-schemas.js';
+import { memberObjectOf } from './message-events.js';
+import type { MessageObject } from './objects.js';
 import { type Actor, placeOf, requireMessageChannel, requirePermissions } from './places.js';
 import type { ReactionsDeps } from './reactions.js';
-import { BulkDeleteMessages } from './message-actions-schemas.js';
-import type { MessageObject } from './objects.js';
-import type { ChannelMessagesService } from './service.js';
+import { audienceOf, type ChannelMessagesService } from './service.js';
 import * as store from './store.js';
 
 export interface MessageActionsDeps extends ReactionsDeps {
@@ -107,7 +107,9 @@ export class MessageActionsService {
     requireMessageChannel(place);
     requirePermissions(place, SendMessages);
     const member =
-      place.guildId === null ? undefined : await memberObjectOf(db, this.#deps.users, place.guildId, actor.userId);
+      place.guildId === null
+        ? undefined
+        : await memberObjectOf(db, this.#deps.users, place.guildId, actor.userId);
     await this.#deps.bus.publish({
       type: MessageDispatches.TypingStart,
       data: {
@@ -144,4 +146,3 @@ function checkDistinct(ids: readonly string[]): void {
     seen.add(id);
   }
 }
-

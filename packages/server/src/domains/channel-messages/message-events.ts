@@ -1,20 +1,7 @@
-import { PermissionFlags } from '@hearth/protocol';
-import type { Audience } from '../../bus/bus.js';
 import type { Executor } from '../../storage/database.js';
 import { toUserObject, type User } from '../accounts/service.js';
 import * as memberStore from '../guilds/members-store.js';
 import { toMemberObject } from '../guilds/objects.js';
-import type { Place } from './places.js';
-
-/** Who receives a channel's message events: members who can view it; in a DM, both participants. */
-export function audienceOf(place: Place): Audience {
-  if (place.guildId === null) return { users: [...(place.recipients ?? [])] };
-  return {
-    guildId: place.guildId,
-    channelId: place.channelId,
-    permission: PermissionFlags.ViewChannel.toString(),
-  };
-}
 
 /**
  * The guild member object with its `user`, as MESSAGE_REACTION_ADD and TYPING_START carry it (gateway

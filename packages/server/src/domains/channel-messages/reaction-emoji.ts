@@ -12,8 +12,9 @@ export interface ReactionEmoji {
 
 // One emoji of Unicode's recommended set (flags, keycaps, skin tones, ZWJ sequences), or one pictograph
 // written without its emoji presentation selector ("❤" as well as "❤️"), as the platform's clients send both.
-// Built at run time: the `v` flag is newer than the compiler's target.
-const RGI_EMOJI = new RegExp('^\\p{RGI_Emoji}$', 'v');
+// Built at run time: the `v` flag (Node 20+) is newer than the compiler's target.
+const UNICODE_SETS: string = 'v';
+const RGI_EMOJI = new RegExp('^\\p{RGI_Emoji}$', UNICODE_SETS);
 const PICTOGRAPH = /^\p{Extended_Pictographic}\uFE0F?$/u;
 
 /**

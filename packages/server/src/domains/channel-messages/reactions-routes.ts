@@ -46,8 +46,8 @@ export function reactionsRoutes(reactions: ReactionsService): FastifyPluginAsync
       `${BASE}/:emoji_name`,
       { config: MEMBER, schema: { params: EmojiParams, querystring: ListReactionsQuery } },
       async (request) => {
-      const { channel_id, message_id, emoji_name } = request.params;
-      return reactions.users(actorOf(request), channel_id, message_id, emoji_name, request.query);
+        const { channel_id, message_id, emoji_name } = request.params;
+        return reactions.users(actorOf(request), channel_id, message_id, emoji_name, request.query);
       },
     );
     app.delete<Emoji>(
@@ -59,10 +59,14 @@ export function reactionsRoutes(reactions: ReactionsService): FastifyPluginAsync
         return reply.code(204).send();
       },
     );
-    app.delete<Message>(BASE, { config: MEMBER, schema: { params: ReactionsParams } }, async (request, reply) => {
-      const { channel_id, message_id } = request.params;
-      await reactions.removeAll(actorOf(request), channel_id, message_id);
-      return reply.code(204).send();
-    });
+    app.delete<Message>(
+      BASE,
+      { config: MEMBER, schema: { params: ReactionsParams } },
+      async (request, reply) => {
+        const { channel_id, message_id } = request.params;
+        await reactions.removeAll(actorOf(request), channel_id, message_id);
+        return reply.code(204).send();
+      },
+    );
   };
 }

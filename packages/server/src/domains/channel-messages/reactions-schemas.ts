@@ -21,9 +21,7 @@ export const UserReactionParams = Type.Object({
 
 /** GET …/reactions/{emoji}: `type` 0 normal or 1 burst, users after `after`, `limit` 1–100 (25). */
 export const ListReactionsQuery = Type.Object({
-  type: Type.Optional(
-    Type.Unsafe<number>({ type: 'integer', enum: Object.values(ReactionTypes) }),
-  ),
+  type: Type.Optional(Type.Unsafe<number>({ type: 'integer', enum: Object.values(ReactionTypes) })),
   after: Type.Optional(Snowflake),
   limit: Type.Optional(
     Type.Integer({ minimum: MessageLimits.reactionUsersMin, maximum: MessageLimits.reactionUsersMax }),

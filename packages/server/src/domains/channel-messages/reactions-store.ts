@@ -41,9 +41,7 @@ export async function insertReaction(
       burst: reaction.burst ? 1 : 0,
       created_at: reaction.createdAt,
     })
-    .onConflict((conflict) =>
-      conflict.columns(['message_id', 'emoji_key', 'user_id', 'burst']).doNothing(),
-    )
+    .onConflict((conflict) => conflict.columns(['message_id', 'emoji_key', 'user_id', 'burst']).doNothing())
     .executeTakeFirst();
   return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
@@ -67,7 +65,11 @@ export async function deleteUserReaction(
 }
 
 /** Removes every reaction with an emoji; answers how many there were. */
-export async function deleteEmojiReactions(db: Executor, messageId: string, emojiKey: string): Promise<number> {
+export async function deleteEmojiReactions(
+  db: Executor,
+  messageId: string,
+  emojiKey: string,
+): Promise<number> {
   const result = await db
     .deleteFrom('message_reactions')
     .where('message_id', '=', messageId)

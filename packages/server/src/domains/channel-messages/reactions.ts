@@ -7,11 +7,12 @@ import type { Executor, Storage } from '../../storage/database.js';
 import { toUserObject, type User } from '../accounts/service.js';
 import type { GuildAccess } from '../guilds/access.js';
 import { has } from '../guilds/permissions.js';
-import { audienceOf, memberObjectOf } from './message-events.js';
+import { memberObjectOf } from './message-events.js';
 import { type Actor, type Place, placeOf, requirePermissions } from './places.js';
 import { parseReactionEmoji, type ReactionEmoji, toEmojiObject } from './reaction-emoji.js';
 import { ListReactionsQuery } from './reactions-schemas.js';
 import * as reactions from './reactions-store.js';
+import { audienceOf } from './service.js';
 import * as store from './store.js';
 
 export interface ReactionsDeps {
@@ -109,10 +110,11 @@ export class ReactionsService {
     query: unknown,
   ): Promise<Json[]> {
     const emoji = parseReactionEmoji(emojiSegment);
-    const { type = ReactionTypes.Normal, after, limit = MessageLimits.reactionUsersDefault } = parse(
-      ListReactionsQuery,
-      query ?? {},
-    );
+    const {
+      type = ReactionTypes.Normal,
+      after,
+      limit = MessageLimits.reactionUsersDefault,
+    } = parse(ListReactionsQuery, query ?? {});
     const db = this.#deps.storage.db;
     const target = await this.#target(db, actor, channelId, messageId);
     requirePermissions(target.place, ReadMessageHistory);
@@ -138,7 +140,11 @@ export class ReactionsService {
       await reactions.deleteAllReactions(tx, messageId);
       return target.place;
     });
-    await this.#publish(MessageDispatches.MessageReactionRemoveAll, place, this.#messageIds(place, messageId));
+    await this.#publish(
+      MessageDispatches.MessageReactionRemoveAll,
+      place,
+      this.#messageIds(place, messageId),
+    );
   }
 
   /** DELETE …/reactions/{emoji}: every reaction with one emoji (MANAGE_MESSAGES); _REMOVE_EMOJI. */

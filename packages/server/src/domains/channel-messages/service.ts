@@ -26,6 +26,7 @@ import type { GuildAccess } from '../guilds/access.js';
 import * as memberStore from '../guilds/members-store.js';
 import { toMemberObject } from '../guilds/objects.js';
 import { DatedRules, has } from '../guilds/permissions.js';
+import { type Forward, Forwarding } from './forwarding.js';
 import { exclusiveConflict, type Mentions, resolveMentions, written } from './mentions.js';
 import { encodeNonce, type MessageObject, toMessageObject, type UserObject } from './objects.js';
 import { type Actor, type Place, placeOf, requireMessageChannel, requirePermissions } from './places.js';
@@ -78,6 +79,8 @@ export interface ChannelMessagesDeps {
   users: { getUserIn(db: Executor, id: string): Promise<User | undefined> };
   attachments?: MessageAttachments;
   guards?: readonly MessageGuard[];
+  /** Forwards (`message_reference.type` FORWARD); without it only replies are referenced. */
+  forwarding?: Forwarding;
 }
 
 const { SendMessages, SendTTSMessages, EmbedLinks, ReadMessageHistory, ManageMessages, MentionEveryone } =
@@ -129,14 +132,18 @@ export class ChannelMessagesService {
       const embeds = this.#checkEmbeds(body.embeds ?? []);
       const components = this.#checkComponents(body.components ?? [], flags);
       this.#checkAttachments(body.attachments ?? []);
+      const forward = await this.#forward(tx, actor, body.message_reference);
       if (
+        forward === undefined &&
         content === '' &&
         embeds.length === 0 &&
         components.length === 0 &&
         (body.sticker_ids ?? []).length === 0
       )
         throw new HearthError('CannotSendEmptyMessage');
-      const reference = await this.#reference(tx, place, body.message_reference);
+      const reference = Forwarding.isForward(body.message_reference)
+        ? undefined
+        : await this.#reference(tx, place, body.message_reference);
       const mentions = await this.#mentions(tx, place, content, body.allowed_mentions, reference?.authorId);
       await this.#guard(tx, actor, {
         channelId,
@@ -156,15 +163,19 @@ export class ChannelMessagesService {
         author_id: actor.userId,
         type: reference ? MessageTypes.Reply : MessageTypes.Default,
         content,
-        flags,
+        flags: flags | (forward?.flags ?? 0),
         tts: body.tts === true ? 1 : 0,
         mention_everyone: mentions.everyone ? 1 : 0,
         mentions: JSON.stringify(mentions.users),
         mention_roles: JSON.stringify(mentions.roles),
         embeds: JSON.stringify(embeds),
         components: JSON.stringify(components),
-        message_reference: reference ? JSON.stringify(reference.wire) : null,
-        message_snapshots: null,
+        message_reference: reference
+          ? JSON.stringify(reference.wire)
+          : forward
+            ? JSON.stringify(forward.reference)
+            : null,
+        message_snapshots: forward ? JSON.stringify([forward.snapshot]) : null,
         interaction_metadata: null,
         nonce: body.nonce === undefined || body.nonce === null ? null : encodeNonce(body.nonce),
         pinned: 0,
@@ -181,8 +192,7 @@ export class ChannelMessagesService {
       return { row: (await store.findMessage(tx, channelId, id))!, place, isNew: true };
     });
     const [message] = await this.#objects(this.#deps.storage.db, [created.row], actor.userId);
-    if (created.isNew)
-      await this.#publishMessage(MessageDispatches.MessageCreate, created.place, created.row);
+    if (created.isNew) await this.publishMessage(MessageDispatches.MessageCreate, created.place, created.row);
     return message!;
   }
 
@@ -293,7 +303,7 @@ export class ChannelMessagesService {
       return { row: (await store.findMessage(tx, channelId, messageId))!, place };
     });
     const [message] = await this.#objects(this.#deps.storage.db, [row], actor.userId);
-    await this.#publishMessage(MessageDispatches.MessageUpdate, place, row);
+    await this.publishMessage(MessageDispatches.MessageUpdate, place, row);
     return message!;
   }
 
@@ -471,6 +481,24 @@ export class ChannelMessagesService {
   }
 
   /**
+   * A forward (`message_reference`, type FORWARD): the snapshot of the source it carries (forwarding.ts);
+   * undefined for any other message, or when the source is gone and `fail_if_not_exists` is false.
+   */
+  async #forward(
+    tx: Tx,
+    actor: Actor,
+    requested: MessageReference | null | undefined,
+  ): Promise<Forward | undefined> {
+    if (!requested || !Forwarding.isForward(requested)) return undefined;
+    if (!this.#deps.forwarding)
+      throw invalidForm('message_reference.type', FormErrors.choices([MessageReferenceTypes.Default]));
+    return this.#deps.forwarding.forward(tx, actor, requested, async (db, row) => {
+      const [object] = await this.#objects(db, [row], undefined, false);
+      return object!;
+    });
+  }
+
+  /**
    * A reply (`message_reference`, type DEFAULT): READ_MESSAGE_HISTORY (160002), a message of this channel;
    * a missing one is 50035 unless `fail_if_not_exists: false`, which sends a plain message (GUILDS.md §4.4).
    */
@@ -571,7 +599,7 @@ export class ChannelMessagesService {
    * MESSAGE_CREATE / MESSAGE_UPDATE: the full object as every reader sees it (no `me`), with `guild_id`
    * and the author's `member` in guild channels; the gateway empties privileged fields per session.
    */
-  async #publishMessage(type: string, place: Place, row: store.MessageRow): Promise<void> {
+  async publishMessage(type: string, place: Place, row: store.MessageRow): Promise<void> {
     const db = this.#deps.storage.db;
     const [message] = await this.#objects(db, [row], undefined);
     const data: Json = { ...message! };
@@ -589,7 +617,7 @@ export class ChannelMessagesService {
 }
 
 /** Guild channels: members who can view the channel; DMs: both participants. */
-function audienceOf(place: Place): Audience {
+export function audienceOf(place: Place): Audience {
   if (place.guildId === null) return { users: [...(place.recipients ?? [])] };
   return {
     guildId: place.guildId,
