@@ -209,6 +209,23 @@ describe('Bulk Delete Messages (POST /channels/{id}/messages/bulk-delete, GUILDS
     expect((await bulk(channelId, member.token, { messages: own })).status).toBe(204);
   });
 
+  it('a DM channel is 50003', async () => {
+    const { guild } = await setup();
+    const member = await addTestMember(hearth, guild);
+    const opened = await call(hearth, '/users/@me/channels', {
+      method: 'POST',
+      auth: member.token,
+      body: { recipient_id: guild.owner.id },
+    });
+    const dmId = (opened.body as { id: string }).id;
+    const ids = [(await send(hearth, member.token, dmId)).id, (await send(hearth, member.token, dmId)).id];
+    expect(await bulk(dmId, member.token, { messages: ids })).toEqual({
+      status: 403,
+      body: { code: 50003, message: 'Cannot execute action on a DM channel' },
+    });
+    expect(await exists(dmId, ids[0]!, member.token)).toBe(true);
+  });
+
   it('ids of another channel’s messages delete nothing there', async () => {
     const { guild, channelId, ids } = await setup();
     const other = await seedTestChannel(hearth, guild.id);

@@ -131,6 +131,34 @@ describe('Forwarding (message_reference type FORWARD, GUILDS.md §4.4)', () => {
     await client.close();
   });
 
+  it('a bot without MESSAGE_CONTENT gets the forward’s snapshot emptied, as it gets message content', async () => {
+    const { guild, from, to, source } = await setup();
+    const game = await addTestBot(hearth, guild);
+    const client = await identify(
+      hearth,
+      game.botToken,
+      GatewayIntents.Guilds | GatewayIntents.GuildMessages,
+      1,
+    );
+    await forward(to, guild.owner.token, { message_id: source.id, channel_id: from });
+    const created = await client.nextDispatch('MESSAGE_CREATE');
+    expect(created.d).toMatchObject({
+      flags: MessageFlags.HasSnapshot,
+      message_snapshots: [
+        {
+          message: {
+            content: '',
+            embeds: [],
+            attachments: [],
+            components: [],
+            timestamp: source['timestamp'],
+          },
+        },
+      ],
+    });
+    await client.close();
+  });
+
   it.each([
     ['without channel_id', (id: string) => ({ message_id: id }), 'channel_id'],
     ['without message_id', (_id: string, from: string) => ({ channel_id: from }), 'message_id'],

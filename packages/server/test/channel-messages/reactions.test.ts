@@ -430,6 +430,52 @@ describe('Reactions (GUILDS.md §4.10)', () => {
       }
     });
 
+    it('in a DM, the other participant’s bot gets them with DIRECT_MESSAGE_REACTIONS, without guild or member', async () => {
+      const s = await setup();
+      const game = await addTestBot(hearth, s.guild);
+      const opened = await call(hearth, '/users/@me/channels', {
+        method: 'POST',
+        auth: `Bot ${game.botToken}`,
+        body: { recipient_id: s.member.id },
+      });
+      const dmId = (opened.body as { id: string }).id;
+      const message = await send(hearth, `Bot ${game.botToken}`, dmId, { content: 'hi' });
+      const client = await identify(hearth, game.botToken, GatewayIntents.DirectMessageReactions);
+      const dm = `/channels/${dmId}/messages/${message.id}/reactions`;
+      expect(
+        (await call(hearth, `${dm}/${thumbs}/@me`, { method: 'PUT', auth: s.member.token })).status,
+      ).toBe(204);
+      expect((await client.nextDispatch('MESSAGE_REACTION_ADD')).d).toEqual({
+        user_id: s.member.id,
+        channel_id: dmId,
+        message_id: message.id,
+        emoji: { id: null, name: THUMBS },
+        burst: false,
+        type: 0,
+        message_author_id: game.botUserId,
+      });
+      // No one moderates a DM: removing another's reactions is 50003.
+      const dmOnly = { code: 50003, message: 'Cannot execute action on a DM channel' };
+      expect(
+        await call(hearth, `${dm}/${thumbs}/${s.member.id}`, {
+          method: 'DELETE',
+          auth: `Bot ${game.botToken}`,
+        }),
+      ).toEqual({
+        status: 403,
+        body: dmOnly,
+      });
+      expect(await call(hearth, dm, { method: 'DELETE', auth: `Bot ${game.botToken}` })).toEqual({
+        status: 403,
+        body: dmOnly,
+      });
+      expect(
+        (await call(hearth, `${dm}/${thumbs}/@me`, { method: 'DELETE', auth: s.member.token })).status,
+      ).toBe(204);
+      expect((await client.nextDispatch('MESSAGE_REACTION_REMOVE')).d).toMatchObject({ channel_id: dmId });
+      await client.close();
+    });
+
     it('reacting again sends no second MESSAGE_REACTION_ADD; removing nothing sends no REMOVE', async () => {
       const s = await setup();
       const game = await addTestBot(hearth, s.guild);
