@@ -471,7 +471,7 @@ export class ChannelMessagesService {
     } else if (components.length > ComponentLimits.legacyActionRows) {
       throw invalidForm('components', FormErrors.maxItems(ComponentLimits.legacyActionRows));
     }
-    return [...components];
+    return numberComponents(components);
   }
 
   /** `attachments` names uploads; without an attachment store there are none to name. */
@@ -636,6 +636,38 @@ function replyTarget(row: store.MessageRow): string | undefined {
   if (Number(row.type) !== MessageTypes.Reply || row.message_reference === null) return undefined;
   const reference = JSON.parse(row.message_reference) as { message_id?: string };
   return reference.message_id;
+}
+
+/**
+ * Every component gets an `id`: the one sent, or the next number after those before it in reading order
+ * (the interface fills missing ids sequentially; responses always carry them).
+ */
+function numberComponents(components: readonly Json[]): Json[] {
+  let next = 0;
+  const used = new Set<number>();
+  const collect = (list: readonly Json[]) => {
+    for (const component of list) {
+      if (typeof component['id'] === 'number') used.add(component['id']);
+      if (Array.isArray(component['components'])) collect(component['components'] as Json[]);
+      const accessory = component['accessory'];
+      if (accessory && typeof accessory === 'object') collect([accessory as Json]);
+    }
+  };
+  collect(components);
+  const fill = (list: readonly Json[]): Json[] =>
+    list.map((component) => {
+      const out: Json = { ...component };
+      if (typeof out['id'] !== 'number') {
+        do next += 1;
+        while (used.has(next));
+        out['id'] = next;
+      }
+      if (Array.isArray(component['components'])) out['components'] = fill(component['components'] as Json[]);
+      const accessory = component['accessory'];
+      if (accessory && typeof accessory === 'object') out['accessory'] = fill([accessory as Json])[0];
+      return out;
+    });
+  return fill(components);
 }
 
 /** Components counted at every depth (rows, sections, containers and what they hold). */
