@@ -3,7 +3,7 @@ import { expect } from 'vitest';
 import { GatewayClient, type GatewayFrame } from '../../../../test-support/gateway.js';
 import type { TestGuild } from '../../../../test-support/guilds.js';
 import type { TestHearth } from '../../../../test-support/hearth.js';
-import { call } from '../guilds/core-helpers.js';
+import { post } from './support.js';
 
 /** Fixtures of the reaction, forwarding, bulk delete and typing suites. */
 
@@ -22,13 +22,9 @@ export async function send(
   channelId: string,
   body: Record<string, unknown> = { content: 'hello' },
 ): Promise<SentMessage> {
-  const { status, body: message } = await call(hearth, `/channels/${channelId}/messages`, {
-    method: 'POST',
-    auth,
-    body,
-  });
+  const { status, body: message } = await post(hearth, channelId, auth, body);
   expect(status, JSON.stringify(message)).toBe(200);
-  return message as SentMessage;
+  return message as unknown as SentMessage;
 }
 
 const PROPERTIES = { os: 'linux', browser: 'hearth-test', device: 'hearth-test' };
