@@ -1,9 +1,11 @@
 import { GatewayOpcodes } from '@hearth/protocol';
+import { Client, type ClientOptions, Events } from 'discord.js';
 import { expect } from 'vitest';
 import { GatewayClient, type GatewayFrame } from '../../../../test-support/gateway.js';
 import type { TestGuild } from '../../../../test-support/guilds.js';
 import type { TestHearth } from '../../../../test-support/hearth.js';
-import { post } from './support.js';
+import { consent, createGame } from '../../../../test-support/oauth.js';
+import { call, post } from './support.js';
 
 /** Fixtures of the reaction, forwarding, bulk delete and typing suites. */
 
@@ -63,4 +65,44 @@ export async function dispatchesUntilBarrier(client: GatewayClient): Promise<Gat
     if (frame.t === 'BARRIER') return frames;
     frames.push(frame);
   }
+}
+
+/** Opens (or finds) the DM channel of the caller and `recipientId`; answers its id. */
+export async function openDm(hearth: TestHearth, auth: string, recipientId: string): Promise<string> {
+  const { status, body } = await call<{ id: string }>(hearth, '/users/@me/channels', {
+    method: 'POST',
+    auth,
+    body: { recipient_id: recipientId },
+  });
+  expect(status, JSON.stringify(body)).toBe(200);
+  return body.id;
+}
+
+/**
+ * An unmodified discord.js 14 Client logged in as the bot of a new application (message content
+ * approved) installed in `guild` with `permissions`; only its base URL points at Hearth.
+ */
+export async function discordjsBot(
+  hearth: TestHearth,
+  guild: TestGuild,
+  options: { name: string; permissions: bigint } & Pick<ClientOptions, 'intents' | 'partials'>,
+): Promise<Client> {
+  const game = await createGame(hearth, { name: options.name });
+  await hearth.services.applications.adminUpdate(game.id, { grant_flags: ['GatewayMessageContentLimited'] });
+  const installed = await consent(hearth, guild.owner.token, {
+    client_id: game.id,
+    scope: 'bot',
+    permissions: options.permissions.toString(),
+    guild_id: guild.id,
+  });
+  expect(installed.status).toBe(200);
+  const client = new Client({
+    intents: options.intents,
+    ...(options.partials ? { partials: options.partials } : {}),
+    rest: { api: `${hearth.url}/api` },
+  });
+  const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
+  await client.login(game.botToken);
+  await ready;
+  return client;
 }

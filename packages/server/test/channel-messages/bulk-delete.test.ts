@@ -12,7 +12,7 @@ import {
 } from '../../../../test-support/guilds.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import { call, invalidForm, MISSING_PERMISSIONS } from '../guilds/core-helpers.js';
-import { barrier, dispatchesUntilBarrier, identify, send } from './actions-support.js';
+import { barrier, dispatchesUntilBarrier, identify, openDm, send } from './actions-support.js';
 
 const { ViewChannel, SendMessages, ReadMessageHistory, ManageMessages } = PermissionFlags;
 const TOO_OLD = { code: 50034, message: 'A message provided was too old to bulk delete' };
@@ -212,12 +212,7 @@ describe('Bulk Delete Messages (POST /channels/{id}/messages/bulk-delete, GUILDS
   it('a DM channel is 50003', async () => {
     const { guild } = await setup();
     const member = await addTestMember(hearth, guild);
-    const opened = await call(hearth, '/users/@me/channels', {
-      method: 'POST',
-      auth: member.token,
-      body: { recipient_id: guild.owner.id },
-    });
-    const dmId = (opened.body as { id: string }).id;
+    const dmId = await openDm(hearth, member.token, guild.owner.id);
     const ids = [(await send(hearth, member.token, dmId)).id, (await send(hearth, member.token, dmId)).id];
     expect(await bulk(dmId, member.token, { messages: ids })).toEqual({
       status: 403,

@@ -1,6 +1,6 @@
 import { ChannelTypes, PermissionFlags } from '@hearth/protocol';
 import {
-  Client,
+  type Client,
   Events,
   GatewayIntentBits,
   type Message,
@@ -19,9 +19,8 @@ import {
   type TestGuild,
 } from '../../../../test-support/guilds.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
-import { consent, createGame } from '../../../../test-support/oauth.js';
 import { call } from '../guilds/core-helpers.js';
-import { send } from './actions-support.js';
+import { discordjsBot, send } from './actions-support.js';
 
 /**
  * Unmodified discord.js 14 reacts, reads and removes reactions, forwards, crossposts, bulk-deletes and
@@ -46,16 +45,9 @@ beforeAll(async () => {
   chatId = await seedTestChannel(hearth, guild.id, { name: 'chat' });
   otherId = await seedTestChannel(hearth, guild.id, { name: 'elsewhere' });
   newsId = await seedTestChannel(hearth, guild.id, { name: 'news', type: ChannelTypes.GuildAnnouncement });
-  const game = await createGame(hearth, { name: 'reaction bot' });
-  await hearth.services.applications.adminUpdate(game.id, { grant_flags: ['GatewayMessageContentLimited'] });
-  const installed = await consent(hearth, guild.owner.token, {
-    client_id: game.id,
-    scope: 'bot',
-    permissions: BOT_PERMISSIONS.toString(),
-    guild_id: guild.id,
-  });
-  expect(installed.status).toBe(200);
-  client = new Client({
+  client = await discordjsBot(hearth, guild, {
+    name: 'reaction bot',
+    permissions: BOT_PERMISSIONS,
     intents: [
       GatewayIntentBits.Guilds,
       GatewayIntentBits.GuildMessages,
@@ -63,11 +55,7 @@ beforeAll(async () => {
       GatewayIntentBits.GuildMessageTyping,
       GatewayIntentBits.MessageContent,
     ],
-    rest: { api: `${hearth.url}/api` },
   });
-  const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
-  await client.login(game.botToken);
-  await ready;
 });
 
 afterAll(async () => {

@@ -11,7 +11,7 @@ import {
 } from '../../../../test-support/guilds.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import { call, invalidForm, MISSING_ACCESS, MISSING_PERMISSIONS } from '../guilds/core-helpers.js';
-import { barrier, dispatchesUntilBarrier, identify, send } from './actions-support.js';
+import { barrier, dispatchesUntilBarrier, identify, openDm, send } from './actions-support.js';
 
 const UNKNOWN_EMOJI = { code: 10014, message: 'Unknown Emoji' };
 const UNKNOWN_MESSAGE = { code: 10008, message: 'Unknown Message' };
@@ -433,12 +433,7 @@ describe('Reactions (GUILDS.md §4.10)', () => {
     it('in a DM, the other participant’s bot gets them with DIRECT_MESSAGE_REACTIONS, without guild or member', async () => {
       const s = await setup();
       const game = await addTestBot(hearth, s.guild);
-      const opened = await call(hearth, '/users/@me/channels', {
-        method: 'POST',
-        auth: `Bot ${game.botToken}`,
-        body: { recipient_id: s.member.id },
-      });
-      const dmId = (opened.body as { id: string }).id;
+      const dmId = await openDm(hearth, `Bot ${game.botToken}`, s.member.id);
       const message = await send(hearth, `Bot ${game.botToken}`, dmId, { content: 'hi' });
       const client = await identify(hearth, game.botToken, GatewayIntents.DirectMessageReactions);
       const dm = `/channels/${dmId}/messages/${message.id}/reactions`;

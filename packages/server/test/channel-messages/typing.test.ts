@@ -10,7 +10,7 @@ import {
 } from '../../../../test-support/guilds.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import { call, MISSING_ACCESS, MISSING_PERMISSIONS } from '../guilds/core-helpers.js';
-import { barrier, dispatchesUntilBarrier, identify } from './actions-support.js';
+import { barrier, dispatchesUntilBarrier, identify, openDm } from './actions-support.js';
 
 const { ViewChannel, SendMessages, ReadMessageHistory } = PermissionFlags;
 const NOW = Date.parse('2026-04-02T10:20:30.999Z');
@@ -110,13 +110,7 @@ describe('Trigger Typing Indicator (POST /channels/{id}/typing) and TYPING_START
   it('in a DM, the other participant’s bot session gets TYPING_START with DIRECT_MESSAGE_TYPING, without guild or member', async () => {
     const { guild, member } = await setup();
     const game = await addTestBot(hearth, guild);
-    const opened = await call(hearth, '/users/@me/channels', {
-      method: 'POST',
-      auth: `Bot ${game.botToken}`,
-      body: { recipient_id: member.id },
-    });
-    expect(opened.status, JSON.stringify(opened.body)).toBe(200);
-    const dmId = (opened.body as { id: string }).id;
+    const dmId = await openDm(hearth, `Bot ${game.botToken}`, member.id);
     const client = await identify(hearth, game.botToken, GatewayIntents.DirectMessageTyping);
     expect((await typing(dmId, member.token)).status).toBe(204);
     const frame = await client.nextDispatch('TYPING_START');

@@ -29,7 +29,8 @@ export function reactionsRoutes(reactions: ReactionsService): FastifyPluginAsync
       { config: MEMBER, schema: { params: EmojiParams } },
       async (request, reply) => {
         const { channel_id, message_id, emoji_name } = request.params;
-        await reactions.removeOwn(actorOf(request), channel_id, message_id, emoji_name);
+        const actor = actorOf(request);
+        await reactions.removeUser(actor, channel_id, message_id, emoji_name, actor.userId);
         return reply.code(204).send();
       },
     );

@@ -85,12 +85,10 @@ export class ReactionsService {
     });
   }
 
-  /** DELETE …/reactions/{emoji}/@me: one's own reaction; none there is no error. */
-  async removeOwn(actor: Actor, channelId: string, messageId: string, emojiSegment: string): Promise<void> {
-    await this.#removeUser(actor, channelId, messageId, emojiSegment, actor.userId);
-  }
-
-  /** DELETE …/reactions/{emoji}/{user_id}: MANAGE_MESSAGES for another user's reaction. */
+  /**
+   * DELETE …/reactions/{emoji}/{user_id} (and /@me, the caller's own id): MANAGE_MESSAGES for another
+   * user's reaction; a reaction that is not there is no error.
+   */
   async removeUser(
     actor: Actor,
     channelId: string,
@@ -98,7 +96,19 @@ export class ReactionsService {
     emojiSegment: string,
     userId: string,
   ): Promise<void> {
-    await this.#removeUser(actor, channelId, messageId, emojiSegment, userId);
+    const emoji = parseReactionEmoji(emojiSegment);
+    const removed = await this.#deps.storage.transaction(async (tx) => {
+      const target = await this.#target(tx, actor, channelId, messageId);
+      if (userId !== actor.userId) this.#requireModeration(target.place);
+      const gone = await reactions.deleteUserReaction(tx, messageId, emoji.key, userId);
+      return gone ? target.place : undefined;
+    });
+    if (!removed) return;
+    await this.#publish(
+      MessageDispatches.MessageReactionRemove,
+      removed,
+      this.#userReaction(removed, messageId, userId, emoji),
+    );
   }
 
   /** GET …/reactions/{emoji}: the users who reacted so, by id; READ_MESSAGE_HISTORY. */
@@ -164,28 +174,6 @@ export class ReactionsService {
   }
 
   // ---- Steps ----
-
-  async #removeUser(
-    actor: Actor,
-    channelId: string,
-    messageId: string,
-    emojiSegment: string,
-    userId: string,
-  ): Promise<void> {
-    const emoji = parseReactionEmoji(emojiSegment);
-    const removed = await this.#deps.storage.transaction(async (tx) => {
-      const target = await this.#target(tx, actor, channelId, messageId);
-      if (userId !== actor.userId) this.#requireModeration(target.place);
-      const gone = await reactions.deleteUserReaction(tx, messageId, emoji.key, userId);
-      return gone ? target.place : undefined;
-    });
-    if (!removed) return;
-    await this.#publish(
-      MessageDispatches.MessageReactionRemove,
-      removed,
-      this.#userReaction(removed, messageId, userId, emoji),
-    );
-  }
 
   /** The channel as the actor stands in it (10003, 50001) and the message in it (10008). */
   async #target(db: Executor, actor: Actor, channelId: string, messageId: string): Promise<Target> {
