@@ -259,10 +259,10 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bus,
     access: guildAccess,
     users: accounts,
+    applicationFlags: async (db, id) => (await applications.getApplicationIn(db, id))?.flags,
     forwarding: new Forwarding({
       access: guildAccess,
       quotas,
-      applicationFlags: async (db, id) => (await applications.getApplicationIn(db, id))?.flags,
     }),
   });
   const reactions = new ReactionsService({ storage, clock, bus, access: guildAccess, users: accounts });

@@ -1,10 +1,8 @@
 import { GatewayIntents } from '@hearth/protocol';
+import { asReadBy } from '../domains/channel-messages/content-access.js';
 
 /** The dispatches that carry a message object whose content is privileged (GUILDS.md §7.1, intent 15). */
 const MESSAGE_EVENTS = new Set(['MESSAGE_CREATE', 'MESSAGE_UPDATE']);
-
-/** What the MESSAGE_CONTENT intent unlocks in a message: without it these are empty (GUILDS.md §4.1). */
-const PRIVILEGED_FIELDS = { content: '', embeds: [], attachments: [], components: [] } as const;
 
 interface Reader {
   identity: { kind: string; userId: string };
@@ -12,37 +10,19 @@ interface Reader {
 }
 
 /**
- * A message dispatch as one session may read it: a bot without MESSAGE_CONTENT gets content, embeds,
- * attachments and components emptied, except in DMs, in its own messages and in messages that mention
- * it (the interface's rule, GUILDS.md §4.1); people and players always read everything.
+ * A message dispatch as one session may read it: a bot session without the MESSAGE_CONTENT intent gets
+ * the privileged fields emptied (content-access.ts holds the rule and its exceptions).
  */
 export function readableBy(
   reader: Reader,
   type: string,
   data: Record<string, unknown>,
 ): Record<string, unknown> {
-  if (!MESSAGE_EVENTS.has(type) || reader.identity.kind !== 'bot') return data;
-  if ((reader.intents & GatewayIntents.MessageContent) !== 0) return data;
-  if (typeof data['guild_id'] !== 'string') return data;
-  const userId = reader.identity.userId;
-  if ((data['author'] as { id?: unknown } | undefined)?.id === userId) return data;
-  const mentions = data['mentions'];
-  if (Array.isArray(mentions) && mentions.some((user: { id?: unknown }) => user?.id === userId)) return data;
-  const stripped = emptied(data);
-  if ('poll' in data) delete stripped['poll'];
-  // A forward's snapshot is the forwarded content: it is emptied the same way.
-  const snapshots = data['message_snapshots'];
-  if (Array.isArray(snapshots))
-    stripped['message_snapshots'] = snapshots.map((snapshot: { message?: Record<string, unknown> }) => ({
-      ...snapshot,
-      message: emptied(snapshot?.message ?? {}),
-    }));
-  return stripped;
-}
-
-/** A message (or snapshot) with its privileged fields emptied. */
-function emptied(message: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = { ...message };
-  for (const [key, empty] of Object.entries(PRIVILEGED_FIELDS)) if (key in message) out[key] = empty;
-  return out;
+  if (!MESSAGE_EVENTS.has(type)) return data;
+  const contentReader = {
+    userId: reader.identity.userId,
+    bot: reader.identity.kind === 'bot',
+    contentAccess: (reader.intents & GatewayIntents.MessageContent) !== 0,
+  };
+  return asReadBy(contentReader, data, typeof data['guild_id'] === 'string');
 }

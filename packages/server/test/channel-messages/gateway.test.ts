@@ -126,7 +126,10 @@ describe('MESSAGE_CREATE / UPDATE / DELETE (gateway; GUILDS.md §7.1)', () => {
       attachments: [],
       author: { id: room.owner.id },
     });
-    expect(got[1]).toMatchObject({ content: `hey <@${bot.botUserId}>` });
+    expect(got[1]).toMatchObject({
+      content: `hey <@${bot.botUserId}>`,
+      mentions: [{ id: bot.botUserId, member: { roles: expect.any(Array), joined_at: expect.any(String) } }],
+    });
     expect(got[2]).toMatchObject({ content: 'from the bot' });
     await client.close();
   });
@@ -146,6 +149,55 @@ describe('MESSAGE_CREATE / UPDATE / DELETE (gateway; GUILDS.md §7.1)', () => {
     expect(await messagesBefore(notListening)).toEqual([]);
     await reading.close();
     await notListening.close();
+  });
+});
+
+describe("message content over REST follows the application's approval (GUILDS.md §4.1)", () => {
+  let hearth: TestHearth;
+  beforeAll(async () => {
+    hearth = await startHearth({ rateLimitGlobal: 1_000_000 });
+  });
+  afterAll(() => hearth.close());
+
+  it("an unapproved bot reads others' messages empty, except its own, those mentioning it, and DMs", async () => {
+    const room = await createRoom(hearth);
+    const bot = await messageBot(hearth, room, false);
+    const auth = `Bot ${bot.botToken}`;
+    const plain = await post(hearth, room.channelId, room.owner.token, {
+      content: 'plain',
+      embeds: [{ title: 't' }],
+    });
+    const mention = await post(hearth, room.channelId, room.owner.token, {
+      content: `<@${bot.botUserId}> hi`,
+    });
+    const own = await post(hearth, room.channelId, auth, {
+      content: 'mine',
+      message_reference: { message_id: plain.body.id },
+    });
+    expect(own.body).toMatchObject({ content: 'mine', referenced_message: { content: '', embeds: [] } });
+    const history = await call<Data[]>(hearth, `/channels/${room.channelId}/messages`, { auth });
+    expect(history.body.map((message) => message['content'])).toEqual(['mine', `<@${bot.botUserId}> hi`, '']);
+    const one = await call(hearth, `/channels/${room.channelId}/messages/${plain.body.id}`, { auth });
+    expect(one.body).toMatchObject({ content: '', embeds: [], components: [], attachments: [] });
+    expect(mention.status).toBe(200);
+    const dm = await call<Data>(hearth, '/users/@me/channels', {
+      method: 'POST',
+      auth,
+      body: { recipient_id: room.member.id },
+    });
+    await post(hearth, dm.body['id'] as string, room.member.token, { content: 'private words' });
+    const dmHistory = await call<Data[]>(hearth, `/channels/${dm.body['id']}/messages`, { auth });
+    expect(dmHistory.body.map((message) => message['content'])).toEqual(['private words']);
+  });
+
+  it('an approved bot reads everything', async () => {
+    const room = await createRoom(hearth);
+    const bot = await messageBot(hearth, room, true);
+    const plain = await post(hearth, room.channelId, room.owner.token, { content: 'plain' });
+    const one = await call(hearth, `/channels/${room.channelId}/messages/${plain.body.id}`, {
+      auth: `Bot ${bot.botToken}`,
+    });
+    expect(one.body.content).toBe('plain');
   });
 });
 

@@ -1,5 +1,4 @@
 import {
-  ApplicationFlags,
   FORWARDABLE_MESSAGE_TYPES,
   FormErrors,
   ForwardLimits,
@@ -11,8 +10,9 @@ import { HearthError, invalidForm } from '../../kernel/errors.js';
 import type { Quotas } from '../../ratelimit/quota.js';
 import type { Executor } from '../../storage/database.js';
 import type { GuildAccess } from '../guilds/access.js';
+import { type ContentReader, readsContent } from './content-access.js';
 import type { MessageObject } from './objects.js';
-import { type Actor, type Place, placeOf, requirePermissions } from './places.js';
+import { type Actor, placeOf, requirePermissions } from './places.js';
 import type { MessageReference } from './schemas.js';
 import * as store from './store.js';
 
@@ -21,8 +21,14 @@ type Json = Record<string, unknown>;
 export interface ForwardingDeps {
   access: GuildAccess;
   quotas: Quotas;
-  /** An application's flags (its approved intents), read through `db`; undefined for an unknown one. */
-  applicationFlags(db: Executor, applicationId: string): Promise<bigint | undefined>;
+}
+
+/** What the message service knows of a forward's source: who reads it, and its message object. */
+export interface ForwardSource {
+  /** The forwarder as the message-content rule sees them (content-access.ts). */
+  reader: ContentReader;
+  /** The source's message object as everyone reads it. */
+  objectOf(db: Executor, row: store.MessageRow): Promise<MessageObject>;
 }
 
 /** What a forward adds to the message being created. */
@@ -49,9 +55,6 @@ const SNAPSHOT_KEYS = [
   'components',
 ] as const;
 
-const APPROVED_CONTENT =
-  ApplicationFlags.GatewayMessageContent | ApplicationFlags.GatewayMessageContentLimited;
-
 /**
  * Forwards (`message_reference.type` FORWARD, GUILDS.md §4.4): the new message carries a snapshot of the
  * source, which the forwarder must be able to see and read the history of; an app may forward only what
@@ -70,39 +73,39 @@ export class Forwarding {
   }
 
   /**
-   * The forward of `requested` into `place`; undefined when the source is missing and
-   * `fail_if_not_exists` is false (the message is then sent as a plain one). `objectOf` builds the source's
-   * message object as everyone reads it.
+   * The forward of `requested`; undefined when the source is missing and `fail_if_not_exists` is false
+   * (the message is then sent as a plain one).
    */
   async forward(
     tx: Executor,
     actor: Actor,
     requested: MessageReference,
-    objectOf: (db: Executor, row: store.MessageRow) => Promise<MessageObject>,
+    source: ForwardSource,
   ): Promise<Forward | undefined> {
     const { channelId, messageId } = requireIds(requested);
-    const source = await placeOf(tx, this.#deps.access, actor, channelId);
-    requirePermissions(source, PermissionFlags.ReadMessageHistory);
+    const place = await placeOf(tx, this.#deps.access, actor, channelId);
+    requirePermissions(place, PermissionFlags.ReadMessageHistory);
     const row = await store.findMessage(tx, channelId, messageId);
     const sameGuild =
-      requested.guild_id === undefined ||
-      requested.guild_id === null ||
-      requested.guild_id === source.guildId;
+      requested.guild_id === undefined || requested.guild_id === null || requested.guild_id === place.guildId;
     if (!row || !sameGuild) {
       if (requested.fail_if_not_exists === false) return undefined;
       throw invalidForm('message_reference', FormErrors.messageReferenceUnknownMessage());
     }
     if (!FORWARDABLE_MESSAGE_TYPES.includes(Number(row.type)))
       throw new HearthError('CannotExecuteOnSystemMessage');
-    await this.#requireReadable(tx, actor, source, row);
-    const snapshot = snapshotOf(row, await objectOf(tx, row));
+    const object = await source.objectOf(tx, row);
+    // 160014: an app reads (so forwards) only what the message-content rule lets it read (seed).
+    if (!readsContent(source.reader, object, place.guildId !== null))
+      throw new HearthError('CannotForwardUnreadableMessage');
+    const snapshot = snapshotOf(row, object);
     await this.#spend(actor, snapshot);
     return {
       reference: {
         type: MessageReferenceTypes.Forward,
         channel_id: channelId,
         message_id: messageId,
-        ...(source.guildId === null ? {} : { guild_id: source.guildId }),
+        ...(place.guildId === null ? {} : { guild_id: place.guildId }),
       },
       snapshot,
       flags: MessageFlags.HasSnapshot,
@@ -110,22 +113,6 @@ export class Forwarding {
   }
 
   // ---- Steps ----
-
-  /**
-   * 160014 for an app that could not read the source's content: a bot without the message-content
-   * intent approved, in a guild channel, in a message neither its own nor mentioning it (GUILDS.md §4.1,
-   * the rule the gateway applies to MESSAGE_CREATE).
-   */
-  async #requireReadable(db: Executor, actor: Actor, source: Place, row: store.MessageRow): Promise<void> {
-    if (!actor.bot || source.guildId === null || row.author_id === actor.userId) return;
-    if ((JSON.parse(row.mentions) as string[]).includes(actor.userId)) return;
-    const flags =
-      actor.applicationId === undefined
-        ? undefined
-        : await this.#deps.applicationFlags(db, actor.applicationId);
-    if (flags !== undefined && (flags & APPROVED_CONTENT) !== 0n) return;
-    throw new HearthError('CannotForwardUnreadableMessage');
-  }
 
   /** One forward, and the bytes of the files it carries, from the forwarder's budgets (429 past them). */
   async #spend(actor: Actor, snapshot: { message: Json }): Promise<void> {

@@ -3,12 +3,16 @@ import {
   DELETABLE_MESSAGE_TYPES,
   EDITABLE_MESSAGE_FLAGS,
   FormErrors,
+  GatewayIntents,
   MessageDispatches,
   MessageFlags,
   MessageLimits,
   MessageReferenceTypes,
   MessageTypes,
   PermissionFlags,
+  PRIVILEGED_INTENT_FLAGS,
+  RateLimitHeaders,
+  RateLimitScopes,
   SENDABLE_MESSAGE_FLAGS,
   snowflakeTimestamp,
 } from '@hearth/protocol';
@@ -26,6 +30,7 @@ import type { GuildAccess } from '../guilds/access.js';
 import * as memberStore from '../guilds/members-store.js';
 import { toMemberObject } from '../guilds/objects.js';
 import { DatedRules, has } from '../guilds/permissions.js';
+import { asReadBy, type ContentReader, readsContent } from './content-access.js';
 import { type Forward, Forwarding } from './forwarding.js';
 import { exclusiveConflict, type Mentions, resolveMentions, written } from './mentions.js';
 import { encodeNonce, type MessageObject, toMessageObject, type UserObject } from './objects.js';
@@ -77,6 +82,8 @@ export interface ChannelMessagesDeps {
   bus: Bus;
   access: GuildAccess;
   users: { getUserIn(db: Executor, id: string): Promise<User | undefined> };
+  /** An application's flags: its message-content approval decides what its bot reads over REST. */
+  applicationFlags: (db: Executor, applicationId: string) => Promise<bigint | undefined>;
   attachments?: MessageAttachments;
   guards?: readonly MessageGuard[];
   /** Forwards (`message_reference.type` FORWARD); without it only replies are referenced. */
@@ -191,7 +198,7 @@ export class ChannelMessagesService {
       if (place.guildId !== null) await channelStore.updateChannel(tx, channelId, { last_message_id: id });
       return { row: (await store.findMessage(tx, channelId, id))!, place, isNew: true };
     });
-    const [message] = await this.#objects(this.#deps.storage.db, [created.row], actor.userId);
+    const [message] = await this.#readable(actor, created.place, [created.row]);
     if (created.isNew) await this.publishMessage(MessageDispatches.MessageCreate, created.place, created.row);
     return message!;
   }
@@ -204,7 +211,7 @@ export class ChannelMessagesService {
     const place = await placeOf(db, this.#deps.access, actor, channelId);
     requirePermissions(place, ReadMessageHistory);
     const row = await this.#message(db, channelId, messageId);
-    const [message] = await this.#objects(db, [row], actor.userId);
+    const [message] = await this.#readable(actor, place, [row]);
     return message!;
   }
 
@@ -234,7 +241,7 @@ export class ChannelMessagesService {
     } else {
       rows = await store.messagesBefore(db, channelId, undefined, limit);
     }
-    return this.#objects(db, rows, actor.userId);
+    return this.#readable(actor, place, rows);
   }
 
   // ---- Edit (PATCH /channels/{id}/messages/{mid}) ----
@@ -246,7 +253,7 @@ export class ChannelMessagesService {
   async edit(actor: Actor, channelId: string, messageId: string, input: unknown): Promise<MessageObject> {
     const body = parse(EditMessage, input ?? {});
     checkAllowedMentions(body.allowed_mentions);
-    const { row, place } = await this.#deps.storage.transaction(async (tx) => {
+    const { row, place, changed } = await this.#deps.storage.transaction(async (tx) => {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
       const current = await this.#message(tx, channelId, messageId);
       if (!EDITABLE_TYPES.includes(Number(current.type)))
@@ -299,11 +306,12 @@ export class ChannelMessagesService {
         changes.components = JSON.stringify(components);
         changes.edited_at = this.#deps.clock.now();
       }
-      if (Object.keys(changes).length > 0) await store.updateMessage(tx, current.id, changes);
-      return { row: (await store.findMessage(tx, channelId, messageId))!, place };
+      const changed = Object.keys(changes).length > 0;
+      if (changed) await store.updateMessage(tx, current.id, changes);
+      return { row: (await store.findMessage(tx, channelId, messageId))!, place, changed };
     });
-    const [message] = await this.#objects(this.#deps.storage.db, [row], actor.userId);
-    await this.publishMessage(MessageDispatches.MessageUpdate, place, row);
+    const [message] = await this.#readable(actor, place, [row]);
+    if (changed) await this.publishMessage(MessageDispatches.MessageUpdate, place, row);
     return message!;
   }
 
@@ -337,6 +345,36 @@ export class ChannelMessagesService {
   }
 
   // ---- Objects ----
+
+  /**
+   * Whether an actor reads a message's content (GUILDS.md §4.1): people always; a bot when its app has
+   * message-content access, in DMs, in its own messages and in messages that mention it (160014 for forwards).
+   */
+  async readsContent(actor: Actor, message: MessageObject, inGuild: boolean): Promise<boolean> {
+    return readsContent(await this.#reader(actor), message, inGuild);
+  }
+
+  /** Message objects as the actor reads them over REST (`me` of reactions, the content rule). */
+  async #readable(actor: Actor, place: Place, rows: readonly store.MessageRow[]): Promise<MessageObject[]> {
+    const objects = await this.#objects(this.#deps.storage.db, rows, actor.userId);
+    const reader = await this.#reader(actor);
+    const inGuild = place.guildId !== null;
+    return objects.map((object) => {
+      const read = asReadBy(reader, object, inGuild);
+      const referenced = read.referenced_message;
+      return referenced ? { ...read, referenced_message: asReadBy(reader, referenced, inGuild) } : read;
+    });
+  }
+
+  /** `db`: the caller's transaction when there is one (SQLite has one connection). */
+  async #reader(actor: Actor, db: Executor = this.#deps.storage.db): Promise<ContentReader> {
+    if (!actor.bot || actor.applicationId === undefined)
+      return { userId: actor.userId, bot: actor.bot, contentAccess: true };
+    const flags = (await this.#deps.applicationFlags(db, actor.applicationId)) ?? 0n;
+    const approval = PRIVILEGED_INTENT_FLAGS.find((entry) => entry.intent === GatewayIntents.MessageContent);
+    const contentAccess = approval?.flags.some((flag) => (flags & flag) === flag) ?? false;
+    return { userId: actor.userId, bot: true, contentAccess };
+  }
 
   /** Message objects of rows as `viewerId` reads them: users, files, reactions, and replied-to messages. */
   async objectsOf(
@@ -492,9 +530,12 @@ export class ChannelMessagesService {
     if (!requested || !Forwarding.isForward(requested)) return undefined;
     if (!this.#deps.forwarding)
       throw invalidForm('message_reference.type', FormErrors.choices([MessageReferenceTypes.Default]));
-    return this.#deps.forwarding.forward(tx, actor, requested, async (db, row) => {
-      const [object] = await this.#objects(db, [row], undefined, false);
-      return object!;
+    return this.#deps.forwarding.forward(tx, actor, requested, {
+      reader: await this.#reader(actor, tx),
+      objectOf: async (db, row) => {
+        const [object] = await this.#objects(db, [row], undefined, false);
+        return object!;
+      },
     });
   }
 
@@ -579,8 +620,7 @@ export class ChannelMessagesService {
     if (DatedRules.bypassesSlowmode(place.permissions, now, actor.bot)) return;
     const mark = await store.slowmodeMark(tx, place.channelId, actor.userId);
     if (mark && Number(mark.until) > now) {
-      const retryAfter = Number(((Number(mark.until) - now) / 1000).toFixed(3));
-      throw new HearthError('SlowmodeRateLimited', { extra: { retry_after: retryAfter, global: false } });
+      throw new SlowmodeError((Number(mark.until) - now) / 1000);
     }
     await store.setSlowmodeMark(tx, {
       channel_id: place.channelId,
@@ -604,15 +644,44 @@ export class ChannelMessagesService {
     const [message] = await this.#objects(db, [row], undefined);
     const data: Json = { ...message! };
     if (place.guildId !== null) {
-      data['guild_id'] = place.guildId;
-      const member = await memberStore.findMember(db, place.guildId, row.author_id);
-      if (member) {
-        const roles =
-          (await memberStore.roleIdsOf(db, place.guildId, [row.author_id])).get(row.author_id) ?? [];
-        data['member'] = toMemberObject(member, roles, undefined);
-      }
+      const guildId = place.guildId;
+      data['guild_id'] = guildId;
+      const author = await this.#memberOf(db, guildId, row.author_id);
+      if (author) data['member'] = author;
+      // In guild events each mentioned user carries their partial member (gateway events, Message Create).
+      data['mentions'] = await Promise.all(
+        message!.mentions.map(async (user) => {
+          const member = await this.#memberOf(db, guildId, user.id);
+          return member ? { ...user, member } : user;
+        }),
+      );
     }
     await this.#deps.bus.publish({ type, data, audience: audienceOf(place) });
+  }
+
+  /** A member object without `user`, as message events carry it; undefined for a non-member. */
+  async #memberOf(db: Executor, guildId: string, userId: string): Promise<Json | undefined> {
+    const member = await memberStore.findMember(db, guildId, userId);
+    if (!member) return undefined;
+    const roles = (await memberStore.roleIdsOf(db, guildId, [userId])).get(userId) ?? [];
+    return toMemberObject(member, roles, undefined);
+  }
+}
+
+/**
+ * 429 of slowmode (20016) with `retry_after` in the body and `Retry-After` as a header: clients that
+ * honour rate limits (discord.js) wait it out instead of retrying at once.
+ */
+class SlowmodeError extends HearthError {
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(seconds: number) {
+    const retryAfter = Number(seconds.toFixed(3));
+    super('SlowmodeRateLimited', { extra: { retry_after: retryAfter, global: false } });
+    this.headers = {
+      [RateLimitHeaders.RetryAfter]: String(Math.ceil(retryAfter)),
+      [RateLimitHeaders.Scope]: RateLimitScopes.User,
+    };
   }
 }
 
