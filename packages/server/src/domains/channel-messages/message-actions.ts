@@ -25,6 +25,11 @@ export interface MessageActionsDeps extends ReactionsDeps {
   auditLog: AuditLog;
   /** The message service: objects as a reader sees them, and MESSAGE_UPDATE as every reader gets it. */
   messages: Pick<ChannelMessagesService, 'objectsOf' | 'publishMessage'>;
+  /** The files of messages (attachments.ts): dropped with the messages, removed from disk after commit. */
+  attachments?: {
+    deleteForMessages(db: Executor, messageIds: readonly string[]): Promise<string[]>;
+    removeFiles(keys: readonly string[]): Promise<void>;
+  };
 }
 
 const { SendMessages, ManageMessages } = PermissionFlags;
@@ -70,14 +75,15 @@ export class MessageActionsService {
   async bulkDelete(actor: Actor, channelId: string, input: unknown, reason: string | null): Promise<void> {
     const { messages: ids } = parse(BulkDeleteMessages, input ?? {});
     checkDistinct(ids);
-    const events = await this.#deps.storage.transaction(async (tx) => {
+    const { events, files } = await this.#deps.storage.transaction(async (tx) => {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
       if (place.guildId === null) throw new HearthError('CannotExecuteOnDMChannel');
       requirePermissions(place, ManageMessages);
       this.#checkAge(ids);
       const found = await store.findMessages(tx, ids);
       const deleted = found.filter((row) => row.channel_id === channelId).map((row) => row.id);
-      if (deleted.length === 0) return [];
+      if (deleted.length === 0) return { events: [], files: [] };
+      const files = (await this.#deps.attachments?.deleteForMessages(tx, deleted)) ?? [];
       for (const id of deleted) await store.deleteMessage(tx, id);
       const audit = await this.#deps.auditLog.recordEvent(tx, {
         guildId: place.guildId,
@@ -92,8 +98,9 @@ export class MessageActionsService {
         data: { ids: deleted, channel_id: channelId, guild_id: place.guildId },
         audience: audienceOf(place),
       };
-      return [bulk, audit];
+      return { events: [bulk, audit], files };
     });
+    await this.#deps.attachments?.removeFiles(files);
     for (const event of events) await this.#deps.bus.publish(event);
   }
 
