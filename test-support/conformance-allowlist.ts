@@ -129,6 +129,17 @@ export const SPEC_CORRECTIONS: readonly SpecCorrection[] = [
       reason: 'the guild channel types SPEC enumerates leave out GUILD_MEDIA (16) (GUILDS.md §2.1)',
     }),
   ),
+  {
+    pointer: '/components/schemas/MessageReferenceType',
+    schema: (original) => ({
+      ...original,
+      oneOf: [...(original['oneOf'] as object[]), { title: 'FORWARD', const: 1 }],
+    }),
+    category: 'spec-defect',
+    reason:
+      "SPEC lists only DEFAULT (0); a forward's message_reference has type FORWARD (1) (seed: Message, " +
+      'message_reference.type FORWARD; GUILDS.md §4.4; discord-api-types MessageReferenceType.Forward)',
+  },
 ];
 
 const HEARTH_ACCOUNTS = 'Hearth-only: accounts with email and password (README, The authorization server)';

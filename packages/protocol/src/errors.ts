@@ -413,6 +413,14 @@ export const FormErrors = {
     code: 'MESSAGE_REFERENCE_UNKNOWN_MESSAGE',
     message: 'Unknown message',
   }),
+  /**
+   * An id listed twice where a set is asked for (bulk delete's `messages`): the platform's message, at the
+   * path of the repeat (`messages.1`); the code is Hearth's name for it.
+   */
+  setDuplicate: () => ({
+    code: 'SET_TYPE_ALREADY_CONTAINS_VALUE',
+    message: 'The set already contains this value',
+  }),
   contentType: () => ({
     code: 'CONTENT_TYPE_INVALID',
     message: `Expected "Content-Type" header to be one of {'application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'}.`,

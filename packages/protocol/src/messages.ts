@@ -263,3 +263,28 @@ export const MessageDispatches = {
   AutoModerationRuleDelete: 'AUTO_MODERATION_RULE_DELETE',
   AutoModerationActionExecution: 'AUTO_MODERATION_ACTION_EXECUTION',
 } as const;
+
+/**
+ * Forwards (`message_reference.type` FORWARD) count against limits of their own, stricter than sending
+ * (seed: "forwarding has stricter rate limits"; the platform publishes no numbers, these are Hearth's):
+ * per forwarding user across every channel, by count and by the bytes of the attachments they carry. The
+ * byte budget holds the largest message the 25 MiB era allowed (10 files of 25 MiB), once per window.
+ */
+export const ForwardLimits = {
+  forwards: { limit: 10, windowMs: 60_000 },
+  attachmentBytes: { limit: 256 * 1024 * 1024, windowMs: 5 * 60_000 },
+} as const;
+
+/** Source messages a forward may carry (GUILDS.md §4.4): user and command messages, no system messages. */
+export const FORWARDABLE_MESSAGE_TYPES: readonly number[] = [
+  MessageTypes.Default,
+  MessageTypes.Reply,
+  MessageTypes.ChatInputCommand,
+  MessageTypes.ContextMenuCommand,
+];
+
+/**
+ * A custom emoji in a reaction route: `name:id` (discord.js writes it so), `a:name:id` for an animated one
+ * tolerated; names are 2–32 of letters, digits and `_` (the platform's emoji names).
+ */
+export const CUSTOM_REACTION_EMOJI_PATTERN = /^(?:(a):)?([A-Za-z0-9_]{2,32}):([0-9]{1,20})$/;

@@ -19,6 +19,11 @@ import { DiskAttachmentFiles } from './domains/channel-messages/attachment-files
 import { Attachments } from './domains/channel-messages/attachments.js';
 import { attachmentsCdnRoutes } from './domains/channel-messages/attachments-routes.js';
 import { DmChannels } from './domains/channel-messages/dm-channels.js';
+import { Forwarding } from './domains/channel-messages/forwarding.js';
+import { MessageActionsService } from './domains/channel-messages/message-actions.js';
+import { messageActionsRoutes } from './domains/channel-messages/message-actions-routes.js';
+import { ReactionsService } from './domains/channel-messages/reactions.js';
+import { reactionsRoutes } from './domains/channel-messages/reactions-routes.js';
 import { channelMessagesRoutes } from './domains/channel-messages/routes.js';
 import { ChannelMessagesService } from './domains/channel-messages/service.js';
 import { channelsRoutes } from './domains/channels/routes.js';
@@ -105,6 +110,8 @@ export interface Services {
   channels: ChannelsService;
   channelMessages: ChannelMessagesService;
   dmChannels: DmChannels;
+  reactions: ReactionsService;
+  messageActions: MessageActionsService;
   lobbies: LobbiesService;
   oauth2: OAuth2Service;
   keys: SigningKeys;
@@ -282,7 +289,22 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     access: guildAccess,
     users: accounts,
     attachments,
-    applicationFlags: async (id) => (await applications.getApplication(id))?.flags,
+    applicationFlags: async (db, id) => (await applications.getApplicationIn(db, id))?.flags,
+    forwarding: new Forwarding({
+      access: guildAccess,
+      quotas,
+    }),
+  });
+  const reactions = new ReactionsService({ storage, clock, bus, access: guildAccess, users: accounts });
+  const messageActions = new MessageActionsService({
+    storage,
+    clock,
+    bus,
+    access: guildAccess,
+    users: accounts,
+    auditLog,
+    messages: channelMessages,
+    attachments,
   });
   const dmChannels = new DmChannels({ storage, clock, snowflakes, users: accounts });
   const channels = new ChannelsService({
@@ -454,6 +476,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     channels,
     channelMessages,
     dmChannels,
+    reactions,
+    messageActions,
     lobbies,
     oauth2,
     keys,
@@ -487,6 +511,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       voiceStatesRoutes(voiceStates),
       channelsRoutes(channels),
       channelMessagesRoutes(channelMessages, dmChannels),
+      reactionsRoutes(reactions),
+      messageActionsRoutes(messageActions),
       lobbiesRoutes(lobbies),
       oauth2Routes(oauth2),
       gatewayRoutes(gateway),

@@ -88,6 +88,15 @@ function rateLimitStoreContract(underTest: StoreUnderTest): void {
       expect(await store.hit(key, 1000, T0 + 999)).toEqual({ count: 3, resetAt: T0 + 1000 });
     });
 
+    it('hit() with an amount counts that many (limits by size): 300, then 300 + 1, then 301 + 200', async () => {
+      const key = freshKey('amounts');
+      expect(await store.hit(key, 1000, T0, 300)).toEqual({ count: 300, resetAt: T0 + 1000 });
+      expect(await store.hit(key, 1000, T0 + 1)).toEqual({ count: 301, resetAt: T0 + 1000 });
+      expect(await store.hit(key, 1000, T0 + 2, 200)).toEqual({ count: 501, resetAt: T0 + 1000 });
+      expect(await store.peek(key, 1000, T0 + 3)).toEqual({ count: 501, resetAt: T0 + 1000 });
+      expect(await store.hit(key, 1000, T0 + 1000, 7)).toEqual({ count: 7, resetAt: T0 + 2000 });
+    });
+
     it('windows are fixed and computed from `now`: resetAt is the end of the window containing now', async () => {
       const key = freshKey('fixed');
       expect(await store.hit(key, 5000, T0 + 1234)).toEqual({ count: 1, resetAt: T0 + 5000 });

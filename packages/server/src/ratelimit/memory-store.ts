@@ -5,16 +5,16 @@ export class MemoryRateLimitStore implements RateLimitStore {
   readonly #windows = new Map<string, { count: number; resetAt: number }>();
   #sweepAt = 1024;
 
-  async hit(key: string, windowMs: number, now: number): Promise<WindowCount> {
+  async hit(key: string, windowMs: number, now: number, amount = 1): Promise<WindowCount> {
     const { slot, resetAt } = windowOf(key, windowMs, now);
     const window = this.#windows.get(slot);
     if (window) {
-      window.count++;
+      window.count += amount;
       return { count: window.count, resetAt };
     }
-    this.#windows.set(slot, { count: 1, resetAt });
+    this.#windows.set(slot, { count: amount, resetAt });
     if (this.#windows.size >= this.#sweepAt) this.#sweep(now);
-    return { count: 1, resetAt };
+    return { count: amount, resetAt };
   }
 
   async peek(key: string, windowMs: number, now: number): Promise<WindowCount> {

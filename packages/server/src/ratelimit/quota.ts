@@ -15,10 +15,10 @@ export class Quotas {
     this.#clock = clock;
   }
 
-  /** Counts one use; past the limit, throws the 429 the caller answers with. */
-  async spend(key: string, quota: { limit: number; windowMs: number }): Promise<void> {
+  /** Counts one use (or `amount`, for a limit by size); past the limit, throws the 429 the caller answers with. */
+  async spend(key: string, quota: { limit: number; windowMs: number }, amount = 1): Promise<void> {
     const now = this.#clock.now();
-    const window = await this.#counters.hit(`quota:${key}`, quota.windowMs, now);
+    const window = await this.#counters.hit(`quota:${key}`, quota.windowMs, now, amount);
     if (window.count > quota.limit) throw new RateLimitedError((window.resetAt - now) / 1000);
   }
 }

@@ -1,12 +1,12 @@
 import type { Redis } from 'ioredis';
 import { type RateLimitStore, type WindowCount, windowOf } from './store.js';
 
-// INCR and the expiry in one round trip; the expiry only cleans up, the window lives in the key.
-const HIT = `local n = redis.call('INCR', KEYS[1])
-if n == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
+// INCRBY and the expiry in one round trip; the expiry only cleans up, the window lives in the key.
+const HIT = `local n = redis.call('INCRBY', KEYS[1], ARGV[2])
+if n == tonumber(ARGV[2]) then redis.call('PEXPIRE', KEYS[1], ARGV[1]) end
 return n`;
 
-type WithHit = Redis & { hearthRateLimitHit(key: string, ttlMs: string): Promise<number> };
+type WithHit = Redis & { hearthRateLimitHit(key: string, ttlMs: string, amount: string): Promise<number> };
 
 /** Counters shared by every node through Redis. The connection belongs to the caller. */
 export class RedisRateLimitStore implements RateLimitStore {
@@ -17,9 +17,13 @@ export class RedisRateLimitStore implements RateLimitStore {
     this.#redis = redis as WithHit;
   }
 
-  async hit(key: string, windowMs: number, now: number): Promise<WindowCount> {
+  async hit(key: string, windowMs: number, now: number, amount = 1): Promise<WindowCount> {
     const { slot, resetAt } = windowOf(key, windowMs, now);
-    const count = await this.#redis.hearthRateLimitHit(`rl:${slot}`, String(windowMs + 60_000));
+    const count = await this.#redis.hearthRateLimitHit(
+      `rl:${slot}`,
+      String(windowMs + 60_000),
+      String(amount),
+    );
     return { count, resetAt };
   }
 

@@ -3,8 +3,11 @@
  * limits). Windows are computed from the caller's clock, so every store agrees with a test clock.
  */
 export interface RateLimitStore {
-  /** Counts one hit in the window of `windowMs` containing `now`; answers the count after the hit. */
-  hit(key: string, windowMs: number, now: number): Promise<WindowCount>;
+  /**
+   * Counts one hit (or `amount`, for limits by size) in the window of `windowMs` containing `now`; answers
+   * the count after the hit.
+   */
+  hit(key: string, windowMs: number, now: number, amount?: number): Promise<WindowCount>;
   /** Reads the window's count without counting. */
   peek(key: string, windowMs: number, now: number): Promise<WindowCount>;
   close(): Promise<void>;

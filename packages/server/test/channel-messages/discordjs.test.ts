@@ -1,5 +1,5 @@
 import { PermissionFlags } from '@hearth/protocol';
-import { Client, Events, GatewayIntentBits, type Message, Partials, type TextChannel } from 'discord.js';
+import { type Client, Events, GatewayIntentBits, type Message, Partials, type TextChannel } from 'discord.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addTestMember,
@@ -8,7 +8,7 @@ import {
   type TestGuild,
 } from '../../../../test-support/guilds.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
-import { consent, createGame } from '../../../../test-support/oauth.js';
+import { discordjsBot } from './actions-support.js';
 import { post } from './support.js';
 
 /** Unmodified discord.js 14 sends, replies to, edits, reads and deletes messages, changing only its base URL. */
@@ -27,16 +27,9 @@ beforeAll(async () => {
   guild = await createTestGuild(hearth, 'Message Hall');
   member = await addTestMember(hearth, guild);
   channelId = await seedTestChannel(hearth, guild.id, { id: String(BigInt(guild.id) + 9n), name: 'chat' });
-  const game = await createGame(hearth, { name: 'chat bot' });
-  await hearth.services.applications.adminUpdate(game.id, { grant_flags: ['GatewayMessageContentLimited'] });
-  const installed = await consent(hearth, guild.owner.token, {
-    client_id: game.id,
-    scope: 'bot',
-    permissions: BOT_PERMISSIONS.toString(),
-    guild_id: guild.id,
-  });
-  expect(installed.status).toBe(200);
-  client = new Client({
+  client = await discordjsBot(hearth, guild, {
+    name: 'chat bot',
+    permissions: BOT_PERMISSIONS,
     intents: [
       GatewayIntentBits.Guilds,
       GatewayIntentBits.GuildMessages,
@@ -44,11 +37,7 @@ beforeAll(async () => {
       GatewayIntentBits.DirectMessages,
     ],
     partials: [Partials.Channel],
-    rest: { api: `${hearth.url}/api` },
   });
-  const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
-  await client.login(game.botToken);
-  await ready;
 });
 
 afterAll(async () => {

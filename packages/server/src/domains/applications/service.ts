@@ -149,7 +149,12 @@ export class ApplicationsService {
   }
 
   async getApplication(id: string): Promise<Application | undefined> {
-    const row = await store.findApplicationById(this.#deps.storage.db, id);
+    return this.getApplicationIn(this.#deps.storage.db, id);
+  }
+
+  /** The application read through `db`: inside a caller's transaction (one SQLite connection). */
+  async getApplicationIn(db: Executor, id: string): Promise<Application | undefined> {
+    const row = await store.findApplicationById(db, id);
     return row && toApplication(row);
   }
 

@@ -33,8 +33,21 @@ export function readsContent(reader: ContentReader, message: Readable, inGuild: 
 /** The message as `reader` reads it: the same object when allowed, else a copy with the fields emptied. */
 export function asReadBy<T extends object>(reader: ContentReader, message: T, inGuild: boolean): T {
   if (readsContent(reader, message as Readable, inGuild)) return message;
-  const stripped = { ...message } as Record<string, unknown>;
-  for (const [key, empty] of Object.entries(PRIVILEGED_FIELDS)) if (key in stripped) stripped[key] = empty;
+  const stripped = emptied(message as Record<string, unknown>);
   delete stripped['poll'];
+  // A forward's snapshot is forwarded content: it is emptied the same way.
+  const snapshots = stripped['message_snapshots'];
+  if (Array.isArray(snapshots))
+    stripped['message_snapshots'] = snapshots.map((snapshot: { message?: Record<string, unknown> }) => ({
+      ...snapshot,
+      message: emptied(snapshot?.message ?? {}),
+    }));
   return stripped as unknown as T;
+}
+
+/** A message (or a snapshot's message) with its privileged fields emptied. */
+function emptied(message: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...message };
+  for (const [key, empty] of Object.entries(PRIVILEGED_FIELDS)) if (key in out) out[key] = empty;
+  return out;
 }

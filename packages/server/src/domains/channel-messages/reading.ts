@@ -31,7 +31,7 @@ export type MessageAttachments = Pick<
 export interface MessageReadingDeps {
   storage: Storage;
   users: { getUserIn(db: Executor, id: string): Promise<User | undefined> };
-  applicationFlags: (applicationId: string) => Promise<bigint | undefined>;
+  applicationFlags: (db: Executor, applicationId: string) => Promise<bigint | undefined>;
   attachments?: MessageAttachments;
 }
 
@@ -51,7 +51,7 @@ export class MessageReading {
    * message-content access, in DMs, in its own messages and in messages that mention it (160014 for forwards).
    */
   async readsContent(actor: Actor, message: MessageObject, inGuild: boolean): Promise<boolean> {
-    return readsContent(await this.#reader(actor), message, inGuild);
+    return readsContent(await this.reader(actor), message, inGuild);
   }
 
   /** Message objects as the actor reads them over REST (`me` of reactions, the content rule). */
@@ -61,7 +61,7 @@ export class MessageReading {
     rows: readonly store.MessageRow[],
   ): Promise<MessageObject[]> {
     const objects = await this.objects(this.#deps.storage.db, rows, actor.userId);
-    const reader = await this.#reader(actor);
+    const reader = await this.reader(actor);
     return objects.map((object) => {
       const read = asReadBy(reader, object, inGuild);
       const referenced = read.referenced_message;
@@ -69,10 +69,11 @@ export class MessageReading {
     });
   }
 
-  async #reader(actor: Actor): Promise<ContentReader> {
+  /** How an actor reads content; `db`: the caller's transaction when there is one (SQLite has one connection). */
+  async reader(actor: Actor, db: Executor = this.#deps.storage.db): Promise<ContentReader> {
     if (!actor.bot || actor.applicationId === undefined)
       return { userId: actor.userId, bot: actor.bot, contentAccess: true };
-    const flags = (await this.#deps.applicationFlags(actor.applicationId)) ?? 0n;
+    const flags = (await this.#deps.applicationFlags(db, actor.applicationId)) ?? 0n;
     const approval = PRIVILEGED_INTENT_FLAGS.find((entry) => entry.intent === GatewayIntents.MessageContent);
     const contentAccess = approval?.flags.some((flag) => (flags & flag) === flag) ?? false;
     return { userId: actor.userId, bot: true, contentAccess };

@@ -36,6 +36,7 @@ import {
   parseComponents,
 } from './components.js';
 import { parseEmbeds } from './embeds.js';
+import { type Forward, Forwarding } from './forwarding.js';
 import { exclusiveConflict, type Mentions, resolveMentions, written } from './mentions.js';
 import { encodeNonce, type MessageObject } from './objects.js';
 import { type Actor, type Place, placeOf, requireMessageChannel, requirePermissions } from './places.js';
@@ -80,9 +81,11 @@ export interface ChannelMessagesDeps {
   access: GuildAccess;
   users: { getUserIn(db: Executor, id: string): Promise<User | undefined> };
   /** An application's flags: its message-content approval decides what its bot reads over REST. */
-  applicationFlags: (applicationId: string) => Promise<bigint | undefined>;
+  applicationFlags: (db: Executor, applicationId: string) => Promise<bigint | undefined>;
   attachments?: MessageAttachments;
   guards?: readonly MessageGuard[];
+  /** Forwards (`message_reference.type` FORWARD); without it only replies are referenced. */
+  forwarding?: Forwarding;
 }
 
 const {
@@ -110,6 +113,8 @@ interface CreateDraft extends MessageDraft {
   mentions: Mentions;
   /** The files the message gets (attachments.ts); none without an attachment store. */
   attachments: AttachmentPlan | undefined;
+  /** The snapshot a forward carries (forwarding.ts). */
+  forward: Forward | undefined;
 }
 
 /** Result of the create transaction: the row, and whether it was new (`enforce_nonce` may answer an old one). */
@@ -169,8 +174,7 @@ export class ChannelMessagesService {
     });
     if (created.attachments) await this.#deps.attachments?.settle(created.attachments);
     const [message] = await this.#readable(actor, created.place, [created.row]);
-    if (created.isNew)
-      await this.#publishMessage(MessageDispatches.MessageCreate, created.place, created.row);
+    if (created.isNew) await this.publishMessage(MessageDispatches.MessageCreate, created.place, created.row);
     return message!;
   }
 
@@ -295,7 +299,7 @@ export class ChannelMessagesService {
     });
     if (attachments) await this.#deps.attachments?.settle(attachments);
     const [message] = await this.#readable(actor, place, [row]);
-    if (changed) await this.#publishMessage(MessageDispatches.MessageUpdate, place, row);
+    if (changed) await this.publishMessage(MessageDispatches.MessageUpdate, place, row);
     return message!;
   }
 
@@ -371,6 +375,7 @@ export class ChannelMessagesService {
     checkComponentsV2Message(flags, body);
     const content = body.content ?? '';
     const attachments = this.#attachmentPlan(place.channelId, uploads, body.attachments);
+    const forward = await this.#forward(tx, actor, body.message_reference);
     // The new message's own files are what `attachment://` names in its embeds and components.
     const files = attachments ? (this.#deps.attachments?.plannedObjects(attachments) ?? []) : [];
     const embeds = this.#checkEmbeds(body.embeds, files);
@@ -380,10 +385,11 @@ export class ChannelMessagesService {
       embeds.length === 0 &&
       components.length === 0 &&
       (body.sticker_ids ?? []).length === 0 &&
-      files.length === 0
+      files.length === 0 &&
+      forward === undefined
     )
       throw new HearthError('CannotSendEmptyMessage');
-    const reference = await this.#reference(tx, place, body.message_reference);
+    const reference = forward ? undefined : await this.#reference(tx, place, body.message_reference);
     const mentions = await this.#mentions(tx, place, content, body.allowed_mentions, reference?.authorId);
     return {
       channelId: place.channelId,
@@ -397,6 +403,7 @@ export class ChannelMessagesService {
       reference,
       mentions,
       attachments,
+      forward,
     };
   }
 
@@ -408,7 +415,7 @@ export class ChannelMessagesService {
     body: CreateMessage,
     draft: CreateDraft,
   ): Promise<string> {
-    const { content, embeds, components, flags, reference, mentions } = draft;
+    const { content, embeds, components, flags, reference, mentions, forward } = draft;
     const channelId = place.channelId;
     const id = this.#deps.snowflakes.next();
     const row: Insertable<MessagesTable> = {
@@ -418,15 +425,19 @@ export class ChannelMessagesService {
       author_id: actor.userId,
       type: reference ? MessageTypes.Reply : MessageTypes.Default,
       content,
-      flags,
+      flags: flags | (forward?.flags ?? 0),
       tts: body.tts === true ? 1 : 0,
       mention_everyone: mentions.everyone ? 1 : 0,
       mentions: JSON.stringify(mentions.users),
       mention_roles: JSON.stringify(mentions.roles),
       embeds: JSON.stringify(embeds),
       components: JSON.stringify(components),
-      message_reference: reference ? JSON.stringify(reference.wire) : null,
-      message_snapshots: null,
+      message_reference: reference
+        ? JSON.stringify(reference.wire)
+        : forward
+          ? JSON.stringify(forward.reference)
+          : null,
+      message_snapshots: forward ? JSON.stringify([forward.snapshot]) : null,
       interaction_metadata: null,
       nonce: body.nonce === undefined || body.nonce === null ? null : encodeNonce(body.nonce),
       pinned: 0,
@@ -536,6 +547,27 @@ export class ChannelMessagesService {
   }
 
   /**
+   * A forward (`message_reference`, type FORWARD): the snapshot of the source it carries (forwarding.ts);
+   * undefined for any other message, or when the source is gone and `fail_if_not_exists` is false.
+   */
+  async #forward(
+    tx: Tx,
+    actor: Actor,
+    requested: MessageReference | null | undefined,
+  ): Promise<Forward | undefined> {
+    if (!requested || !Forwarding.isForward(requested)) return undefined;
+    if (!this.#deps.forwarding)
+      throw invalidForm('message_reference.type', FormErrors.choices([MessageReferenceTypes.Default]));
+    return this.#deps.forwarding.forward(tx, actor, requested, {
+      reader: await this.#reading.reader(actor, tx),
+      objectOf: async (db, row) => {
+        const [object] = await this.#reading.objects(db, [row], undefined, false);
+        return object!;
+      },
+    });
+  }
+
+  /**
    * A reply (`message_reference`, type DEFAULT): READ_MESSAGE_HISTORY (160002), a message of this channel;
    * a missing one is 50035 unless `fail_if_not_exists: false`, which sends a plain message (GUILDS.md §4.4).
    */
@@ -635,7 +667,7 @@ export class ChannelMessagesService {
    * MESSAGE_CREATE / MESSAGE_UPDATE: the full object as every reader sees it (no `me`), with `guild_id`
    * and the author's `member` in guild channels; the gateway empties privileged fields per session.
    */
-  async #publishMessage(type: string, place: Place, row: store.MessageRow): Promise<void> {
+  async publishMessage(type: string, place: Place, row: store.MessageRow): Promise<void> {
     const db = this.#deps.storage.db;
     const [message] = await this.#reading.objects(db, [row], undefined);
     const data: Json = { ...message! };
@@ -682,7 +714,7 @@ class SlowmodeError extends HearthError {
 }
 
 /** Guild channels: members who can view the channel; DMs: both participants. */
-function audienceOf(place: Place): Audience {
+export function audienceOf(place: Place): Audience {
   if (place.guildId === null) return { users: [...(place.recipients ?? [])] };
   return {
     guildId: place.guildId,
