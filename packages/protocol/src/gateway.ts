@@ -143,6 +143,10 @@ export const DISPATCH_INTENTS: Readonly<Record<string, number>> = {
   VOICE_STATE_UPDATE: GatewayIntents.GuildVoiceStates,
   PRESENCE_UPDATE: GatewayIntents.GuildPresences,
   TYPING_START: GatewayIntents.GuildMessageTyping,
+  AUTO_MODERATION_RULE_CREATE: GatewayIntents.AutoModerationConfiguration,
+  AUTO_MODERATION_RULE_UPDATE: GatewayIntents.AutoModerationConfiguration,
+  AUTO_MODERATION_RULE_DELETE: GatewayIntents.AutoModerationConfiguration,
+  AUTO_MODERATION_ACTION_EXECUTION: GatewayIntents.AutoModerationExecution,
 };
 
 /**
@@ -154,6 +158,11 @@ export const DISPATCH_PERMISSIONS: Readonly<Record<string, bigint>> = {
   CHANNEL_UPDATE: PermissionFlags.ViewChannel,
   CHANNEL_DELETE: PermissionFlags.ViewChannel,
   GUILD_AUDIT_LOG_ENTRY_CREATE: PermissionFlags.ViewAuditLog,
+  // AutoMod events go to members who may manage the guild's rules (GUILDS.md §10).
+  AUTO_MODERATION_RULE_CREATE: PermissionFlags.ManageGuild,
+  AUTO_MODERATION_RULE_UPDATE: PermissionFlags.ManageGuild,
+  AUTO_MODERATION_RULE_DELETE: PermissionFlags.ManageGuild,
+  AUTO_MODERATION_ACTION_EXECUTION: PermissionFlags.ManageGuild,
 };
 
 /** Identify `large_threshold`: members above which a guild is large and GUILD_CREATE lists fewer members. */

@@ -15,6 +15,8 @@ import { accountsRoutes } from './domains/accounts/routes.js';
 import { AccountsService } from './domains/accounts/service.js';
 import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
+import { automodRoutes } from './domains/automod/routes.js';
+import { AutoModService } from './domains/automod/service.js';
 import { channelsRoutes } from './domains/channels/routes.js';
 import { ChannelsService } from './domains/channels/service.js';
 import { entitlementsRoutes } from './domains/entitlements/routes.js';
@@ -96,6 +98,7 @@ export interface Services {
   bans: BansService;
   voiceStates: VoiceStatesService;
   channels: ChannelsService;
+  automod: AutoModService;
   lobbies: LobbiesService;
   oauth2: OAuth2Service;
   keys: SigningKeys;
@@ -241,6 +244,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const bans = new BansService({ ...moderation, members });
   const voiceStates = new VoiceStatesService({ ...moderation, members });
   const channels = new ChannelsService({ storage, clock, snowflakes, bus, access: guildAccess, auditLog });
+  const automod = new AutoModService({ storage, clock, snowflakes, bus, access: guildAccess, auditLog });
   const gateway = new GatewayService({ publicUrl, counters, clock });
   const nodeId = `${config.workerId}.${config.processId}.${randomBytes(4).toString('hex')}`;
   // Presence re-tells each side after a relationship change; it is built just below.
@@ -396,6 +400,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bans,
     voiceStates,
     channels,
+    automod,
     lobbies,
     oauth2,
     keys,
@@ -427,6 +432,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       bansRoutes(bans),
       voiceStatesRoutes(voiceStates),
       channelsRoutes(channels),
+      automodRoutes(automod),
       lobbiesRoutes(lobbies),
       oauth2Routes(oauth2),
       gatewayRoutes(gateway),
