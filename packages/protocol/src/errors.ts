@@ -333,6 +333,16 @@ export const FormErrors = {
     code: 'APPLICATION_EVENT_WEBHOOKS_URL_INVALID',
     message: 'The specified event webhooks url could not be verified.',
   }),
+  /** `allowed_mentions.parse` naming a kind whose id list is also given (GUILDS.md §4.6). */
+  allowedMentionsParseExclusive: (kind: 'users' | 'roles') => ({
+    code: 'MESSAGE_ALLOWED_MENTIONS_PARSE_EXCLUSIVE',
+    message: `parse:["${kind}"] and ${kind}: [ids...] are mutually exclusive.`,
+  }),
+  /** A reply to a message that does not exist, with `fail_if_not_exists` left true (GUILDS.md §4.4). */
+  messageReferenceUnknownMessage: () => ({
+    code: 'MESSAGE_REFERENCE_UNKNOWN_MESSAGE',
+    message: 'Unknown message',
+  }),
   contentType: () => ({
     code: 'CONTENT_TYPE_INVALID',
     message: `Expected "Content-Type" header to be one of {'application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'}.`,

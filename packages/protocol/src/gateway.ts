@@ -143,11 +143,39 @@ export const DISPATCH_INTENTS: Readonly<Record<string, number>> = {
   VOICE_STATE_UPDATE: GatewayIntents.GuildVoiceStates,
   PRESENCE_UPDATE: GatewayIntents.GuildPresences,
   TYPING_START: GatewayIntents.GuildMessageTyping,
+  MESSAGE_CREATE: GatewayIntents.GuildMessages,
+  MESSAGE_UPDATE: GatewayIntents.GuildMessages,
+  MESSAGE_DELETE: GatewayIntents.GuildMessages,
+  MESSAGE_DELETE_BULK: GatewayIntents.GuildMessages,
+  MESSAGE_REACTION_ADD: GatewayIntents.GuildMessageReactions,
+  MESSAGE_REACTION_REMOVE: GatewayIntents.GuildMessageReactions,
+  MESSAGE_REACTION_REMOVE_ALL: GatewayIntents.GuildMessageReactions,
+  MESSAGE_REACTION_REMOVE_EMOJI: GatewayIntents.GuildMessageReactions,
   AUTO_MODERATION_RULE_CREATE: GatewayIntents.AutoModerationConfiguration,
   AUTO_MODERATION_RULE_UPDATE: GatewayIntents.AutoModerationConfiguration,
   AUTO_MODERATION_RULE_DELETE: GatewayIntents.AutoModerationConfiguration,
   AUTO_MODERATION_ACTION_EXECUTION: GatewayIntents.AutoModerationExecution,
 };
+
+/**
+ * Events whose intent is another outside a guild (PROTOCOL.md §D.5, GUILDS.md §7.1 "DM equivalents"): a
+ * dispatch with no guild in its audience needs these instead of DISPATCH_INTENTS.
+ */
+export const DM_DISPATCH_INTENTS: Readonly<Record<string, number>> = {
+  MESSAGE_CREATE: GatewayIntents.DirectMessages,
+  MESSAGE_UPDATE: GatewayIntents.DirectMessages,
+  MESSAGE_DELETE: GatewayIntents.DirectMessages,
+  MESSAGE_REACTION_ADD: GatewayIntents.DirectMessageReactions,
+  MESSAGE_REACTION_REMOVE: GatewayIntents.DirectMessageReactions,
+  MESSAGE_REACTION_REMOVE_ALL: GatewayIntents.DirectMessageReactions,
+  MESSAGE_REACTION_REMOVE_EMOJI: GatewayIntents.DirectMessageReactions,
+  TYPING_START: GatewayIntents.DirectMessageTyping,
+};
+
+/** The intent a bot needs for a dispatch in a guild (`inGuild`) or outside one; undefined: none. */
+export function dispatchIntent(type: string, inGuild: boolean): number | undefined {
+  return inGuild ? DISPATCH_INTENTS[type] : (DM_DISPATCH_INTENTS[type] ?? DISPATCH_INTENTS[type]);
+}
 
 /**
  * The permission a member needs to receive a guild dispatch (gateway, Receiving Events: channels the

@@ -38,6 +38,12 @@ export const DELETABLE_MESSAGE_TYPES: readonly number[] = [
   MessageTypes.AutoModerationAction,
 ];
 
+/**
+ * Channel types that hold messages (GUILDS.md §2.1: text, DM, voice and stage text chat, announcement,
+ * threads); sending anywhere else is 50008. Forum and media channels hold only threads.
+ */
+export const MESSAGE_CHANNEL_TYPES: readonly number[] = [0, 1, 2, 3, 5, 10, 11, 12, 13];
+
 /** Message flags (GUILDS.md §4.2); `SentBySocialLayerIntegration` is the social layer's (PROTOCOL.md §A.4). */
 export const MessageFlags = {
   Crossposted: 1 << 0,

@@ -17,6 +17,9 @@ import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
 import { automodRoutes } from './domains/automod/routes.js';
 import { AutoModService } from './domains/automod/service.js';
+import { DmChannels } from './domains/channel-messages/dm-channels.js';
+import { channelMessagesRoutes } from './domains/channel-messages/routes.js';
+import { ChannelMessagesService } from './domains/channel-messages/service.js';
 import { channelsRoutes } from './domains/channels/routes.js';
 import { ChannelsService } from './domains/channels/service.js';
 import { entitlementsRoutes } from './domains/entitlements/routes.js';
@@ -98,6 +101,8 @@ export interface Services {
   bans: BansService;
   voiceStates: VoiceStatesService;
   channels: ChannelsService;
+  channelMessages: ChannelMessagesService;
+  dmChannels: DmChannels;
   automod: AutoModService;
   lobbies: LobbiesService;
   oauth2: OAuth2Service;
@@ -243,7 +248,25 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   });
   const bans = new BansService({ ...moderation, members });
   const voiceStates = new VoiceStatesService({ ...moderation, members });
-  const channels = new ChannelsService({ storage, clock, snowflakes, bus, access: guildAccess, auditLog });
+  const channelMessages = new ChannelMessagesService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    access: guildAccess,
+    users: accounts,
+  });
+  const dmChannels = new DmChannels({ storage, clock, snowflakes, users: accounts });
+  const channels = new ChannelsService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    access: guildAccess,
+    auditLog,
+    channelDeleted: (tx, channelId) => channelMessages.channelDeleted(tx, channelId),
+    privateChannel: (userId, channelId) => dmChannels.find(userId, channelId),
+  });
   const automod = new AutoModService({ storage, clock, snowflakes, bus, access: guildAccess, auditLog });
   const gateway = new GatewayService({ publicUrl, counters, clock });
   const nodeId = `${config.workerId}.${config.processId}.${randomBytes(4).toString('hex')}`;
@@ -400,6 +423,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bans,
     voiceStates,
     channels,
+    channelMessages,
+    dmChannels,
     automod,
     lobbies,
     oauth2,
@@ -432,6 +457,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       bansRoutes(bans),
       voiceStatesRoutes(voiceStates),
       channelsRoutes(channels),
+      channelMessagesRoutes(channelMessages, dmChannels),
       automodRoutes(automod),
       lobbiesRoutes(lobbies),
       oauth2Routes(oauth2),

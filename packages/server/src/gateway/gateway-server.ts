@@ -3,7 +3,7 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import {
   ALL_INTENTS,
-  DISPATCH_INTENTS,
+  dispatchIntent,
   GATEWAY_PATH,
   GATEWAY_VERSIONS,
   GatewayCloseCodes,
@@ -38,6 +38,7 @@ import { ZlibStream } from './compression.js';
 import { type ClientPayload, Connection, type ConnectionContext } from './connection.js';
 import { type GatewayPort, route } from './dispatch.js';
 import { GuildViews } from './guild-views.js';
+import { readableBy } from './message-content.js';
 import { type GatewayService, sessionStartKey } from './service.js';
 import type { SessionStore, StoredSession } from './session-store.js';
 import {
@@ -466,7 +467,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
         audience.guildId === undefined ? undefined : this.#joining.get(session)?.get(audience.guildId);
       if (waiting) waiting.push(event);
       else if (wants(session, event) && this.#views.permits(event, session.identity.userId, now))
-        record(session, event.type, event.data, event.id);
+        record(session, event.type, readableBy(session, event.type, event.data), event.id);
     }
     if (event.type === 'GUILD_DELETE' && audience.guildId !== undefined) {
       for (const session of this.registry.all()) session.guildIds.delete(audience.guildId);
@@ -514,7 +515,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       const now = this.clock.now();
       for (const event of waiting) {
         if (wants(session, event) && this.#views.permits(event, session.identity.userId, now))
-          record(session, event.type, event.data, event.id);
+          record(session, event.type, readableBy(session, event.type, event.data), event.id);
       }
     } catch (error) {
       this.logger.error({ err: error, session: session.id, guild: guildId }, 'gateway guild join failed');
@@ -574,7 +575,8 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       }
       session.onRecord = (sent) => this.#persist(session, store, sent);
       for (const event of [...merged.values()].sort((a, b) => compareEventIds(a.id, b.id))) {
-        if (wants(session, event)) record(session, event.type, event.data, event.id);
+        if (wants(session, event))
+          record(session, event.type, readableBy(session, event.type, event.data), event.id);
       }
       await this.#loadViews(session);
       this.registry.add(session);
@@ -760,12 +762,15 @@ function wants(target: Matchable, event: DeliveredEvent): boolean {
   if (audience.users && !audience.users.includes(target.identity.userId)) return false;
   if (audience.applicationId && target.identity.applicationId !== audience.applicationId) return false;
   if (audience.guildId && !target.guildIds.has(audience.guildId)) return false;
-  return wantsType(target, event.type);
+  return wantsType(target, event.type, audience.guildId !== undefined);
 }
 
-/** Whether a session's intents let it receive this dispatch type (bots only: people and players get all). */
-function wantsType(target: Matchable, type: string): boolean {
-  const intent = DISPATCH_INTENTS[type];
+/**
+ * Whether a session's intents let it receive this dispatch type (bots only: people and players get all);
+ * outside a guild some events need their DM intent instead (MESSAGE_CREATE: DIRECT_MESSAGES).
+ */
+function wantsType(target: Matchable, type: string, inGuild = true): boolean {
+  const intent = dispatchIntent(type, inGuild);
   return intent === undefined || target.identity.kind !== 'bot' || (target.intents & intent) !== 0;
 }
 

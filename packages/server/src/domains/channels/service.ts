@@ -41,6 +41,10 @@ export interface ChannelsDeps {
   bus: Bus;
   access: GuildAccess;
   auditLog: AuditLog;
+  /** What other domains keep per channel and remove with it, inside the deletion's transaction (messages). */
+  channelDeleted?: (tx: Executor, channelId: string) => Promise<void>;
+  /** Channels that are not a guild's (DM channels): GET /channels/{id} answers them for a participant. */
+  privateChannel?: (userId: string, channelId: string) => Promise<Record<string, unknown> | undefined>;
 }
 
 type Tx = Transaction<Schema>;
@@ -118,9 +122,14 @@ export class ChannelsService {
   }
 
   /** GET /channels/{id}: 10003 unless a guild channel, 50001 unless the caller can see it. */
-  async getChannel(userId: string, channelId: string): Promise<ChannelObject> {
+  async getChannel(userId: string, channelId: string): Promise<ChannelObject | Record<string, unknown>> {
     const db = this.#deps.storage.db;
-    const channel = await this.#channel(db, channelId);
+    const row = await store.findChannel(db, channelId);
+    if (!row) {
+      const other = await this.#deps.privateChannel?.(userId, channelId);
+      if (other) return other;
+    }
+    const channel = row ?? (await this.#channel(db, channelId));
     const access = await this.#deps.access.member(db, channel.guild_id, userId);
     await this.#requireIn(db, access, channelId, 0n);
     return this.#object(db, channel);
@@ -268,6 +277,7 @@ export class ChannelsService {
       }
       const channel = await this.#object(tx, row);
       const children = await store.orphanChildren(tx, channelId);
+      await this.#deps.channelDeleted?.(tx, channelId);
       await store.deleteChannel(tx, channelId);
       const settingsCleared = await store.clearGuildChannelSettings(tx, guildId, channelId);
       await this.#deps.auditLog.record(tx, {

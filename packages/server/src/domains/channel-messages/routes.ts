@@ -1,0 +1,59 @@
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { Static } from 'typebox';
+import { HearthError } from '../../kernel/errors.js';
+import type { DmChannels } from './dm-channels.js';
+import type { Actor } from './places.js';
+import { ChannelParams, ListMessagesQuery, MessageParams } from './schemas.js';
+import type { ChannelMessagesService } from './service.js';
+
+/** Message routes take bot tokens and user sessions (GUILDS.md §4). */
+const MEMBER = { auth: { bot: true, user: true } } as const;
+
+type Channel = { Params: Static<typeof ChannelParams> };
+type Message = { Params: Static<typeof MessageParams> };
+
+export function channelMessagesRoutes(messages: ChannelMessagesService, dms: DmChannels): FastifyPluginAsync {
+  return async (app) => {
+    app.get<Channel>(
+      '/channels/:channel_id/messages',
+      { config: MEMBER, schema: { params: ChannelParams, querystring: ListMessagesQuery } },
+      async (request) => messages.list(actorOf(request), request.params.channel_id, request.query),
+    );
+    app.post<Channel>(
+      '/channels/:channel_id/messages',
+      { config: MEMBER, schema: { params: ChannelParams } },
+      async (request) => messages.create(actorOf(request), request.params.channel_id, request.body),
+    );
+    app.get<Message>(
+      '/channels/:channel_id/messages/:message_id',
+      { config: MEMBER, schema: { params: MessageParams } },
+      async (request) => messages.get(actorOf(request), request.params.channel_id, request.params.message_id),
+    );
+    app.patch<Message>(
+      '/channels/:channel_id/messages/:message_id',
+      { config: MEMBER, schema: { params: MessageParams } },
+      async (request) =>
+        messages.edit(actorOf(request), request.params.channel_id, request.params.message_id, request.body),
+    );
+    app.delete<Message>(
+      '/channels/:channel_id/messages/:message_id',
+      { config: MEMBER, schema: { params: MessageParams } },
+      async (request, reply) => {
+        await messages.delete(actorOf(request), request.params.channel_id, request.params.message_id);
+        return reply.code(204).send();
+      },
+    );
+    app.post('/users/@me/channels', { config: MEMBER }, async (request) =>
+      dms.open(actorOf(request), request.body),
+    );
+  };
+}
+
+/** The caller as the message rules see it: a bot user or a person. */
+export function actorOf(request: FastifyRequest): Actor {
+  const principal = request.principal;
+  if (!principal) throw new HearthError('GeneralUnauthorized');
+  return principal.kind === 'bot'
+    ? { userId: principal.userId, bot: true, applicationId: principal.applicationId }
+    : { userId: principal.userId, bot: false };
+}

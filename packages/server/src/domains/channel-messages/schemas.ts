@@ -1,0 +1,82 @@
+import { AllowedMentionTypes, MessageLimits, MessageReferenceTypes } from '@hearth/protocol';
+import { type Static, type TSchema, Type } from 'typebox';
+
+/**
+ * Request shapes of the channel message routes (OAS `MessageCreateRequest`, `MessageEditRequestPartial`;
+ * GUILDS.md §4.5, §4.6). Embeds, components and attachments are only shaped here (arrays of objects):
+ * their field rules are the content validators' (service step `#checkEmbeds` / `#checkComponents`).
+ */
+
+const Snowflake = Type.String({ format: 'snowflake' });
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+const Choice = <T extends string | number>(values: readonly T[]) =>
+  Type.Unsafe<T>({ type: typeof values[0] === 'string' ? 'string' : 'integer', enum: [...values] });
+const Item = Type.Record(Type.String(), Type.Unknown());
+const Objects = Type.Array(Item);
+
+const Embeds = Type.Array(Item, { maxItems: MessageLimits.embedsMax });
+
+export const ChannelParams = Type.Object({ channel_id: Snowflake });
+export const MessageParams = Type.Object({ channel_id: Snowflake, message_id: Snowflake });
+
+/** `allowed_mentions` (GUILDS.md §4.6): `parse` and an id list of the same kind exclude each other. */
+export const AllowedMentions = Type.Object({
+  parse: Type.Optional(Nullable(Type.Array(Choice(Object.values(AllowedMentionTypes))))),
+  users: Type.Optional(Nullable(Type.Array(Snowflake, { maxItems: 100 }))),
+  roles: Type.Optional(Nullable(Type.Array(Snowflake, { maxItems: 100 }))),
+  replied_user: Type.Optional(Nullable(Type.Boolean())),
+});
+export type AllowedMentions = Static<typeof AllowedMentions>;
+
+/** `message_reference` (GUILDS.md §4.4): replies here; forwards are the forwarding step's. */
+export const MessageReference = Type.Object({
+  type: Type.Optional(Nullable(Choice(Object.values(MessageReferenceTypes)))),
+  message_id: Type.Optional(Nullable(Snowflake)),
+  channel_id: Type.Optional(Nullable(Snowflake)),
+  guild_id: Type.Optional(Nullable(Snowflake)),
+  fail_if_not_exists: Type.Optional(Nullable(Type.Boolean())),
+});
+export type MessageReference = Static<typeof MessageReference>;
+
+/** A nonce is a string of at most 25 characters or an integer (GUILDS.md §4.5). */
+const Nonce = Type.Union([
+  Type.String({ maxLength: MessageLimits.nonceMax }),
+  Type.Integer({ minimum: Number.MIN_SAFE_INTEGER, maximum: Number.MAX_SAFE_INTEGER }),
+]);
+
+export const CreateMessage = Type.Object({
+  content: Type.Optional(Nullable(Type.String({ maxLength: MessageLimits.contentMax }))),
+  nonce: Type.Optional(Nullable(Nonce)),
+  enforce_nonce: Type.Optional(Nullable(Type.Boolean())),
+  tts: Type.Optional(Nullable(Type.Boolean())),
+  embeds: Type.Optional(Nullable(Embeds)),
+  allowed_mentions: Type.Optional(Nullable(AllowedMentions)),
+  message_reference: Type.Optional(Nullable(MessageReference)),
+  components: Type.Optional(Nullable(Objects)),
+  sticker_ids: Type.Optional(Nullable(Type.Array(Snowflake, { maxItems: MessageLimits.stickersMax }))),
+  attachments: Type.Optional(Nullable(Objects)),
+  flags: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+});
+export type CreateMessage = Static<typeof CreateMessage>;
+
+export const EditMessage = Type.Object({
+  content: Type.Optional(Nullable(Type.String({ maxLength: MessageLimits.contentMax }))),
+  embeds: Type.Optional(Nullable(Embeds)),
+  flags: Type.Optional(Nullable(Type.Integer({ minimum: 0 }))),
+  allowed_mentions: Type.Optional(Nullable(AllowedMentions)),
+  components: Type.Optional(Nullable(Objects)),
+  attachments: Type.Optional(Nullable(Objects)),
+});
+export type EditMessage = Static<typeof EditMessage>;
+
+/** GET /channels/{id}/messages: at most one of `around`, `before`, `after` is used (in that order). */
+export const ListMessagesQuery = Type.Object({
+  around: Type.Optional(Snowflake),
+  before: Type.Optional(Snowflake),
+  after: Type.Optional(Snowflake),
+  limit: Type.Optional(Type.Integer({ minimum: MessageLimits.listMin, maximum: MessageLimits.listMax })),
+});
+export type ListMessagesQuery = Static<typeof ListMessagesQuery>;
+
+/** POST /users/@me/channels (GUILDS.md §2.1 DM). */
+export const CreateDM = Type.Object({ recipient_id: Snowflake });

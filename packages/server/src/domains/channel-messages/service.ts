@@ -1,0 +1,670 @@
+import {
+  ComponentLimits,
+  DELETABLE_MESSAGE_TYPES,
+  EDITABLE_MESSAGE_FLAGS,
+  FormErrors,
+  MessageDispatches,
+  MessageFlags,
+  MessageLimits,
+  MessageReferenceTypes,
+  MessageTypes,
+  PermissionFlags,
+  SENDABLE_MESSAGE_FLAGS,
+  snowflakeTimestamp,
+} from '@hearth/protocol';
+import type { Insertable, Transaction } from 'kysely';
+import type { Audience, Bus } from '../../bus/bus.js';
+import type { Clock } from '../../kernel/clock.js';
+import { HearthError, invalidForm } from '../../kernel/errors.js';
+import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
+import { parse } from '../../kernel/validation.js';
+import type { Executor, Storage } from '../../storage/database.js';
+import type { MessagesTable, Schema } from '../../storage/schema.js';
+import { toUserObject, type User } from '../accounts/service.js';
+import * as channelStore from '../channels/store.js';
+import type { GuildAccess } from '../guilds/access.js';
+import * as memberStore from '../guilds/members-store.js';
+import { toMemberObject } from '../guilds/objects.js';
+import { DatedRules, has } from '../guilds/permissions.js';
+import { exclusiveConflict, type Mentions, resolveMentions, written } from './mentions.js';
+import { encodeNonce, type MessageObject, toMessageObject, type UserObject } from './objects.js';
+import { type Actor, type Place, placeOf, requireMessageChannel, requirePermissions } from './places.js';
+import {
+  type AllowedMentions,
+  CreateMessage,
+  EditMessage,
+  ListMessagesQuery,
+  type MessageReference,
+} from './schemas.js';
+import * as store from './store.js';
+
+export type { Actor } from './places.js';
+
+type Tx = Transaction<Schema>;
+type Json = Record<string, unknown>;
+
+/**
+ * The files of messages. The attachment store serves them; without one, messages carry none and a
+ * request naming `attachments` is refused as naming unknown uploads.
+ */
+export interface MessageAttachments {
+  /** The attachment objects of each message, in order. */
+  objectsOf(db: Executor, messageIds: readonly string[]): Promise<Map<string, Json[]>>;
+}
+
+/** A message about to be stored (create or edit): what a content guard such as AutoMod inspects. */
+export interface MessageDraft {
+  channelId: string;
+  guildId: string | null;
+  authorId: string;
+  content: string;
+  embeds: readonly Json[];
+  components: readonly Json[];
+  /** Whether this is an edit of an existing message (the seed's AutoMod rule names that case). */
+  edit: boolean;
+}
+
+/** A check of every create and edit before it is stored (AutoMod); throws a HearthError to refuse. */
+export interface MessageGuard {
+  check(db: Executor, draft: MessageDraft, actor: Actor): Promise<void>;
+}
+
+export interface ChannelMessagesDeps {
+  storage: Storage;
+  clock: Clock;
+  snowflakes: SnowflakeGenerator;
+  bus: Bus;
+  access: GuildAccess;
+  users: { getUserIn(db: Executor, id: string): Promise<User | undefined> };
+  attachments?: MessageAttachments;
+  guards?: readonly MessageGuard[];
+}
+
+const { SendMessages, SendTTSMessages, EmbedLinks, ReadMessageHistory, ManageMessages, MentionEveryone } =
+  PermissionFlags;
+
+/** Message types a user or bot writes (and so may edit); the others are system messages (50021). */
+const EDITABLE_TYPES: readonly number[] = [
+  MessageTypes.Default,
+  MessageTypes.Reply,
+  MessageTypes.ChatInputCommand,
+  MessageTypes.ContextMenuCommand,
+];
+
+/** Result of the create transaction: the row, and whether it was new (`enforce_nonce` may answer an old one). */
+interface Created {
+  row: store.MessageRow;
+  place: Place;
+  isNew: boolean;
+}
+
+/**
+ * Messages of guild and DM channels (GUILDS.md §4): create, read, list, edit, delete. Each handler is a
+ * list of named steps; events go out once the transaction committed (STYLE rule 3).
+ */
+export class ChannelMessagesService {
+  readonly #deps: ChannelMessagesDeps;
+
+  constructor(deps: ChannelMessagesDeps) {
+    this.#deps = deps;
+  }
+
+  // ---- Create (POST /channels/{id}/messages) ----
+
+  /**
+   * Creates a message from a parsed JSON body (or a multipart `payload_json`); answers the message, or
+   * under `enforce_nonce` the author's earlier message with the same nonce.
+   */
+  async create(actor: Actor, channelId: string, input: unknown): Promise<MessageObject> {
+    const body = parse(CreateMessage, input ?? {});
+    checkAllowedMentions(body.allowed_mentions);
+    const created = await this.#deps.storage.transaction(async (tx): Promise<Created> => {
+      const place = await placeOf(tx, this.#deps.access, actor, channelId);
+      requireMessageChannel(place);
+      this.#requireSendPermissions(place, body);
+      const earlier = await this.#enforceNonce(tx, actor, place, body);
+      if (earlier) return { row: earlier, place, isNew: false };
+      const flags = this.#createFlags(body.flags);
+      const content = body.content ?? '';
+      const embeds = this.#checkEmbeds(body.embeds ?? []);
+      const components = this.#checkComponents(body.components ?? [], flags);
+      this.#checkAttachments(body.attachments ?? []);
+      if (
+        content === '' &&
+        embeds.length === 0 &&
+        components.length === 0 &&
+        (body.sticker_ids ?? []).length === 0
+      )
+        throw new HearthError('CannotSendEmptyMessage');
+      const reference = await this.#reference(tx, place, body.message_reference);
+      const mentions = await this.#mentions(tx, place, content, body.allowed_mentions, reference?.authorId);
+      await this.#guard(tx, actor, {
+        channelId,
+        guildId: place.guildId,
+        authorId: actor.userId,
+        content,
+        embeds,
+        components,
+        edit: false,
+      });
+      await this.#slowmode(tx, actor, place);
+      const id = this.#deps.snowflakes.next();
+      const row: Insertable<MessagesTable> = {
+        id,
+        channel_id: channelId,
+        guild_id: place.guildId,
+        author_id: actor.userId,
+        type: reference ? MessageTypes.Reply : MessageTypes.Default,
+        content,
+        flags,
+        tts: body.tts === true ? 1 : 0,
+        mention_everyone: mentions.everyone ? 1 : 0,
+        mentions: JSON.stringify(mentions.users),
+        mention_roles: JSON.stringify(mentions.roles),
+        embeds: JSON.stringify(embeds),
+        components: JSON.stringify(components),
+        message_reference: reference ? JSON.stringify(reference.wire) : null,
+        message_snapshots: null,
+        interaction_metadata: null,
+        nonce: body.nonce === undefined || body.nonce === null ? null : encodeNonce(body.nonce),
+        pinned: 0,
+        pinned_at: null,
+        webhook_id: null,
+        application_id: null,
+        // The id's own instant: history pages order by it (0016_messages).
+        created_at: snowflakeTimestamp(id),
+        edited_at: null,
+      };
+      await store.insertMessage(tx, row);
+      await this.#rememberNonce(tx, actor, body.nonce, id);
+      if (place.guildId !== null) await channelStore.updateChannel(tx, channelId, { last_message_id: id });
+      return { row: (await store.findMessage(tx, channelId, id))!, place, isNew: true };
+    });
+    const [message] = await this.#objects(this.#deps.storage.db, [created.row], actor.userId);
+    if (created.isNew)
+      await this.#publishMessage(MessageDispatches.MessageCreate, created.place, created.row);
+    return message!;
+  }
+
+  // ---- Read ----
+
+  /** GET /channels/{id}/messages/{mid}: READ_MESSAGE_HISTORY (50013), 10008 when it is not there. */
+  async get(actor: Actor, channelId: string, messageId: string): Promise<MessageObject> {
+    const db = this.#deps.storage.db;
+    const place = await placeOf(db, this.#deps.access, actor, channelId);
+    requirePermissions(place, ReadMessageHistory);
+    const row = await this.#message(db, channelId, messageId);
+    const [message] = await this.#objects(db, [row], actor.userId);
+    return message!;
+  }
+
+  /**
+   * GET /channels/{id}/messages: newest first, `limit` 1–100 (50); `around`, `before` or `after`. Without
+   * READ_MESSAGE_HISTORY the answer is empty (the platform's behaviour), not an error.
+   */
+  async list(actor: Actor, channelId: string, query: unknown): Promise<MessageObject[]> {
+    const {
+      around,
+      before,
+      after,
+      limit = MessageLimits.listDefault,
+    } = parse(ListMessagesQuery, query ?? {});
+    const db = this.#deps.storage.db;
+    const place = await placeOf(db, this.#deps.access, actor, channelId);
+    if (!has(place.permissions, ReadMessageHistory)) return [];
+    let rows: store.MessageRow[];
+    if (around !== undefined) {
+      const newer = await store.messagesAfter(db, channelId, around, Math.ceil(limit / 2), true);
+      const older = await store.messagesBefore(db, channelId, around, limit - newer.length);
+      rows = [...newer.reverse(), ...older];
+    } else if (before !== undefined) {
+      rows = await store.messagesBefore(db, channelId, before, limit);
+    } else if (after !== undefined) {
+      rows = (await store.messagesAfter(db, channelId, after, limit)).reverse();
+    } else {
+      rows = await store.messagesBefore(db, channelId, undefined, limit);
+    }
+    return this.#objects(db, rows, actor.userId);
+  }
+
+  // ---- Edit (PATCH /channels/{id}/messages/{mid}) ----
+
+  /**
+   * The author edits content, embeds, components, attachments and flags; anyone else may only change
+   * SUPPRESS_EMBEDS, with MANAGE_MESSAGES (GUILDS.md §4.5). IS_COMPONENTS_V2 is never cleared.
+   */
+  async edit(actor: Actor, channelId: string, messageId: string, input: unknown): Promise<MessageObject> {
+    const body = parse(EditMessage, input ?? {});
+    checkAllowedMentions(body.allowed_mentions);
+    const { row, place } = await this.#deps.storage.transaction(async (tx) => {
+      const place = await placeOf(tx, this.#deps.access, actor, channelId);
+      const current = await this.#message(tx, channelId, messageId);
+      if (!EDITABLE_TYPES.includes(Number(current.type)))
+        throw new HearthError('CannotExecuteOnSystemMessage');
+      const own = current.author_id === actor.userId;
+      const touchesContent =
+        body.content !== undefined ||
+        body.embeds !== undefined ||
+        body.components !== undefined ||
+        body.attachments !== undefined;
+      if (!own && touchesContent) throw new HearthError('CannotEditOtherUsersMessage');
+      if (!own && body.flags !== undefined && body.flags !== null) requirePermissions(place, ManageMessages);
+      const changes: Partial<Insertable<MessagesTable>> = {};
+      const flags = this.#editFlags(Number(current.flags), body.flags);
+      if (flags !== Number(current.flags)) changes.flags = flags;
+      if (touchesContent) {
+        const content = body.content === undefined ? current.content : (body.content ?? '');
+        const embeds =
+          body.embeds === undefined
+            ? (JSON.parse(current.embeds) as Json[])
+            : this.#checkEmbeds(body.embeds ?? []);
+        if (body.embeds !== undefined && embeds.length > 0) requirePermissions(place, EmbedLinks);
+        const components =
+          body.components === undefined
+            ? (JSON.parse(current.components) as Json[])
+            : this.#checkComponents(body.components ?? [], flags);
+        this.#checkAttachments(body.attachments ?? []);
+        const attachments =
+          (await this.#deps.attachments?.objectsOf(tx, [current.id]))?.get(current.id) ?? [];
+        if (content === '' && embeds.length === 0 && components.length === 0 && attachments.length === 0)
+          throw new HearthError('CannotSendEmptyMessage');
+        await this.#guard(tx, actor, {
+          channelId,
+          guildId: place.guildId,
+          authorId: actor.userId,
+          content,
+          embeds,
+          components,
+          edit: true,
+        });
+        if (body.content !== undefined) {
+          const repliedTo = await this.#repliedAuthor(tx, current);
+          const mentions = await this.#mentions(tx, place, content, body.allowed_mentions, repliedTo);
+          changes.content = content;
+          changes.mentions = JSON.stringify(mentions.users);
+          changes.mention_roles = JSON.stringify(mentions.roles);
+          changes.mention_everyone = mentions.everyone ? 1 : 0;
+        }
+        changes.embeds = JSON.stringify(embeds);
+        changes.components = JSON.stringify(components);
+        changes.edited_at = this.#deps.clock.now();
+      }
+      if (Object.keys(changes).length > 0) await store.updateMessage(tx, current.id, changes);
+      return { row: (await store.findMessage(tx, channelId, messageId))!, place };
+    });
+    const [message] = await this.#objects(this.#deps.storage.db, [row], actor.userId);
+    await this.#publishMessage(MessageDispatches.MessageUpdate, place, row);
+    return message!;
+  }
+
+  // ---- Delete (DELETE /channels/{id}/messages/{mid}) ----
+
+  /** The author, or MANAGE_MESSAGES for others' messages; system messages cannot be deleted (50021). */
+  async delete(actor: Actor, channelId: string, messageId: string): Promise<void> {
+    const place = await this.#deps.storage.transaction(async (tx) => {
+      const place = await placeOf(tx, this.#deps.access, actor, channelId);
+      const row = await this.#message(tx, channelId, messageId);
+      if (!DELETABLE_MESSAGE_TYPES.includes(Number(row.type)))
+        throw new HearthError('CannotExecuteOnSystemMessage');
+      if (row.author_id !== actor.userId) requirePermissions(place, ManageMessages);
+      await store.deleteMessage(tx, row.id);
+      return place;
+    });
+    await this.#deps.bus.publish({
+      type: MessageDispatches.MessageDelete,
+      data: {
+        id: messageId,
+        channel_id: channelId,
+        ...(place.guildId === null ? {} : { guild_id: place.guildId }),
+      },
+      audience: audienceOf(place),
+    });
+  }
+
+  /** Inside the channel's deletion (ChannelsService): its messages and slowmode marks go with it. */
+  async channelDeleted(tx: Executor, channelId: string): Promise<void> {
+    await store.deleteChannelMessages(tx, channelId);
+  }
+
+  // ---- Objects ----
+
+  /** Message objects of rows as `viewerId` reads them: users, files, reactions, and replied-to messages. */
+  async objectsOf(
+    db: Executor,
+    rows: readonly store.MessageRow[],
+    viewerId: string | undefined,
+  ): Promise<MessageObject[]> {
+    return this.#objects(db, rows, viewerId);
+  }
+
+  async #objects(
+    db: Executor,
+    rows: readonly store.MessageRow[],
+    viewerId: string | undefined,
+    withReferences = true,
+  ): Promise<MessageObject[]> {
+    if (rows.length === 0) return [];
+    const ids = rows.map((row) => row.id);
+    const users = new Map<string, UserObject>();
+    const userObject = async (id: string): Promise<UserObject | undefined> => {
+      if (!users.has(id)) {
+        const user = await this.#deps.users.getUserIn(db, id);
+        if (user) users.set(id, toUserObject(user) as UserObject);
+      }
+      return users.get(id);
+    };
+    const [attachments, reactions] = await Promise.all([
+      this.#deps.attachments?.objectsOf(db, ids) ?? Promise.resolve(new Map<string, Json[]>()),
+      store.reactionsOf(db, ids),
+    ]);
+    const referenced = withReferences ? await this.#referencedMessages(db, rows, viewerId) : new Map();
+    const out: MessageObject[] = [];
+    for (const row of rows) {
+      const author = (await userObject(row.author_id)) ?? deletedUser(row.author_id);
+      const mentions: UserObject[] = [];
+      for (const id of JSON.parse(row.mentions) as string[]) {
+        const user = await userObject(id);
+        if (user) mentions.push(user);
+      }
+      const reference = replyTarget(row);
+      out.push(
+        toMessageObject(row, {
+          author,
+          mentions,
+          attachments: attachments.get(row.id) ?? [],
+          reactions: reactions.filter((reaction) => reaction.message_id === row.id),
+          viewerId,
+          ...(reference === undefined ? {} : { referenced: referenced.get(reference) ?? null }),
+        }),
+      );
+    }
+    return out;
+  }
+
+  /** The replied-to messages of replies among `rows`, each without its own `referenced_message`. */
+  async #referencedMessages(
+    db: Executor,
+    rows: readonly store.MessageRow[],
+    viewerId: string | undefined,
+  ): Promise<Map<string, MessageObject>> {
+    const wanted = rows.flatMap((row) => replyTarget(row) ?? []);
+    const found = await store.findMessages(db, wanted);
+    const objects = await this.#objects(db, found, viewerId, false);
+    return new Map(objects.map((object) => [object.id, object]));
+  }
+
+  // ---- Steps ----
+
+  /** SEND_MESSAGES; SEND_TTS_MESSAGES for `tts`; EMBED_LINKS for embeds (GUILDS.md §4.5). */
+  #requireSendPermissions(place: Place, body: CreateMessage): void {
+    requirePermissions(place, SendMessages);
+    if (body.tts === true) requirePermissions(place, SendTTSMessages);
+    if ((body.embeds ?? []).length > 0) requirePermissions(place, EmbedLinks);
+  }
+
+  /**
+   * `enforce_nonce`: the same author's message with the same nonce within the window is answered instead
+   * of a new one (seed: Message). Without it a nonce is only echoed.
+   */
+  async #enforceNonce(
+    tx: Tx,
+    actor: Actor,
+    place: Place,
+    body: CreateMessage,
+  ): Promise<store.MessageRow | undefined> {
+    if (body.enforce_nonce !== true || body.nonce === undefined || body.nonce === null) return undefined;
+    const since = this.#deps.clock.now() - MessageLimits.enforceNonceWindowMs;
+    const seen = await store.findNonce(tx, actor.userId, String(body.nonce));
+    if (!seen || Number(seen.created_at) < since) return undefined;
+    const earlier = await store.findMessage(tx, place.channelId, seen.message_id);
+    return earlier;
+  }
+
+  async #rememberNonce(tx: Tx, actor: Actor, nonce: string | number | null | undefined, messageId: string) {
+    if (nonce === undefined || nonce === null) return;
+    const now = this.#deps.clock.now();
+    await store.forgetNoncesBefore(tx, actor.userId, now - MessageLimits.enforceNonceWindowMs);
+    await store.rememberNonce(tx, {
+      author_id: actor.userId,
+      nonce: String(nonce),
+      message_id: messageId,
+      created_at: now,
+    });
+  }
+
+  /** Only SUPPRESS_EMBEDS, SUPPRESS_NOTIFICATIONS, IS_VOICE_MESSAGE and IS_COMPONENTS_V2 may be sent. */
+  #createFlags(requested: number | null | undefined): number {
+    const flags = requested ?? 0;
+    if ((flags & ~SENDABLE_MESSAGE_FLAGS) !== 0) throw invalidForm('flags', FormErrors.invalid());
+    return flags;
+  }
+
+  /** Editable bits change as asked; the others stay; IS_COMPONENTS_V2 once set stays set (GUILDS.md §4.3). */
+  #editFlags(current: number, requested: number | null | undefined): number {
+    if (requested === undefined || requested === null) return current;
+    if ((requested & ~(SENDABLE_MESSAGE_FLAGS | current)) !== 0)
+      throw invalidForm('flags', FormErrors.invalid());
+    const next = (current & ~EDITABLE_MESSAGE_FLAGS) | (requested & EDITABLE_MESSAGE_FLAGS);
+    return next | (current & MessageFlags.IsComponentsV2);
+  }
+
+  /** Embeds: at most 10, each an object (schema). Their field limits are the content validators'. */
+  #checkEmbeds(embeds: readonly Json[]): Json[] {
+    return embeds.map((embed) => ({ ...embed, type: 'rich' }));
+  }
+
+  /** Components: at most 5 top-level action rows, or with IS_COMPONENTS_V2 at most 40 components in all. */
+  #checkComponents(components: readonly Json[], flags: number): Json[] {
+    if ((flags & MessageFlags.IsComponentsV2) !== 0) {
+      if (countComponents(components) > ComponentLimits.componentsV2Total)
+        throw invalidForm('components', FormErrors.maxItems(ComponentLimits.componentsV2Total));
+    } else if (components.length > ComponentLimits.legacyActionRows) {
+      throw invalidForm('components', FormErrors.maxItems(ComponentLimits.legacyActionRows));
+    }
+    return numberComponents(components);
+  }
+
+  /** `attachments` names uploads; without an attachment store there are none to name. */
+  #checkAttachments(attachments: readonly Json[]): void {
+    if (attachments.length > 0 && !this.#deps.attachments)
+      throw invalidForm('attachments', FormErrors.invalid());
+  }
+
+  /**
+   * A reply (`message_reference`, type DEFAULT): READ_MESSAGE_HISTORY (160002), a message of this channel;
+   * a missing one is 50035 unless `fail_if_not_exists: false`, which sends a plain message (GUILDS.md §4.4).
+   */
+  async #reference(
+    tx: Tx,
+    place: Place,
+    requested: MessageReference | null | undefined,
+  ): Promise<{ wire: Json; authorId: string } | undefined> {
+    if (!requested) return undefined;
+    const type = requested.type ?? MessageReferenceTypes.Default;
+    if (type !== MessageReferenceTypes.Default)
+      throw invalidForm('message_reference.type', FormErrors.choices([MessageReferenceTypes.Default]));
+    if (!requested.message_id) throw invalidForm('message_reference.message_id', FormErrors.required());
+    if (!has(place.permissions, ReadMessageHistory)) throw new HearthError('CannotReplyWithoutReadHistory');
+    const channelId = requested.channel_id ?? place.channelId;
+    const target =
+      channelId === place.channelId
+        ? await store.findMessage(tx, channelId, requested.message_id)
+        : undefined;
+    const sameGuild =
+      requested.guild_id === undefined || requested.guild_id === null || requested.guild_id === place.guildId;
+    if (!target || !sameGuild) {
+      if (requested.fail_if_not_exists === false) return undefined;
+      throw invalidForm('message_reference', FormErrors.messageReferenceUnknownMessage());
+    }
+    return {
+      wire: {
+        type,
+        channel_id: place.channelId,
+        message_id: target.id,
+        ...(place.guildId === null ? {} : { guild_id: place.guildId }),
+      },
+      authorId: target.author_id,
+    };
+  }
+
+  async #repliedAuthor(db: Executor, row: store.MessageRow): Promise<string | undefined> {
+    const target = replyTarget(row);
+    if (target === undefined) return undefined;
+    return (await store.findMessage(db, row.channel_id, target))?.author_id;
+  }
+
+  /** Who the message mentions: the written mentions, narrowed by `allowed_mentions` and by rights. */
+  async #mentions(
+    tx: Tx,
+    place: Place,
+    content: string,
+    allowed: AllowedMentions | null | undefined,
+    repliedAuthorId: string | undefined,
+  ): Promise<Mentions> {
+    const text = written(content);
+    const users = new Set<string>();
+    for (const id of text.users) if (await this.#deps.users.getUserIn(tx, id)) users.add(id);
+    const roles =
+      place.guildId === null
+        ? new Map<string, boolean>()
+        : await store.rolesAmong(tx, place.guildId, text.roles);
+    return resolveMentions(text, allowed, {
+      users,
+      roles,
+      mentionEveryone: place.guildId !== null && has(place.permissions, MentionEveryone),
+      ...(repliedAuthorId === undefined ? {} : { repliedAuthorId }),
+    });
+  }
+
+  async #guard(tx: Tx, actor: Actor, draft: MessageDraft): Promise<void> {
+    for (const guard of this.#deps.guards ?? []) await guard.check(tx, draft, actor);
+  }
+
+  /**
+   * Slowmode (`rate_limit_per_user`): one message per period per member per channel; 429 with 20016 and
+   * `retry_after` until it ends. Exempt: bots, and BYPASS_SLOWMODE (before 23 Feb 2026 also the older
+   * MANAGE_MESSAGES / MANAGE_CHANNELS / MANAGE_THREADS; GUILDS.md §1.1).
+   */
+  async #slowmode(tx: Tx, actor: Actor, place: Place): Promise<void> {
+    if (place.rateLimitPerUser <= 0) return;
+    const now = this.#deps.clock.now();
+    if (DatedRules.bypassesSlowmode(place.permissions, now, actor.bot)) return;
+    const mark = await store.slowmodeMark(tx, place.channelId, actor.userId);
+    if (mark && Number(mark.until) > now) {
+      const retryAfter = Number(((Number(mark.until) - now) / 1000).toFixed(3));
+      throw new HearthError('SlowmodeRateLimited', { extra: { retry_after: retryAfter, global: false } });
+    }
+    await store.setSlowmodeMark(tx, {
+      channel_id: place.channelId,
+      user_id: actor.userId,
+      until: now + place.rateLimitPerUser * 1000,
+    });
+  }
+
+  async #message(db: Executor, channelId: string, messageId: string): Promise<store.MessageRow> {
+    const row = await store.findMessage(db, channelId, messageId);
+    if (!row) throw new HearthError('UnknownMessage');
+    return row;
+  }
+
+  /**
+   * MESSAGE_CREATE / MESSAGE_UPDATE: the full object as every reader sees it (no `me`), with `guild_id`
+   * and the author's `member` in guild channels; the gateway empties privileged fields per session.
+   */
+  async #publishMessage(type: string, place: Place, row: store.MessageRow): Promise<void> {
+    const db = this.#deps.storage.db;
+    const [message] = await this.#objects(db, [row], undefined);
+    const data: Json = { ...message! };
+    if (place.guildId !== null) {
+      data['guild_id'] = place.guildId;
+      const member = await memberStore.findMember(db, place.guildId, row.author_id);
+      if (member) {
+        const roles =
+          (await memberStore.roleIdsOf(db, place.guildId, [row.author_id])).get(row.author_id) ?? [];
+        data['member'] = toMemberObject(member, roles, undefined);
+      }
+    }
+    await this.#deps.bus.publish({ type, data, audience: audienceOf(place) });
+  }
+}
+
+/** Guild channels: members who can view the channel; DMs: both participants. */
+function audienceOf(place: Place): Audience {
+  if (place.guildId === null) return { users: [...(place.recipients ?? [])] };
+  return {
+    guildId: place.guildId,
+    channelId: place.channelId,
+    permission: PermissionFlags.ViewChannel.toString(),
+  };
+}
+
+function checkAllowedMentions(allowed: AllowedMentions | null | undefined): void {
+  const conflict = exclusiveConflict(allowed);
+  if (conflict) throw invalidForm('allowed_mentions', FormErrors.allowedMentionsParseExclusive(conflict));
+}
+
+/** The replied-to message id of a reply. */
+function replyTarget(row: store.MessageRow): string | undefined {
+  if (Number(row.type) !== MessageTypes.Reply || row.message_reference === null) return undefined;
+  const reference = JSON.parse(row.message_reference) as { message_id?: string };
+  return reference.message_id;
+}
+
+/**
+ * Every component gets an `id`: the one sent, or the next number after those before it in reading order
+ * (the interface fills missing ids sequentially; responses always carry them).
+ */
+function numberComponents(components: readonly Json[]): Json[] {
+  let next = 0;
+  const used = new Set<number>();
+  const collect = (list: readonly Json[]) => {
+    for (const component of list) {
+      if (typeof component['id'] === 'number') used.add(component['id']);
+      if (Array.isArray(component['components'])) collect(component['components'] as Json[]);
+      const accessory = component['accessory'];
+      if (accessory && typeof accessory === 'object') collect([accessory as Json]);
+    }
+  };
+  collect(components);
+  const fill = (list: readonly Json[]): Json[] =>
+    list.map((component) => {
+      const out: Json = { ...component };
+      if (typeof out['id'] !== 'number') {
+        do next += 1;
+        while (used.has(next));
+        out['id'] = next;
+      }
+      if (Array.isArray(component['components'])) out['components'] = fill(component['components'] as Json[]);
+      const accessory = component['accessory'];
+      if (accessory && typeof accessory === 'object') out['accessory'] = fill([accessory as Json])[0];
+      return out;
+    });
+  return fill(components);
+}
+
+/** Components counted at every depth (rows, sections, containers and what they hold). */
+function countComponents(components: readonly Json[]): number {
+  let count = 0;
+  for (const component of components) {
+    count += 1;
+    const children = component['components'];
+    if (Array.isArray(children)) count += countComponents(children as Json[]);
+    const accessory = component['accessory'];
+    if (accessory && typeof accessory === 'object') count += 1;
+  }
+  return count;
+}
+
+/** What stands for an author whose account no longer exists. */
+function deletedUser(id: string): UserObject {
+  return {
+    id,
+    username: 'Deleted User',
+    discriminator: '0000',
+    global_name: null,
+    avatar: null,
+    public_flags: 0,
+    flags: 0,
+    primary_guild: null,
+  };
+}
