@@ -15,6 +15,7 @@ import { accountsRoutes } from './domains/accounts/routes.js';
 import { AccountsService } from './domains/accounts/service.js';
 import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
+import { AutoModEnforcement } from './domains/automod/enforcement.js';
 import { automodRoutes } from './domains/automod/routes.js';
 import { AutoModService } from './domains/automod/service.js';
 import { DmChannels } from './domains/channel-messages/dm-channels.js';
@@ -248,13 +249,26 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   });
   const bans = new BansService({ ...moderation, members });
   const voiceStates = new VoiceStatesService({ ...moderation, members });
-  const channelMessages = new ChannelMessagesService({
+  // AutoMod checks every guild message the message core stores, and posts its alerts through it.
+  const automodEnforcement: AutoModEnforcement = new AutoModEnforcement({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    access: guildAccess,
+    auditLog,
+    counters,
+    alerts: { postAlert: (tx, alert) => channelMessages.postAlert(tx, alert) },
+    timeouts: members,
+  });
+  const channelMessages: ChannelMessagesService = new ChannelMessagesService({
     storage,
     clock,
     snowflakes,
     bus,
     access: guildAccess,
     users: accounts,
+    guards: [automodEnforcement.messageGuard()],
   });
   const dmChannels = new DmChannels({ storage, clock, snowflakes, users: accounts });
   const channels = new ChannelsService({

@@ -6,6 +6,10 @@ const MESSAGE_EVENTS = new Set(['MESSAGE_CREATE', 'MESSAGE_UPDATE']);
 /** What the MESSAGE_CONTENT intent unlocks in a message: without it these are empty (GUILDS.md §4.1). */
 const PRIVILEGED_FIELDS = { content: '', embeds: [], attachments: [], components: [] } as const;
 
+/** AutoMod executions carry the member's text; without MESSAGE_CONTENT it is empty (GUILDS.md §10). */
+const EXECUTION_EVENT = 'AUTO_MODERATION_ACTION_EXECUTION';
+const PRIVILEGED_EXECUTION_FIELDS = { content: '', matched_content: '' } as const;
+
 interface Reader {
   identity: { kind: string; userId: string };
   intents: number;
@@ -21,8 +25,9 @@ export function readableBy(
   type: string,
   data: Record<string, unknown>,
 ): Record<string, unknown> {
-  if (!MESSAGE_EVENTS.has(type) || reader.identity.kind !== 'bot') return data;
-  if ((reader.intents & GatewayIntents.MessageContent) !== 0) return data;
+  if (reader.identity.kind !== 'bot' || (reader.intents & GatewayIntents.MessageContent) !== 0) return data;
+  if (type === EXECUTION_EVENT) return { ...data, ...PRIVILEGED_EXECUTION_FIELDS };
+  if (!MESSAGE_EVENTS.has(type)) return data;
   if (typeof data['guild_id'] !== 'string') return data;
   const userId = reader.identity.userId;
   if ((data['author'] as { id?: unknown } | undefined)?.id === userId) return data;

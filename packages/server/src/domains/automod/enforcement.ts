@@ -53,6 +53,16 @@ export interface MessageScreening {
   edit?: boolean;
 }
 
+/** What the message core hands its guards (its MessageDraft): DMs have no guild and no AutoMod. */
+export interface MessageDraft {
+  guildId: string | null;
+  channelId: string;
+  authorId: string;
+  content: string;
+  embeds: readonly unknown[];
+  edit: boolean;
+}
+
 /** One action a matched rule runs. */
 export interface PendingExecution {
   rule: RuleObject;
@@ -111,7 +121,7 @@ const PASS: Omit<AutoModVerdict, 'screening'> = { blocked: false, executions: []
  * Runs a guild's AutoMod rules over messages (GUILDS.md §10). `checkMessage` decides, touching nothing
  * but the spam counters; `execute` carries the actions out in a transaction of its own — alerts, timeouts,
  * audit entries 143–145 — and publishes them and AUTO_MODERATION_ACTION_EXECUTION once committed.
- * `screen` is both, for the message core: a blocked message throws 200000 after its actions ran.
+ * `messageGuard` is both, as the message core calls them.
  */
 export class AutoModEnforcement {
   readonly #deps: AutoModEnforcementDeps;
@@ -121,16 +131,26 @@ export class AutoModEnforcement {
   }
 
   /**
-   * Checks a message; when a blocking rule matches, runs the actions and throws 200000. Otherwise answers
-   * the verdict for `execute` once the message is stored (its alerts and timeouts name the message).
+   * The message core's guard for creates and edits (its MessageGuard): guild messages are checked; a
+   * blocked one is refused with 200000. The actions run once the create or edit has settled — for a
+   * blocked message at once after the refusal; for a stored one naming it; for one refused by a later
+   * step (slowmode…) not at all, since nothing was posted.
    */
-  async screen(screening: MessageScreening, db: Executor = this.#deps.storage.db): Promise<AutoModVerdict> {
-    const verdict = await this.checkMessage(db, screening);
-    if (verdict.blocked) {
-      await this.execute(verdict, null);
-      throw new HearthError('AutoModerationMessageBlocked');
-    }
-    return verdict;
+  messageGuard() {
+    return {
+      check: async (db: Executor, draft: MessageDraft) => {
+        if (draft.guildId === null) return undefined;
+        const verdict = await this.checkMessage(db, { ...draft, guildId: draft.guildId });
+        if (verdict.executions.length === 0) return undefined;
+        return {
+          ...(verdict.blocked ? { refusal: new HearthError('AutoModerationMessageBlocked') } : {}),
+          settle: async (messageId: string | null) => {
+            if (verdict.blocked) await this.execute(verdict, null);
+            else if (messageId !== null) await this.execute(verdict, messageId);
+          },
+        };
+      },
+    };
   }
 
   /** The rules a message matches and their actions; members who may manage the guild are not checked. */

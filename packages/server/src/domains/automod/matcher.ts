@@ -27,7 +27,8 @@ export function keywordPattern(keyword: string): RegExp {
   const literal = core
     .trim()
     .split(/\s+/u)
-    .map((part) => part.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&'))
+    // Only the syntax characters: under the `u` flag, escaping anything else is itself an error.
+    .map((part) => part.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'))
     .join('\\s+');
   const source = `(?<!${WORD})${leading ? `${WORD}*` : ''}${literal}${trailing ? `${WORD}*` : `(?!${WORD})`}`;
   const pattern = new RegExp(source, 'giu');

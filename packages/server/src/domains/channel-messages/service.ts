@@ -13,7 +13,7 @@ import {
   snowflakeTimestamp,
 } from '@hearth/protocol';
 import type { Insertable, Transaction } from 'kysely';
-import type { Audience, Bus } from '../../bus/bus.js';
+import type { Audience, Bus, BusEvent } from '../../bus/bus.js';
 import type { Clock } from '../../kernel/clock.js';
 import { HearthError, invalidForm } from '../../kernel/errors.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
@@ -64,9 +64,30 @@ export interface MessageDraft {
   edit: boolean;
 }
 
-/** A check of every create and edit before it is stored (AutoMod); throws a HearthError to refuse. */
+/**
+ * A check of every create and edit before it is stored (AutoMod), inside the message's transaction. Its
+ * outcome may refuse the message, and may ask to be told how the create or edit settled (`settle`: the
+ * stored message's id, or null when refused by any step) once its transaction is over, for work of its
+ * own that must outlive a refusal (AutoMod's alerts, timeouts and audit entries).
+ */
 export interface MessageGuard {
-  check(db: Executor, draft: MessageDraft, actor: Actor): Promise<void>;
+  check(db: Executor, draft: MessageDraft, actor: Actor): Promise<GuardOutcome | undefined>;
+}
+
+export interface GuardOutcome {
+  refusal?: HearthError;
+  settle?: (messageId: string | null) => Promise<void>;
+}
+
+type Settle = NonNullable<GuardOutcome['settle']>;
+
+/** The alert of a SEND_ALERT_MESSAGE AutoMod action: a system message (type 24) shown as the member's. */
+export interface SystemAlert {
+  guildId: string;
+  channelId: string;
+  authorId: string;
+  content: string;
+  embeds: Json[];
 }
 
 export interface ChannelMessagesDeps {
@@ -118,71 +139,75 @@ export class ChannelMessagesService {
   async create(actor: Actor, channelId: string, input: unknown): Promise<MessageObject> {
     const body = parse(CreateMessage, input ?? {});
     checkAllowedMentions(body.allowed_mentions);
-    const created = await this.#deps.storage.transaction(async (tx): Promise<Created> => {
-      const place = await placeOf(tx, this.#deps.access, actor, channelId);
-      requireMessageChannel(place);
-      this.#requireSendPermissions(place, body);
-      const earlier = await this.#enforceNonce(tx, actor, place, body);
-      if (earlier) return { row: earlier, place, isNew: false };
-      const flags = this.#createFlags(body.flags);
-      const content = body.content ?? '';
-      const embeds = this.#checkEmbeds(body.embeds ?? []);
-      const components = this.#checkComponents(body.components ?? [], flags);
-      this.#checkAttachments(body.attachments ?? []);
-      if (
-        content === '' &&
-        embeds.length === 0 &&
-        components.length === 0 &&
-        (body.sticker_ids ?? []).length === 0
-      )
-        throw new HearthError('CannotSendEmptyMessage');
-      const reference = await this.#reference(tx, place, body.message_reference);
-      const mentions = await this.#mentions(tx, place, content, body.allowed_mentions, reference?.authorId);
-      await this.#guard(tx, actor, {
-        channelId,
-        guildId: place.guildId,
-        authorId: actor.userId,
-        content,
-        embeds,
-        components,
-        edit: false,
-      });
-      await this.#slowmode(tx, actor, place);
-      const id = this.#deps.snowflakes.next();
-      const row: Insertable<MessagesTable> = {
-        id,
-        channel_id: channelId,
-        guild_id: place.guildId,
-        author_id: actor.userId,
-        type: reference ? MessageTypes.Reply : MessageTypes.Default,
-        content,
-        flags,
-        tts: body.tts === true ? 1 : 0,
-        mention_everyone: mentions.everyone ? 1 : 0,
-        mentions: JSON.stringify(mentions.users),
-        mention_roles: JSON.stringify(mentions.roles),
-        embeds: JSON.stringify(embeds),
-        components: JSON.stringify(components),
-        message_reference: reference ? JSON.stringify(reference.wire) : null,
-        message_snapshots: null,
-        interaction_metadata: null,
-        nonce: body.nonce === undefined || body.nonce === null ? null : encodeNonce(body.nonce),
-        pinned: 0,
-        pinned_at: null,
-        webhook_id: null,
-        application_id: null,
-        // The id's own instant: history pages order by it (0016_messages).
-        created_at: snowflakeTimestamp(id),
-        edited_at: null,
-      };
-      await store.insertMessage(tx, row);
-      await this.#rememberNonce(tx, actor, body.nonce, id);
-      if (place.guildId !== null) await channelStore.updateChannel(tx, channelId, { last_message_id: id });
-      return { row: (await store.findMessage(tx, channelId, id))!, place, isNew: true };
-    });
+    const settles: Settle[] = [];
+    const created = await this.#settling(settles, () =>
+      this.#deps.storage.transaction(async (tx): Promise<Created> => {
+        const place = await placeOf(tx, this.#deps.access, actor, channelId);
+        requireMessageChannel(place);
+        this.#requireSendPermissions(place, body);
+        const earlier = await this.#enforceNonce(tx, actor, place, body);
+        if (earlier) return { row: earlier, place, isNew: false };
+        const flags = this.#createFlags(body.flags);
+        const content = body.content ?? '';
+        const embeds = this.#checkEmbeds(body.embeds ?? []);
+        const components = this.#checkComponents(body.components ?? [], flags);
+        this.#checkAttachments(body.attachments ?? []);
+        if (
+          content === '' &&
+          embeds.length === 0 &&
+          components.length === 0 &&
+          (body.sticker_ids ?? []).length === 0
+        )
+          throw new HearthError('CannotSendEmptyMessage');
+        const reference = await this.#reference(tx, place, body.message_reference);
+        const mentions = await this.#mentions(tx, place, content, body.allowed_mentions, reference?.authorId);
+        await this.#guard(tx, actor, settles, {
+          channelId,
+          guildId: place.guildId,
+          authorId: actor.userId,
+          content,
+          embeds,
+          components,
+          edit: false,
+        });
+        await this.#slowmode(tx, actor, place);
+        const id = this.#deps.snowflakes.next();
+        const row: Insertable<MessagesTable> = {
+          id,
+          channel_id: channelId,
+          guild_id: place.guildId,
+          author_id: actor.userId,
+          type: reference ? MessageTypes.Reply : MessageTypes.Default,
+          content,
+          flags,
+          tts: body.tts === true ? 1 : 0,
+          mention_everyone: mentions.everyone ? 1 : 0,
+          mentions: JSON.stringify(mentions.users),
+          mention_roles: JSON.stringify(mentions.roles),
+          embeds: JSON.stringify(embeds),
+          components: JSON.stringify(components),
+          message_reference: reference ? JSON.stringify(reference.wire) : null,
+          message_snapshots: null,
+          interaction_metadata: null,
+          nonce: body.nonce === undefined || body.nonce === null ? null : encodeNonce(body.nonce),
+          pinned: 0,
+          pinned_at: null,
+          webhook_id: null,
+          application_id: null,
+          // The id's own instant: history pages order by it (0016_messages).
+          created_at: snowflakeTimestamp(id),
+          edited_at: null,
+        };
+        await store.insertMessage(tx, row);
+        await this.#rememberNonce(tx, actor, body.nonce, id);
+        if (place.guildId !== null) await channelStore.updateChannel(tx, channelId, { last_message_id: id });
+        return { row: (await store.findMessage(tx, channelId, id))!, place, isNew: true };
+      }),
+    );
     const [message] = await this.#objects(this.#deps.storage.db, [created.row], actor.userId);
     if (created.isNew)
       await this.#publishMessage(MessageDispatches.MessageCreate, created.place, created.row);
+    for (const settle of settles) await settle(created.row.id);
     return message!;
   }
 
@@ -236,64 +261,69 @@ export class ChannelMessagesService {
   async edit(actor: Actor, channelId: string, messageId: string, input: unknown): Promise<MessageObject> {
     const body = parse(EditMessage, input ?? {});
     checkAllowedMentions(body.allowed_mentions);
-    const { row, place } = await this.#deps.storage.transaction(async (tx) => {
-      const place = await placeOf(tx, this.#deps.access, actor, channelId);
-      const current = await this.#message(tx, channelId, messageId);
-      if (!EDITABLE_TYPES.includes(Number(current.type)))
-        throw new HearthError('CannotExecuteOnSystemMessage');
-      const own = current.author_id === actor.userId;
-      const touchesContent =
-        body.content !== undefined ||
-        body.embeds !== undefined ||
-        body.components !== undefined ||
-        body.attachments !== undefined;
-      if (!own && touchesContent) throw new HearthError('CannotEditOtherUsersMessage');
-      if (!own && body.flags !== undefined && body.flags !== null) requirePermissions(place, ManageMessages);
-      const changes: Partial<Insertable<MessagesTable>> = {};
-      const flags = this.#editFlags(Number(current.flags), body.flags);
-      if (flags !== Number(current.flags)) changes.flags = flags;
-      if (touchesContent) {
-        const content = body.content === undefined ? current.content : (body.content ?? '');
-        const embeds =
-          body.embeds === undefined
-            ? (JSON.parse(current.embeds) as Json[])
-            : this.#checkEmbeds(body.embeds ?? []);
-        if (body.embeds !== undefined && embeds.length > 0) requirePermissions(place, EmbedLinks);
-        const components =
-          body.components === undefined
-            ? (JSON.parse(current.components) as Json[])
-            : this.#checkComponents(body.components ?? [], flags);
-        this.#checkAttachments(body.attachments ?? []);
-        const attachments =
-          (await this.#deps.attachments?.objectsOf(tx, [current.id]))?.get(current.id) ?? [];
-        if (content === '' && embeds.length === 0 && components.length === 0 && attachments.length === 0)
-          throw new HearthError('CannotSendEmptyMessage');
-        await this.#guard(tx, actor, {
-          channelId,
-          guildId: place.guildId,
-          authorId: actor.userId,
-          content,
-          embeds,
-          components,
-          edit: true,
-        });
-        if (body.content !== undefined) {
-          const repliedTo = await this.#repliedAuthor(tx, current);
-          const mentions = await this.#mentions(tx, place, content, body.allowed_mentions, repliedTo);
-          changes.content = content;
-          changes.mentions = JSON.stringify(mentions.users);
-          changes.mention_roles = JSON.stringify(mentions.roles);
-          changes.mention_everyone = mentions.everyone ? 1 : 0;
+    const settles: Settle[] = [];
+    const { row, place } = await this.#settling(settles, () =>
+      this.#deps.storage.transaction(async (tx) => {
+        const place = await placeOf(tx, this.#deps.access, actor, channelId);
+        const current = await this.#message(tx, channelId, messageId);
+        if (!EDITABLE_TYPES.includes(Number(current.type)))
+          throw new HearthError('CannotExecuteOnSystemMessage');
+        const own = current.author_id === actor.userId;
+        const touchesContent =
+          body.content !== undefined ||
+          body.embeds !== undefined ||
+          body.components !== undefined ||
+          body.attachments !== undefined;
+        if (!own && touchesContent) throw new HearthError('CannotEditOtherUsersMessage');
+        if (!own && body.flags !== undefined && body.flags !== null)
+          requirePermissions(place, ManageMessages);
+        const changes: Partial<Insertable<MessagesTable>> = {};
+        const flags = this.#editFlags(Number(current.flags), body.flags);
+        if (flags !== Number(current.flags)) changes.flags = flags;
+        if (touchesContent) {
+          const content = body.content === undefined ? current.content : (body.content ?? '');
+          const embeds =
+            body.embeds === undefined
+              ? (JSON.parse(current.embeds) as Json[])
+              : this.#checkEmbeds(body.embeds ?? []);
+          if (body.embeds !== undefined && embeds.length > 0) requirePermissions(place, EmbedLinks);
+          const components =
+            body.components === undefined
+              ? (JSON.parse(current.components) as Json[])
+              : this.#checkComponents(body.components ?? [], flags);
+          this.#checkAttachments(body.attachments ?? []);
+          const attachments =
+            (await this.#deps.attachments?.objectsOf(tx, [current.id]))?.get(current.id) ?? [];
+          if (content === '' && embeds.length === 0 && components.length === 0 && attachments.length === 0)
+            throw new HearthError('CannotSendEmptyMessage');
+          await this.#guard(tx, actor, settles, {
+            channelId,
+            guildId: place.guildId,
+            authorId: actor.userId,
+            content,
+            embeds,
+            components,
+            edit: true,
+          });
+          if (body.content !== undefined) {
+            const repliedTo = await this.#repliedAuthor(tx, current);
+            const mentions = await this.#mentions(tx, place, content, body.allowed_mentions, repliedTo);
+            changes.content = content;
+            changes.mentions = JSON.stringify(mentions.users);
+            changes.mention_roles = JSON.stringify(mentions.roles);
+            changes.mention_everyone = mentions.everyone ? 1 : 0;
+          }
+          changes.embeds = JSON.stringify(embeds);
+          changes.components = JSON.stringify(components);
+          changes.edited_at = this.#deps.clock.now();
         }
-        changes.embeds = JSON.stringify(embeds);
-        changes.components = JSON.stringify(components);
-        changes.edited_at = this.#deps.clock.now();
-      }
-      if (Object.keys(changes).length > 0) await store.updateMessage(tx, current.id, changes);
-      return { row: (await store.findMessage(tx, channelId, messageId))!, place };
-    });
+        if (Object.keys(changes).length > 0) await store.updateMessage(tx, current.id, changes);
+        return { row: (await store.findMessage(tx, channelId, messageId))!, place };
+      }),
+    );
     const [message] = await this.#objects(this.#deps.storage.db, [row], actor.userId);
     await this.#publishMessage(MessageDispatches.MessageUpdate, place, row);
+    for (const settle of settles) await settle(row.id);
     return message!;
   }
 
@@ -536,8 +566,22 @@ export class ChannelMessagesService {
     });
   }
 
-  async #guard(tx: Tx, actor: Actor, draft: MessageDraft): Promise<void> {
-    for (const guard of this.#deps.guards ?? []) await guard.check(tx, draft, actor);
+  async #guard(tx: Tx, actor: Actor, settles: Settle[], draft: MessageDraft): Promise<void> {
+    for (const guard of this.#deps.guards ?? []) {
+      const outcome = await guard.check(tx, draft, actor);
+      if (outcome?.settle) settles.push(outcome.settle);
+      if (outcome?.refusal) throw outcome.refusal;
+    }
+  }
+
+  /** Runs a create or edit; when it is refused, the guards that asked are told (null) before it throws. */
+  async #settling<T>(settles: readonly Settle[], work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (error) {
+      for (const settle of settles) await settle(null);
+      throw error;
+    }
   }
 
   /**
@@ -572,7 +616,10 @@ export class ChannelMessagesService {
    * and the author's `member` in guild channels; the gateway empties privileged fields per session.
    */
   async #publishMessage(type: string, place: Place, row: store.MessageRow): Promise<void> {
-    const db = this.#deps.storage.db;
+    await this.#deps.bus.publish(await this.#messageEvent(this.#deps.storage.db, type, place, row));
+  }
+
+  async #messageEvent(db: Executor, type: string, place: Place, row: store.MessageRow): Promise<BusEvent> {
     const [message] = await this.#objects(db, [row], undefined);
     const data: Json = { ...message! };
     if (place.guildId !== null) {
@@ -584,7 +631,37 @@ export class ChannelMessagesService {
         data['member'] = toMemberObject(member, roles, undefined);
       }
     }
-    await this.#deps.bus.publish({ type, data, audience: audienceOf(place) });
+    return { type, data, audience: audienceOf(place) };
+  }
+
+  // ---- AutoMod alerts ----
+
+  /**
+   * Stores the alert of AutoMod's SEND_ALERT_MESSAGE (GUILDS.md §10: message type 24) in `tx`; answers its
+   * id and the MESSAGE_CREATE to publish once that transaction has committed.
+   */
+  async postAlert(tx: Executor, alert: SystemAlert): Promise<{ id: string; event: BusEvent }> {
+    const id = this.#deps.snowflakes.next();
+    await store.insertMessage(tx, {
+      id,
+      channel_id: alert.channelId,
+      guild_id: alert.guildId,
+      author_id: alert.authorId,
+      type: MessageTypes.AutoModerationAction,
+      content: alert.content,
+      embeds: JSON.stringify(alert.embeds),
+      created_at: snowflakeTimestamp(id),
+    });
+    await channelStore.updateChannel(tx, alert.channelId, { last_message_id: id });
+    const row = (await store.findMessage(tx, alert.channelId, id))!;
+    const place = {
+      channelId: alert.channelId,
+      type: 0,
+      guildId: alert.guildId,
+      permissions: 0n,
+      rateLimitPerUser: 0,
+    };
+    return { id, event: await this.#messageEvent(tx, MessageDispatches.MessageCreate, place, row) };
   }
 }
 
