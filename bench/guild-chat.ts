@@ -90,6 +90,7 @@ const guildChat: Benchmark = {
         label: 'bare ws',
         url: gatewayUrl(bare.url),
         count: MEMBERS,
+        eventType: 'MESSAGE_CREATE',
         ...CONNECT,
       });
       fleets.push(bareFleet);
