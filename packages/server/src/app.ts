@@ -268,6 +268,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bus,
     access: guildAccess,
     users: accounts,
+    applicationFlags: async (id) => (await applications.getApplication(id))?.flags,
     guards: [automodEnforcement.messageGuard()],
   });
   const dmChannels = new DmChannels({ storage, clock, snowflakes, users: accounts });

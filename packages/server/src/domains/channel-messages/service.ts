@@ -3,12 +3,14 @@ import {
   DELETABLE_MESSAGE_TYPES,
   EDITABLE_MESSAGE_FLAGS,
   FormErrors,
+  GatewayIntents,
   MessageDispatches,
   MessageFlags,
   MessageLimits,
   MessageReferenceTypes,
   MessageTypes,
   PermissionFlags,
+  PRIVILEGED_INTENT_FLAGS,
   SENDABLE_MESSAGE_FLAGS,
   snowflakeTimestamp,
 } from '@hearth/protocol';
@@ -26,6 +28,7 @@ import type { GuildAccess } from '../guilds/access.js';
 import * as memberStore from '../guilds/members-store.js';
 import { toMemberObject } from '../guilds/objects.js';
 import { DatedRules, has } from '../guilds/permissions.js';
+import { asReadBy, type ContentReader, readsContent } from './content-access.js';
 import { exclusiveConflict, type Mentions, resolveMentions, written } from './mentions.js';
 import { encodeNonce, type MessageObject, toMessageObject, type UserObject } from './objects.js';
 import { type Actor, type Place, placeOf, requireMessageChannel, requirePermissions } from './places.js';
@@ -97,6 +100,8 @@ export interface ChannelMessagesDeps {
   bus: Bus;
   access: GuildAccess;
   users: { getUserIn(db: Executor, id: string): Promise<User | undefined> };
+  /** An application's flags: its message-content approval decides what its bot reads over REST. */
+  applicationFlags: (applicationId: string) => Promise<bigint | undefined>;
   attachments?: MessageAttachments;
   guards?: readonly MessageGuard[];
 }
@@ -140,71 +145,70 @@ export class ChannelMessagesService {
     const body = parse(CreateMessage, input ?? {});
     checkAllowedMentions(body.allowed_mentions);
     const settles: Settle[] = [];
-    const created = await this.#settling(settles, () =>
-      this.#deps.storage.transaction(async (tx): Promise<Created> => {
-        const place = await placeOf(tx, this.#deps.access, actor, channelId);
-        requireMessageChannel(place);
-        this.#requireSendPermissions(place, body);
-        const earlier = await this.#enforceNonce(tx, actor, place, body);
-        if (earlier) return { row: earlier, place, isNew: false };
-        const flags = this.#createFlags(body.flags);
-        const content = body.content ?? '';
-        const embeds = this.#checkEmbeds(body.embeds ?? []);
-        const components = this.#checkComponents(body.components ?? [], flags);
-        this.#checkAttachments(body.attachments ?? []);
-        if (
-          content === '' &&
-          embeds.length === 0 &&
-          components.length === 0 &&
-          (body.sticker_ids ?? []).length === 0
-        )
-          throw new HearthError('CannotSendEmptyMessage');
-        const reference = await this.#reference(tx, place, body.message_reference);
-        const mentions = await this.#mentions(tx, place, content, body.allowed_mentions, reference?.authorId);
-        await this.#guard(tx, actor, settles, {
-          channelId,
-          guildId: place.guildId,
-          authorId: actor.userId,
-          content,
-          embeds,
-          components,
-          edit: false,
-        });
-        await this.#slowmode(tx, actor, place);
-        const id = this.#deps.snowflakes.next();
-        const row: Insertable<MessagesTable> = {
-          id,
-          channel_id: channelId,
-          guild_id: place.guildId,
-          author_id: actor.userId,
-          type: reference ? MessageTypes.Reply : MessageTypes.Default,
-          content,
-          flags,
-          tts: body.tts === true ? 1 : 0,
-          mention_everyone: mentions.everyone ? 1 : 0,
-          mentions: JSON.stringify(mentions.users),
-          mention_roles: JSON.stringify(mentions.roles),
-          embeds: JSON.stringify(embeds),
-          components: JSON.stringify(components),
-          message_reference: reference ? JSON.stringify(reference.wire) : null,
-          message_snapshots: null,
-          interaction_metadata: null,
-          nonce: body.nonce === undefined || body.nonce === null ? null : encodeNonce(body.nonce),
-          pinned: 0,
-          pinned_at: null,
-          webhook_id: null,
-          application_id: null,
-          // The id's own instant: history pages order by it (0016_messages).
-          created_at: snowflakeTimestamp(id),
-          edited_at: null,
-        };
-        await store.insertMessage(tx, row);
-        await this.#rememberNonce(tx, actor, body.nonce, id);
-        if (place.guildId !== null) await channelStore.updateChannel(tx, channelId, { last_message_id: id });
-        return { row: (await store.findMessage(tx, channelId, id))!, place, isNew: true };
-      }),
-    );
-    const [message] = await this.#objects(this.#deps.storage.db, [created.row], actor.userId);
+    const creating = this.#deps.storage.transaction(async (tx): Promise<Created> => {
+      const place = await placeOf(tx, this.#deps.access, actor, channelId);
+      requireMessageChannel(place);
+      this.#requireSendPermissions(place, body);
+      const earlier = await this.#enforceNonce(tx, actor, place, body);
+      if (earlier) return { row: earlier, place, isNew: false };
+      const flags = this.#createFlags(body.flags);
+      const content = body.content ?? '';
+      const embeds = this.#checkEmbeds(body.embeds ?? []);
+      const components = this.#checkComponents(body.components ?? [], flags);
+      this.#checkAttachments(body.attachments ?? []);
+      if (
+        content === '' &&
+        embeds.length === 0 &&
+        components.length === 0 &&
+        (body.sticker_ids ?? []).length === 0
+      )
+        throw new HearthError('CannotSendEmptyMessage');
+      const reference = await this.#reference(tx, place, body.message_reference);
+      const mentions = await this.#mentions(tx, place, content, body.allowed_mentions, reference?.authorId);
+      await this.#guard(tx, actor, settles, {
+        channelId,
+        guildId: place.guildId,
+        authorId: actor.userId,
+        content,
+        embeds,
+        components,
+        edit: false,
+      });
+      await this.#slowmode(tx, actor, place);
+      const id = this.#deps.snowflakes.next();
+      const row: Insertable<MessagesTable> = {
+        id,
+        channel_id: channelId,
+        guild_id: place.guildId,
+        author_id: actor.userId,
+        type: reference ? MessageTypes.Reply : MessageTypes.Default,
+        content,
+        flags,
+        tts: body.tts === true ? 1 : 0,
+        mention_everyone: mentions.everyone ? 1 : 0,
+        mentions: JSON.stringify(mentions.users),
+        mention_roles: JSON.stringify(mentions.roles),
+        embeds: JSON.stringify(embeds),
+        components: JSON.stringify(components),
+        message_reference: reference ? JSON.stringify(reference.wire) : null,
+        message_snapshots: null,
+        interaction_metadata: null,
+        nonce: body.nonce === undefined || body.nonce === null ? null : encodeNonce(body.nonce),
+        pinned: 0,
+        pinned_at: null,
+        webhook_id: null,
+        application_id: null,
+        // The id's own instant: history pages order by it (0016_messages).
+        created_at: snowflakeTimestamp(id),
+        edited_at: null,
+      };
+      await store.insertMessage(tx, row);
+      await this.#rememberNonce(tx, actor, body.nonce, id);
+      if (place.guildId !== null) await channelStore.updateChannel(tx, channelId, { last_message_id: id });
+      return { row: (await store.findMessage(tx, channelId, id))!, place, isNew: true };
+    });
+    const created = await this.#settling(settles, creating);
+    const [message] = await this.#readable(actor, created.place, [created.row]);
     if (created.isNew)
       await this.#publishMessage(MessageDispatches.MessageCreate, created.place, created.row);
     for (const settle of settles) await settle(created.row.id);
@@ -219,7 +223,7 @@ export class ChannelMessagesService {
     const place = await placeOf(db, this.#deps.access, actor, channelId);
     requirePermissions(place, ReadMessageHistory);
     const row = await this.#message(db, channelId, messageId);
-    const [message] = await this.#objects(db, [row], actor.userId);
+    const [message] = await this.#readable(actor, place, [row]);
     return message!;
   }
 
@@ -249,7 +253,7 @@ export class ChannelMessagesService {
     } else {
       rows = await store.messagesBefore(db, channelId, undefined, limit);
     }
-    return this.#objects(db, rows, actor.userId);
+    return this.#readable(actor, place, rows);
   }
 
   // ---- Edit (PATCH /channels/{id}/messages/{mid}) ----
@@ -262,67 +266,66 @@ export class ChannelMessagesService {
     const body = parse(EditMessage, input ?? {});
     checkAllowedMentions(body.allowed_mentions);
     const settles: Settle[] = [];
-    const { row, place } = await this.#settling(settles, () =>
-      this.#deps.storage.transaction(async (tx) => {
-        const place = await placeOf(tx, this.#deps.access, actor, channelId);
-        const current = await this.#message(tx, channelId, messageId);
-        if (!EDITABLE_TYPES.includes(Number(current.type)))
-          throw new HearthError('CannotExecuteOnSystemMessage');
-        const own = current.author_id === actor.userId;
-        const touchesContent =
-          body.content !== undefined ||
-          body.embeds !== undefined ||
-          body.components !== undefined ||
-          body.attachments !== undefined;
-        if (!own && touchesContent) throw new HearthError('CannotEditOtherUsersMessage');
-        if (!own && body.flags !== undefined && body.flags !== null)
-          requirePermissions(place, ManageMessages);
-        const changes: Partial<Insertable<MessagesTable>> = {};
-        const flags = this.#editFlags(Number(current.flags), body.flags);
-        if (flags !== Number(current.flags)) changes.flags = flags;
-        if (touchesContent) {
-          const content = body.content === undefined ? current.content : (body.content ?? '');
-          const embeds =
-            body.embeds === undefined
-              ? (JSON.parse(current.embeds) as Json[])
-              : this.#checkEmbeds(body.embeds ?? []);
-          if (body.embeds !== undefined && embeds.length > 0) requirePermissions(place, EmbedLinks);
-          const components =
-            body.components === undefined
-              ? (JSON.parse(current.components) as Json[])
-              : this.#checkComponents(body.components ?? [], flags);
-          this.#checkAttachments(body.attachments ?? []);
-          const attachments =
-            (await this.#deps.attachments?.objectsOf(tx, [current.id]))?.get(current.id) ?? [];
-          if (content === '' && embeds.length === 0 && components.length === 0 && attachments.length === 0)
-            throw new HearthError('CannotSendEmptyMessage');
-          await this.#guard(tx, actor, settles, {
-            channelId,
-            guildId: place.guildId,
-            authorId: actor.userId,
-            content,
-            embeds,
-            components,
-            edit: true,
-          });
-          if (body.content !== undefined) {
-            const repliedTo = await this.#repliedAuthor(tx, current);
-            const mentions = await this.#mentions(tx, place, content, body.allowed_mentions, repliedTo);
-            changes.content = content;
-            changes.mentions = JSON.stringify(mentions.users);
-            changes.mention_roles = JSON.stringify(mentions.roles);
-            changes.mention_everyone = mentions.everyone ? 1 : 0;
-          }
-          changes.embeds = JSON.stringify(embeds);
-          changes.components = JSON.stringify(components);
-          changes.edited_at = this.#deps.clock.now();
+    const editing = this.#deps.storage.transaction(async (tx) => {
+      const place = await placeOf(tx, this.#deps.access, actor, channelId);
+      const current = await this.#message(tx, channelId, messageId);
+      if (!EDITABLE_TYPES.includes(Number(current.type)))
+        throw new HearthError('CannotExecuteOnSystemMessage');
+      const own = current.author_id === actor.userId;
+      const touchesContent =
+        body.content !== undefined ||
+        body.embeds !== undefined ||
+        body.components !== undefined ||
+        body.attachments !== undefined;
+      if (!own && touchesContent) throw new HearthError('CannotEditOtherUsersMessage');
+      if (!own && body.flags !== undefined && body.flags !== null) requirePermissions(place, ManageMessages);
+      const changes: Partial<Insertable<MessagesTable>> = {};
+      const flags = this.#editFlags(Number(current.flags), body.flags);
+      if (flags !== Number(current.flags)) changes.flags = flags;
+      if (touchesContent) {
+        const content = body.content === undefined ? current.content : (body.content ?? '');
+        const embeds =
+          body.embeds === undefined
+            ? (JSON.parse(current.embeds) as Json[])
+            : this.#checkEmbeds(body.embeds ?? []);
+        if (body.embeds !== undefined && embeds.length > 0) requirePermissions(place, EmbedLinks);
+        const components =
+          body.components === undefined
+            ? (JSON.parse(current.components) as Json[])
+            : this.#checkComponents(body.components ?? [], flags);
+        this.#checkAttachments(body.attachments ?? []);
+        const attachments =
+          (await this.#deps.attachments?.objectsOf(tx, [current.id]))?.get(current.id) ?? [];
+        if (content === '' && embeds.length === 0 && components.length === 0 && attachments.length === 0)
+          throw new HearthError('CannotSendEmptyMessage');
+        await this.#guard(tx, actor, settles, {
+          channelId,
+          guildId: place.guildId,
+          authorId: actor.userId,
+          content,
+          embeds,
+          components,
+          edit: true,
+        });
+        if (body.content !== undefined) {
+          const repliedTo = await this.#repliedAuthor(tx, current);
+          const mentions = await this.#mentions(tx, place, content, body.allowed_mentions, repliedTo);
+          changes.content = content;
+          changes.mentions = JSON.stringify(mentions.users);
+          changes.mention_roles = JSON.stringify(mentions.roles);
+          changes.mention_everyone = mentions.everyone ? 1 : 0;
         }
-        if (Object.keys(changes).length > 0) await store.updateMessage(tx, current.id, changes);
-        return { row: (await store.findMessage(tx, channelId, messageId))!, place };
-      }),
-    );
-    const [message] = await this.#objects(this.#deps.storage.db, [row], actor.userId);
-    await this.#publishMessage(MessageDispatches.MessageUpdate, place, row);
+        changes.embeds = JSON.stringify(embeds);
+        changes.components = JSON.stringify(components);
+        changes.edited_at = this.#deps.clock.now();
+      }
+      const changed = Object.keys(changes).length > 0;
+      if (changed) await store.updateMessage(tx, current.id, changes);
+      return { row: (await store.findMessage(tx, channelId, messageId))!, place, changed };
+    });
+    const { row, place, changed } = await this.#settling(settles, editing);
+    const [message] = await this.#readable(actor, place, [row]);
+    if (changed) await this.#publishMessage(MessageDispatches.MessageUpdate, place, row);
     for (const settle of settles) await settle(row.id);
     return message!;
   }
@@ -357,6 +360,35 @@ export class ChannelMessagesService {
   }
 
   // ---- Objects ----
+
+  /**
+   * Whether an actor reads a message's content (GUILDS.md §4.1): people always; a bot when its app has
+   * message-content access, in DMs, in its own messages and in messages that mention it (160014 for forwards).
+   */
+  async readsContent(actor: Actor, message: MessageObject, inGuild: boolean): Promise<boolean> {
+    return readsContent(await this.#reader(actor), message, inGuild);
+  }
+
+  /** Message objects as the actor reads them over REST (`me` of reactions, the content rule). */
+  async #readable(actor: Actor, place: Place, rows: readonly store.MessageRow[]): Promise<MessageObject[]> {
+    const objects = await this.#objects(this.#deps.storage.db, rows, actor.userId);
+    const reader = await this.#reader(actor);
+    const inGuild = place.guildId !== null;
+    return objects.map((object) => {
+      const read = asReadBy(reader, object, inGuild);
+      const referenced = read.referenced_message;
+      return referenced ? { ...read, referenced_message: asReadBy(reader, referenced, inGuild) } : read;
+    });
+  }
+
+  async #reader(actor: Actor): Promise<ContentReader> {
+    if (!actor.bot || actor.applicationId === undefined)
+      return { userId: actor.userId, bot: actor.bot, contentAccess: true };
+    const flags = (await this.#deps.applicationFlags(actor.applicationId)) ?? 0n;
+    const approval = PRIVILEGED_INTENT_FLAGS.find((entry) => entry.intent === GatewayIntents.MessageContent);
+    const contentAccess = approval?.flags.some((flag) => (flags & flag) === flag) ?? false;
+    return { userId: actor.userId, bot: true, contentAccess };
+  }
 
   /** Message objects of rows as `viewerId` reads them: users, files, reactions, and replied-to messages. */
   async objectsOf(
@@ -574,10 +606,10 @@ export class ChannelMessagesService {
     }
   }
 
-  /** Runs a create or edit; when it is refused, the guards that asked are told (null) before it throws. */
-  async #settling<T>(settles: readonly Settle[], work: () => Promise<T>): Promise<T> {
+  /** Awaits a create or edit; when it is refused, the guards that asked are told (null) before it throws. */
+  async #settling<T>(settles: readonly Settle[], work: Promise<T>): Promise<T> {
     try {
-      return await work();
+      return await work;
     } catch (error) {
       for (const settle of settles) await settle(null);
       throw error;
