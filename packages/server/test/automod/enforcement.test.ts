@@ -300,6 +300,29 @@ describe('Actions: alert message (type 24), timeout, audit entries 143–145', (
     await owner.close();
   });
 
+  it('an alert channel deleted since the rule was made takes no alert; the execution is still announced', async () => {
+    const { guild, channel, member } = await setting();
+    const alerts = await seedTestChannel(hearth, guild.id, { name: 'gone' });
+    await createRule(hearth, guild, {
+      trigger_metadata: { keyword_filter: ['heck'] },
+      actions: [{ type: 2, metadata: { channel_id: alerts } }],
+    });
+    const deleted = await call(hearth, `/channels/${alerts}`, { method: 'DELETE', auth: guild.owner.token });
+    expect(deleted.status).toBe(200);
+    const owner = await identify(hearth, guild.owner.token);
+    expect((await send(member, channel, 'heck')).status).toBe(200);
+    const execution = (await owner.nextDispatch('AUTO_MODERATION_ACTION_EXECUTION')).d as Record<
+      string,
+      unknown
+    >;
+    expect(execution).toMatchObject({
+      action: { type: 2, metadata: { channel_id: alerts } },
+      content: 'heck',
+    });
+    expect(execution).not.toHaveProperty('alert_system_message_id');
+    await owner.close();
+  });
+
   it('TIMEOUT times the member out for duration_seconds; with BLOCK_MESSAGE the message is refused; 143 and 145 are audited', async () => {
     const { guild, channel, member } = await setting();
     await createRule(hearth, guild, {

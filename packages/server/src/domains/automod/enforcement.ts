@@ -205,6 +205,12 @@ export class AutoModEnforcement {
             await this.#audit(tx, events, execution, screening, AuditLogEvents.AutoModerationBlockMessage);
             break;
           case Actions.SendAlertMessage: {
+            // A deleted alert channel takes no alert; the execution is still announced.
+            const target = await guildStore.findChannelForAccess(
+              tx,
+              execution.action.metadata.channel_id ?? '',
+            );
+            if (target?.guild_id !== screening.guildId) break;
             const alert = await this.#deps.alerts.postAlert(tx, this.#alert(execution, verdict));
             payload.alert_system_message_id = alert.id;
             events.push(alert.event);

@@ -101,7 +101,7 @@ export class AutoModService {
     const created = await storage.transaction(async (tx) => {
       const access = await this.#deps.access.requireGuild(tx, guildId, userId, PermissionFlags.ManageGuild);
       const triggerType = body.trigger_type;
-      checkEventType(triggerType, body.event_type);
+      checkEventType(body.event_type);
       const metadata = triggerMetadata(triggerType, body.trigger_metadata ?? null);
       const actions = await this.#actions(tx, access, guildId, triggerType, body.actions);
       const exemptRoles = await this.#exemptRoles(tx, guildId, body.exempt_roles ?? []);
@@ -158,7 +158,7 @@ export class AutoModService {
       const triggerType = before.trigger_type;
       if (body.trigger_type !== undefined && body.trigger_type !== triggerType)
         throw invalidForm('trigger_type', FormErrors.choices([triggerType]));
-      if (body.event_type !== undefined) checkEventType(triggerType, body.event_type);
+      if (body.event_type !== undefined) checkEventType(body.event_type);
       const changes = {
         ...(body.name !== undefined ? { name: body.name } : {}),
         ...(body.event_type !== undefined ? { event_type: body.event_type } : {}),
@@ -302,9 +302,9 @@ export class AutoModService {
   }
 }
 
-/** Message rules run on MESSAGE_SEND; MEMBER_UPDATE belongs to profile rules (DOCS: Event Types). */
-function checkEventType(triggerType: number, eventType: number): void {
-  if (triggerType !== Triggers.MemberProfile && eventType !== AutoModerationEventTypes.MessageSend)
+/** Message rules run on MESSAGE_SEND; MEMBER_UPDATE belongs to profile rules, which Hearth refuses. */
+function checkEventType(eventType: number): void {
+  if (eventType !== AutoModerationEventTypes.MessageSend)
     throw invalidForm('event_type', FormErrors.choices([AutoModerationEventTypes.MessageSend]));
 }
 
