@@ -126,7 +126,10 @@ describe('MESSAGE_CREATE / UPDATE / DELETE (gateway; GUILDS.md §7.1)', () => {
       attachments: [],
       author: { id: room.owner.id },
     });
-    expect(got[1]).toMatchObject({ content: `hey <@${bot.botUserId}>` });
+    expect(got[1]).toMatchObject({
+      content: `hey <@${bot.botUserId}>`,
+      mentions: [{ id: bot.botUserId, member: { roles: expect.any(Array), joined_at: expect.any(String) } }],
+    });
     expect(got[2]).toMatchObject({ content: 'from the bot' });
     await client.close();
   });

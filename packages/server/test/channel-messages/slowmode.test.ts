@@ -37,6 +37,12 @@ describe('Slowmode (rate_limit_per_user; GUILDS.md §1.1, §2.2)', () => {
         status: 429,
         body: { code: 20016, message: SLOWMODE, retry_after: 6, global: false },
       });
+      const raw = await hearth.api(`/channels/${room.channelId}/messages`, {
+        method: 'POST',
+        auth: room.member.token,
+        body: { content: '2' },
+      });
+      expect(raw.headers.get('retry-after')).toBe('6');
       clock.advance(5_999);
       const edge = await post(hearth, room.channelId, room.member.token, { content: '2' });
       expect(edge).toEqual({

@@ -11,6 +11,8 @@ import {
   MessageTypes,
   PermissionFlags,
   PRIVILEGED_INTENT_FLAGS,
+  RateLimitHeaders,
+  RateLimitScopes,
   SENDABLE_MESSAGE_FLAGS,
   snowflakeTimestamp,
 } from '@hearth/protocol';
@@ -627,8 +629,7 @@ export class ChannelMessagesService {
     if (DatedRules.bypassesSlowmode(place.permissions, now, actor.bot)) return;
     const mark = await store.slowmodeMark(tx, place.channelId, actor.userId);
     if (mark && Number(mark.until) > now) {
-      const retryAfter = Number(((Number(mark.until) - now) / 1000).toFixed(3));
-      throw new HearthError('SlowmodeRateLimited', { extra: { retry_after: retryAfter, global: false } });
+      throw new SlowmodeError((Number(mark.until) - now) / 1000);
     }
     await store.setSlowmodeMark(tx, {
       channel_id: place.channelId,
@@ -655,13 +656,17 @@ export class ChannelMessagesService {
     const [message] = await this.#objects(db, [row], undefined);
     const data: Json = { ...message! };
     if (place.guildId !== null) {
-      data['guild_id'] = place.guildId;
-      const member = await memberStore.findMember(db, place.guildId, row.author_id);
-      if (member) {
-        const roles =
-          (await memberStore.roleIdsOf(db, place.guildId, [row.author_id])).get(row.author_id) ?? [];
-        data['member'] = toMemberObject(member, roles, undefined);
-      }
+      const guildId = place.guildId;
+      data['guild_id'] = guildId;
+      const author = await this.#memberOf(db, guildId, row.author_id);
+      if (author) data['member'] = author;
+      // In guild events each mentioned user carries their partial member (gateway events, Message Create).
+      data['mentions'] = await Promise.all(
+        message!.mentions.map(async (user) => {
+          const member = await this.#memberOf(db, guildId, user.id);
+          return member ? { ...user, member } : user;
+        }),
+      );
     }
     return { type, data, audience: audienceOf(place) };
   }
@@ -694,6 +699,31 @@ export class ChannelMessagesService {
       rateLimitPerUser: 0,
     };
     return { id, event: await this.#messageEvent(tx, MessageDispatches.MessageCreate, place, row) };
+  }
+
+  /** A member object without `user`, as message events carry it; undefined for a non-member. */
+  async #memberOf(db: Executor, guildId: string, userId: string): Promise<Json | undefined> {
+    const member = await memberStore.findMember(db, guildId, userId);
+    if (!member) return undefined;
+    const roles = (await memberStore.roleIdsOf(db, guildId, [userId])).get(userId) ?? [];
+    return toMemberObject(member, roles, undefined);
+  }
+}
+
+/**
+ * 429 of slowmode (20016) with `retry_after` in the body and `Retry-After` as a header: clients that
+ * honour rate limits (discord.js) wait it out instead of retrying at once.
+ */
+class SlowmodeError extends HearthError {
+  readonly headers: Readonly<Record<string, string>>;
+
+  constructor(seconds: number) {
+    const retryAfter = Number(seconds.toFixed(3));
+    super('SlowmodeRateLimited', { extra: { retry_after: retryAfter, global: false } });
+    this.headers = {
+      [RateLimitHeaders.RetryAfter]: String(Math.ceil(retryAfter)),
+      [RateLimitHeaders.Scope]: RateLimitScopes.User,
+    };
   }
 }
 
