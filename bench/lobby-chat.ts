@@ -1,18 +1,9 @@
 import { join } from 'node:path';
-import type { Benchmark, Figures, Result } from './benchmark.js';
+import type { Benchmark, Result } from './benchmark.js';
+import { alternateRuns, Chat, deliveredFigures, sentFigures } from './lib/chat.js';
 import type { ServerProcess } from './lib/children.js';
-import {
-  type Burst,
-  Fleet,
-  gatewayUrl,
-  playerTokens,
-  publishTo,
-  startAll,
-  startBareWs,
-  startHearthGateway,
-} from './lib/gateway.js';
+import { Fleet, gatewayUrl, playerTokens, startAll, startBareWs, startHearthGateway } from './lib/gateway.js';
 import { JsonClient } from './lib/http.js';
-import { median, percentile } from './lib/load.js';
 import { progress } from './lib/progress.js';
 import { scratchDir } from './lib/scratch.js';
 
@@ -32,26 +23,6 @@ const APPROVAL = 'CommunicationFeaturesApproved';
 const RATE_LIMIT_GLOBAL = 1_000_000_000;
 const SECRET = 'hearth-bench-lobby';
 const CONTENT = 'gg! same lobby tomorrow at nine? I can host again, bring the new map';
-
-/** One Hearth run: messages posted for SEND_SECONDS, then until every member had every one. */
-interface ChatRun {
-  messages: number;
-  /** From the first POST to the last answer. */
-  sendSeconds: number;
-  /** POST round trips, ms. */
-  posts: Float64Array;
-  deliveries: number;
-  /** From the first POST to the last delivery. */
-  deliverSeconds: number;
-  /** Per delivery, from just before its message's POST to its arrival, ms. */
-  latencies: Float64Array;
-}
-
-/** A bare ws run: as many events as Hearth's last run sent, at once, to every client. */
-interface FanoutRun {
-  messages: number;
-  burst: Burst;
-}
 
 /**
  * End-to-end lobby chat: members of one 100-member lobby post messages over HTTP, and every member's gateway
@@ -85,7 +56,22 @@ const lobbyChat: Benchmark = {
       const lobbyId = await joinLobby(client, tokens);
 
       progress(`  connecting ${MEMBERS} members to Hearth's gateway, ${MEMBERS} clients to bare ws`);
-      const chat = new Chat();
+      const path = `/api/v10/lobbies/${lobbyId}/messages`;
+      const chat = new Chat({
+        members: MEMBERS,
+        sendSeconds: SEND_SECONDS,
+        drainTimeoutMs: DRAIN_TIMEOUT_MS,
+        postedStatus: 201,
+        post: (token, tag, seq) =>
+          client.send('POST', path, `Bearer ${token}`, {
+            content: CONTENT,
+            metadata: { run: tag, seq: String(seq) },
+          }),
+        identify: (data) => {
+          const metadata = (data as { metadata?: { run?: unknown; seq?: unknown } } | null)?.metadata;
+          return metadata && { tag: metadata.run, seq: metadata.seq };
+        },
+      });
       const hearthFleet = await Fleet.open({
         label: 'Hearth',
         url: gatewayUrl(hearth.url),
@@ -103,48 +89,16 @@ const lobbyChat: Benchmark = {
       fleets.push(bareFleet);
 
       const senders = tokens.slice(0, SENDERS);
-      const chats: ChatRun[] = [];
-      const fanouts: FanoutRun[] = [];
-      /** How many messages Hearth's last run (the warm-up too) sent: the size of the next bare run. */
-      let lastMessages = 0;
-      const hearthRun = async (what: string) => {
-        const run = await chat.run(client, hearthFleet, lobbyId, senders);
-        chats.push(run);
-        lastMessages = run.messages;
-        progress(
-          `  ${what} Hearth: ${Math.round(run.messages / run.sendSeconds)} messages/s, ` +
-            `${Math.round(run.deliveries / run.deliverSeconds)} deliveries/s ` +
-            `(${run.messages} messages, ${run.deliveries} deliveries in ${run.deliverSeconds.toFixed(2)} s)`,
-        );
-      };
-      // The bare side pushes as many events as Hearth's last run delivered to each member, in frames of the
-      // bytes Hearth sent.
-      const bareRun = async (what: string) => {
-        const messages = lastMessages;
-        const payload = hearthFleet.sample;
-        if (payload === undefined) throw new Error('Hearth delivered no LOBBY_MESSAGE_CREATE to sample');
-        const burst = await bareFleet.burst(
-          messages,
-          () => publishTo(bare, { cmd: 'publish', count: messages, payload }, MEMBERS, DRAIN_TIMEOUT_MS),
-          DRAIN_TIMEOUT_MS,
-        );
-        if (bareFleet.sample !== payload) throw new Error('bare ws delivered other bytes than it was given');
-        fanouts.push({ messages, burst });
-        progress(
-          `  ${what} bare ws: ${Math.round(messages / burst.seconds)} messages/s, ` +
-            `${Math.round(burst.latencies.length / burst.seconds)} deliveries/s ` +
-            `(${messages} messages, ${burst.latencies.length} deliveries in ${burst.seconds.toFixed(2)} s)`,
-        );
-      };
-
-      await hearthRun('warm-up');
-      await bareRun('warm-up');
-      chats.length = 0;
-      fanouts.length = 0;
-      for (let i = 0; i < ROUNDS; i++) {
-        const order = i % 2 === 0 ? [bareRun, hearthRun] : [hearthRun, bareRun];
-        for (const side of order) await side(`round ${i + 1}/${ROUNDS}`);
-      }
+      const { chats, fanouts } = await alternateRuns({
+        chat,
+        hearthFleet,
+        bareFleet,
+        bare,
+        senders,
+        rounds: ROUNDS,
+        eventName: 'LOBBY_MESSAGE_CREATE',
+        drainTimeoutMs: DRAIN_TIMEOUT_MS,
+      });
 
       const sample = hearthFleet.sample ?? '';
       const sent = sentFigures(chats, fanouts);
@@ -214,177 +168,4 @@ async function joinLobby(http: JsonClient, tokens: readonly string[]): Promise<s
     throw new Error(`the lobby has ${members} members, not ${tokens.length}`);
   }
   return lobbyId;
-}
-
-/** One run's bookkeeping: when each message was posted, and which member received it when. */
-interface Pending {
-  /** Tells this run's messages from another's (in their metadata). */
-  tag: string;
-  /** performance.now() just before each message's POST, by its number. */
-  postedAt: number[];
-  /** Per message, which members received it (1 byte per member). */
-  receivedBy: Uint8Array[];
-  latencies: number[];
-  lastDelivery: number;
-  /** Set once the senders stop: every member must then receive every message posted. */
-  expected: number | undefined;
-  failure: Error | undefined;
-  done: () => void;
-}
-
-/** Posts messages into the lobby and matches each delivery to its message, run after run. */
-class Chat {
-  #pending: Pending | undefined;
-  #runs = 0;
-  /** A delivery between runs: reported by the next run (throwing in a socket's handler would crash). */
-  #stray: Error | undefined;
-
-  /** A member's session received a LOBBY_MESSAGE_CREATE. */
-  delivered(client: number, data: unknown, at: number): void {
-    const pending = this.#pending;
-    const metadata = (data as { metadata?: { run?: unknown; seq?: unknown } } | null)?.metadata;
-    if (!pending || metadata?.run !== pending.tag) {
-      const stray = new Error(
-        `member ${client} received a message of no current run: ${JSON.stringify(data)}`,
-      );
-      if (pending) pending.failure ??= stray;
-      else this.#stray ??= stray;
-      return;
-    }
-    const seq = Number(metadata.seq);
-    const receivedBy = pending.receivedBy[seq];
-    const postedAt = pending.postedAt[seq];
-    if (receivedBy === undefined || postedAt === undefined) {
-      pending.failure ??= new Error(`member ${client} received unknown message ${String(metadata.seq)}`);
-      return;
-    }
-    if (receivedBy[client] !== 0) {
-      pending.failure ??= new Error(`member ${client} received message ${seq} twice`);
-      return;
-    }
-    receivedBy[client] = 1;
-    pending.latencies.push(at - postedAt);
-    pending.lastDelivery = at;
-    if (pending.latencies.length === pending.expected) pending.done();
-  }
-
-  async run(http: JsonClient, fleet: Fleet, lobbyId: string, senders: readonly string[]): Promise<ChatRun> {
-    if (this.#stray) throw this.#stray;
-    let done!: () => void;
-    const drained = new Promise<void>((resolve) => {
-      done = resolve;
-    });
-    const pending: Pending = {
-      tag: String(this.#runs++),
-      postedAt: [],
-      receivedBy: [],
-      latencies: [],
-      lastDelivery: 0,
-      expected: undefined,
-      failure: undefined,
-      done,
-    };
-    this.#pending = pending;
-    try {
-      const posts: number[] = [];
-      let lastAnswer = 0;
-      const started = performance.now();
-      const deadline = started + SEND_SECONDS * 1000;
-      const path = `/api/v10/lobbies/${lobbyId}/messages`;
-      const sender = async (token: string) => {
-        const authorization = `Bearer ${token}`;
-        while (performance.now() < deadline && !pending.failure) {
-          const seq = pending.postedAt.length;
-          const body = { content: CONTENT, metadata: { run: pending.tag, seq: String(seq) } };
-          pending.receivedBy.push(new Uint8Array(MEMBERS));
-          const postedAt = performance.now();
-          pending.postedAt.push(postedAt);
-          const reply = await http.send('POST', path, authorization, body);
-          lastAnswer = performance.now();
-          posts.push(lastAnswer - postedAt);
-          if (reply.status !== 201) {
-            // The other senders stop at their next message.
-            pending.failure ??= new Error(
-              `POST ${path} answered ${reply.status}: ${reply.body.slice(0, 300)}`,
-            );
-            throw pending.failure;
-          }
-        }
-      };
-      await Promise.all(senders.map(sender));
-      const messages = pending.postedAt.length;
-      pending.expected = messages * MEMBERS;
-      if (pending.latencies.length === pending.expected) done();
-
-      let timer: NodeJS.Timeout | undefined;
-      const failed = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => {
-          const missing = pending.expected! - pending.latencies.length;
-          reject(
-            pending.failure ??
-              fleet.failure ??
-              new Error(`Hearth: ${missing} of ${pending.expected} deliveries missing after the timeout`),
-          );
-        }, DRAIN_TIMEOUT_MS);
-      });
-      try {
-        await Promise.race([drained, failed]);
-      } finally {
-        clearTimeout(timer);
-      }
-      if (pending.failure) throw pending.failure;
-      if (fleet.failure) throw fleet.failure;
-      const run: ChatRun = {
-        messages,
-        sendSeconds: (lastAnswer - started) / 1000,
-        posts: Float64Array.from(posts),
-        deliveries: pending.latencies.length,
-        deliverSeconds: (pending.lastDelivery - started) / 1000,
-        latencies: Float64Array.from(pending.latencies),
-      };
-      return run;
-    } finally {
-      this.#pending = undefined;
-    }
-  }
-}
-
-function sentFigures(chats: readonly ChatRun[], fanouts: readonly FanoutRun[]) {
-  const hearthRates = chats.map((c) => c.messages / c.sendSeconds);
-  const bareRates = fanouts.map((f) => f.messages / f.burst.seconds);
-  const baseline: Figures = { label: 'bare ws 8', throughput: median(bareRates), rounds: bareRates };
-  const hearth: Figures = {
-    label: 'Hearth',
-    throughput: median(hearthRates),
-    ...latencyFigures(chats.map((c) => c.posts)),
-    rounds: hearthRates,
-  };
-  return { baseline, hearth };
-}
-
-function deliveredFigures(chats: readonly ChatRun[], fanouts: readonly FanoutRun[]) {
-  const hearthRates = chats.map((c) => c.deliveries / c.deliverSeconds);
-  const bareRates = fanouts.map((f) => f.burst.latencies.length / f.burst.seconds);
-  const baseline: Figures = {
-    label: 'bare ws 8',
-    throughput: median(bareRates),
-    ...latencyFigures(fanouts.map((f) => f.burst.latencies)),
-    rounds: bareRates,
-  };
-  const hearth: Figures = {
-    label: 'Hearth',
-    throughput: median(hearthRates),
-    ...latencyFigures(chats.map((c) => c.latencies)),
-    rounds: hearthRates,
-  };
-  return { baseline, hearth };
-}
-
-/** The median over runs of each run's p50 and p99. */
-function latencyFigures(runs: readonly Float64Array[]): { latencyP50Ms: number; latencyP99Ms: number } {
-  const sorted = runs.map((samples) => Float64Array.from(samples).sort());
-  return {
-    latencyP50Ms: median(sorted.map((s) => percentile(s, 0.5))),
-    latencyP99Ms: median(sorted.map((s) => percentile(s, 0.99))),
-  };
 }

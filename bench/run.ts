@@ -4,6 +4,7 @@ import { cpus, loadavg } from 'node:os';
 import type { Benchmark, Result } from './benchmark.js';
 import gatewayFanout from './gateway-fanout.js';
 import gatewayMemory from './gateway-memory.js';
+import guildChat from './guild-chat.js';
 import guildCreate from './guild-create.js';
 import { killAllChildren } from './lib/children.js';
 import { progress } from './lib/progress.js';
@@ -25,6 +26,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   provisionalToken,
   presenceFanout,
   guildCreate,
+  guildChat,
 ];
 
 type Outcome = { benchmark: Benchmark; results: Result[] } | { benchmark: Benchmark; error: Error };

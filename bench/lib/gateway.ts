@@ -161,8 +161,10 @@ export interface FleetOptions {
   /** Names the fleet in errors. */
   label: string;
   url: string;
-  /** One connection each: Hello, Identify with `Bearer <token>`, READY. */
+  /** One connection each: Hello, Identify with `Bearer <token>` (or as `identifyAs` says), READY. */
   tokens?: readonly string[];
+  /** The Identify `token` for each of `tokens`; default `Bearer <token>` (a player's access token). */
+  identifyAs?: (token: string) => string;
   /** Without tokens: this many plain connections, ready once open. */
   count?: number;
   /** Connections being opened at once. */
@@ -209,11 +211,13 @@ export class Fleet {
   readonly #onEvent: FleetOptions['onEvent'];
 
   readonly #eventType: string;
+  readonly #identifyAs: (token: string) => string;
 
-  private constructor(label: string, onEvent: FleetOptions['onEvent'], eventType: string) {
-    this.label = label;
-    this.#onEvent = onEvent;
-    this.#eventType = eventType;
+  private constructor(options: FleetOptions) {
+    this.label = options.label;
+    this.#onEvent = options.onEvent;
+    this.#eventType = options.eventType ?? BENCH_EVENT_TYPE;
+    this.#identifyAs = options.identifyAs ?? ((token) => `Bearer ${token}`);
   }
 
   get size(): number {
@@ -222,7 +226,7 @@ export class Fleet {
 
   /** Opens the connections, `concurrency` at a time; rejects (closing those open) if one fails. */
   static async open(options: FleetOptions): Promise<Fleet> {
-    const fleet = new Fleet(options.label, options.onEvent, options.eventType ?? BENCH_EVENT_TYPE);
+    const fleet = new Fleet(options);
     const count = options.tokens?.length ?? options.count ?? 0;
     const deadline = performance.now() + options.timeoutMs;
     let next = 0;
@@ -363,7 +367,7 @@ export class Fleet {
             JSON.stringify({
               op: IDENTIFY,
               d: {
-                token: `Bearer ${token}`,
+                token: this.#identifyAs(token),
                 intents: 0,
                 properties: { os: process.platform, browser: 'hearth-bench', device: 'hearth-bench' },
               },

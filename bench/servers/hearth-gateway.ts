@@ -11,6 +11,8 @@
 //   {cmd: 'memory'}                 → a MemorySample after forced GC (needs --expose-gc); held = sessions
 //   {cmd: 'befriend'}               → makes the first player a friend of every other (presence fan-out)
 //   {cmd: 'presence', round}        → one presence change of the first player, through the presence service
+//   {cmd: 'guild'}                  → a guild of every player (the first owns it) with a text channel, and a
+//                                     user session token per player, in order: {guildId, channelId, sessions}
 import { parseArgs } from 'node:util';
 import { createHearth, testConfig } from '@hearth/server';
 import { BENCH_EVENT_TYPE } from '../lib/gateway-event.js';
@@ -179,6 +181,18 @@ answerRequests(async (request) => {
         { status: 'online', activities: [{ name: `round ${String(request['round'])}`, type: 0 }] },
       );
       return { published: 1, sessions: hearth.gateway.registry.size };
+    }
+    case 'guild': {
+      // What people's clients hold: a guild they are all members of, its channel, a session each.
+      const [owner, ...others] = minted?.userIds ?? [];
+      if (!owner) throw new Error('this process minted no players (no --players)');
+      const { guilds, channels } = hearth.services;
+      const guild = await guilds.createGuild(owner, { name: 'Bench Guild' });
+      for (const userId of others) await guilds.addMember(guild.id, userId);
+      const channel = await channels.createChannel(owner, guild.id, { name: 'general' }, null);
+      const sessions: string[] = [];
+      for (const userId of [owner, ...others]) sessions.push(await accounts.createSession(userId));
+      return { guildId: guild.id, channelId: channel.id, sessions };
     }
     default:
       throw new Error(`unknown command ${request.cmd}`);

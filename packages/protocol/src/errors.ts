@@ -397,6 +397,17 @@ export const FormErrors = {
     code: 'MESSAGE_CANNOT_USE_LEGACY_FIELDS_WITH_COMPONENTS_V2',
     message: `The '${field}' field cannot be used when using MessageFlags.IS_COMPONENTS_V2`,
   }),
+  // ---- AutoMod (GUILDS.md §10) ----
+  /** One rule too many of a trigger type (keyword 6, others 1): the platform answers it at the body's root. */
+  autoModerationMaxRulesOfType: (triggerType: number, max: number) => ({
+    code: 'AUTO_MODERATION_MAX_RULES_OF_TYPE_EXCEEDED',
+    message: `Maximum number of rules with trigger type ${triggerType} is ${max}`,
+  }),
+  /** A `regex_patterns` entry that does not compile, or uses what the platform's (Rust) regex lacks. */
+  autoModerationInvalidRegex: () => ({
+    code: 'AUTO_MODERATION_INVALID_REGEX',
+    message: 'Invalid regex pattern',
+  }),
   // ---- Webhooks ----
   /** A URL that did not answer its PING with 204 (Hearth's name, after the interactions endpoint's error). */
   eventWebhooksUrlInvalid: () => ({

@@ -157,6 +157,10 @@ export const DISPATCH_INTENTS: Readonly<Record<string, number>> = {
   MESSAGE_REACTION_REMOVE: GatewayIntents.GuildMessageReactions,
   MESSAGE_REACTION_REMOVE_ALL: GatewayIntents.GuildMessageReactions,
   MESSAGE_REACTION_REMOVE_EMOJI: GatewayIntents.GuildMessageReactions,
+  AUTO_MODERATION_RULE_CREATE: GatewayIntents.AutoModerationConfiguration,
+  AUTO_MODERATION_RULE_UPDATE: GatewayIntents.AutoModerationConfiguration,
+  AUTO_MODERATION_RULE_DELETE: GatewayIntents.AutoModerationConfiguration,
+  AUTO_MODERATION_ACTION_EXECUTION: GatewayIntents.AutoModerationExecution,
 };
 
 /**
@@ -188,6 +192,11 @@ export const DISPATCH_PERMISSIONS: Readonly<Record<string, bigint>> = {
   CHANNEL_UPDATE: PermissionFlags.ViewChannel,
   CHANNEL_DELETE: PermissionFlags.ViewChannel,
   GUILD_AUDIT_LOG_ENTRY_CREATE: PermissionFlags.ViewAuditLog,
+  // AutoMod events go to members who may manage the guild's rules (GUILDS.md §10).
+  AUTO_MODERATION_RULE_CREATE: PermissionFlags.ManageGuild,
+  AUTO_MODERATION_RULE_UPDATE: PermissionFlags.ManageGuild,
+  AUTO_MODERATION_RULE_DELETE: PermissionFlags.ManageGuild,
+  AUTO_MODERATION_ACTION_EXECUTION: PermissionFlags.ManageGuild,
 };
 
 /** Identify `large_threshold`: members above which a guild is large and GUILD_CREATE lists fewer members. */

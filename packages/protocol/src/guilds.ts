@@ -108,6 +108,12 @@ export const AuditLogEvents = {
   ThreadCreate: 110,
   ThreadUpdate: 111,
   ThreadDelete: 112,
+  AutoModerationRuleCreate: 140,
+  AutoModerationRuleUpdate: 141,
+  AutoModerationRuleDelete: 142,
+  AutoModerationBlockMessage: 143,
+  AutoModerationFlagToChannel: 144,
+  AutoModerationUserCommunicationDisabled: 145,
   VoiceChannelStatusUpdate: 192,
   VoiceChannelStatusDelete: 193,
 } as const;

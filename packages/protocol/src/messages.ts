@@ -230,6 +230,9 @@ export const AutoModerationActionTypes = {
 } as const;
 export const AutoModerationKeywordPresetTypes = { Profanity: 1, SexualContent: 2, Slurs: 3 } as const;
 export const AutoModerationLimits = {
+  ruleNameMax: 100,
+  actionsMin: 1,
+  actionsMax: 5,
   keywordFilter: 1000,
   keywordLength: 60,
   regexPatterns: 10,

@@ -15,6 +15,9 @@ import { accountsRoutes } from './domains/accounts/routes.js';
 import { AccountsService } from './domains/accounts/service.js';
 import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
+import { AutoModEnforcement } from './domains/automod/enforcement.js';
+import { automodRoutes } from './domains/automod/routes.js';
+import { AutoModService } from './domains/automod/service.js';
 import { DiskAttachmentFiles } from './domains/channel-messages/attachment-files.js';
 import { Attachments } from './domains/channel-messages/attachments.js';
 import { attachmentsCdnRoutes } from './domains/channel-messages/attachments-routes.js';
@@ -112,6 +115,7 @@ export interface Services {
   dmChannels: DmChannels;
   reactions: ReactionsService;
   messageActions: MessageActionsService;
+  automod: AutoModService;
   lobbies: LobbiesService;
   oauth2: OAuth2Service;
   keys: SigningKeys;
@@ -281,7 +285,19 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     files: new DiskAttachmentFiles(config.dataDir),
     publicUrl,
   });
-  const channelMessages = new ChannelMessagesService({
+  // AutoMod checks every guild message the message core stores, and posts its alerts through it.
+  const automodEnforcement: AutoModEnforcement = new AutoModEnforcement({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    access: guildAccess,
+    auditLog,
+    counters,
+    alerts: { postAlert: (tx, alert) => channelMessages.postAlert(tx, alert) },
+    timeouts: members,
+  });
+  const channelMessages: ChannelMessagesService = new ChannelMessagesService({
     storage,
     clock,
     snowflakes,
@@ -294,6 +310,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       access: guildAccess,
       quotas,
     }),
+    guards: [automodEnforcement.messageGuard()],
   });
   const reactions = new ReactionsService({ storage, clock, bus, access: guildAccess, users: accounts });
   const messageActions = new MessageActionsService({
@@ -317,6 +334,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     channelDeleted: (tx, channelId) => channelMessages.channelDeleted(tx, channelId),
     privateChannel: (userId, channelId) => dmChannels.find(userId, channelId),
   });
+  const automod = new AutoModService({ storage, clock, snowflakes, bus, access: guildAccess, auditLog });
   const gateway = new GatewayService({ publicUrl, counters, clock });
   const nodeId = `${config.workerId}.${config.processId}.${randomBytes(4).toString('hex')}`;
   // Presence re-tells each side after a relationship change; it is built just below.
@@ -478,6 +496,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     dmChannels,
     reactions,
     messageActions,
+    automod,
     lobbies,
     oauth2,
     keys,
@@ -513,6 +532,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       channelMessagesRoutes(channelMessages, dmChannels),
       reactionsRoutes(reactions),
       messageActionsRoutes(messageActions),
+      automodRoutes(automod),
       lobbiesRoutes(lobbies),
       oauth2Routes(oauth2),
       gatewayRoutes(gateway),

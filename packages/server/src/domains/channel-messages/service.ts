@@ -14,7 +14,7 @@ import {
   snowflakeTimestamp,
 } from '@hearth/protocol';
 import type { Insertable, Transaction } from 'kysely';
-import type { Audience, Bus } from '../../bus/bus.js';
+import type { Audience, Bus, BusEvent } from '../../bus/bus.js';
 import type { FileUploads, UploadedFile } from '../../http/multipart.js';
 import type { Clock } from '../../kernel/clock.js';
 import { HearthError, invalidForm } from '../../kernel/errors.js';
@@ -68,9 +68,30 @@ export interface MessageDraft {
   edit: boolean;
 }
 
-/** A check of every create and edit before it is stored (AutoMod); throws a HearthError to refuse. */
+/**
+ * A check of every create and edit before it is stored (AutoMod), inside the message's transaction. Its
+ * outcome may refuse the message, and may ask to be told how the create or edit settled (`settle`: the
+ * stored message's id, or null when refused by any step) once its transaction is over, for work of its
+ * own that must outlive a refusal (AutoMod's alerts, timeouts and audit entries).
+ */
 export interface MessageGuard {
-  check(db: Executor, draft: MessageDraft, actor: Actor): Promise<void>;
+  check(db: Executor, draft: MessageDraft, actor: Actor): Promise<GuardOutcome | undefined>;
+}
+
+export interface GuardOutcome {
+  refusal?: HearthError;
+  settle?: (messageId: string | null) => Promise<void>;
+}
+
+type Settle = NonNullable<GuardOutcome['settle']>;
+
+/** The alert of a SEND_ALERT_MESSAGE AutoMod action: a system message (type 24) shown as the member's. */
+export interface SystemAlert {
+  guildId: string;
+  channelId: string;
+  authorId: string;
+  content: string;
+  embeds: Json[];
 }
 
 export interface ChannelMessagesDeps {
@@ -158,7 +179,8 @@ export class ChannelMessagesService {
   ): Promise<MessageObject> {
     const body = parse(CreateMessage, input ?? {});
     checkAllowedMentions(body.allowed_mentions);
-    const created = await this.#deps.storage.transaction(async (tx): Promise<Created> => {
+    const settles: Settle[] = [];
+    const creating = this.#deps.storage.transaction(async (tx): Promise<Created> => {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
       requireMessageChannel(place);
       this.#requireSendPermissions(place, body);
@@ -166,15 +188,17 @@ export class ChannelMessagesService {
       const earlier = await this.#enforceNonce(tx, actor, place, body);
       if (earlier) return { row: earlier, place, isNew: false };
       const draft = await this.#draft(tx, actor, place, body, uploads);
-      await this.#guard(tx, actor, draft);
+      await this.#guard(tx, actor, settles, draft);
       await this.#slowmode(tx, actor, place);
       const id = await this.#insert(tx, actor, place, body, draft);
       const attachments = draft.attachments;
       return { row: (await store.findMessage(tx, channelId, id))!, place, isNew: true, attachments };
     });
+    const created = await this.#settling(settles, creating);
     if (created.attachments) await this.#deps.attachments?.settle(created.attachments);
     const [message] = await this.#readable(actor, created.place, [created.row]);
     if (created.isNew) await this.publishMessage(MessageDispatches.MessageCreate, created.place, created.row);
+    for (const settle of settles) await settle(created.row.id);
     return message!;
   }
 
@@ -234,7 +258,8 @@ export class ChannelMessagesService {
   ): Promise<MessageObject> {
     const body = parse(EditMessage, input ?? {});
     checkAllowedMentions(body.allowed_mentions);
-    const { row, place, changed, attachments } = await this.#deps.storage.transaction(async (tx) => {
+    const settles: Settle[] = [];
+    const editing = this.#deps.storage.transaction(async (tx) => {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
       const current = await this.#message(tx, channelId, messageId);
       if (!EDITABLE_TYPES.includes(Number(current.type)))
@@ -271,7 +296,7 @@ export class ChannelMessagesService {
             : this.#checkComponents(body.components, flags, files);
         if (content === '' && embeds.length === 0 && components.length === 0 && files.length === 0)
           throw new HearthError('CannotSendEmptyMessage');
-        await this.#guard(tx, actor, {
+        await this.#guard(tx, actor, settles, {
           channelId,
           guildId: place.guildId,
           authorId: actor.userId,
@@ -297,9 +322,11 @@ export class ChannelMessagesService {
       if (attachments) await this.#deps.attachments?.save(tx, current.id, attachments);
       return { row: (await store.findMessage(tx, channelId, messageId))!, place, changed, attachments };
     });
+    const { row, place, changed, attachments } = await this.#settling(settles, editing);
     if (attachments) await this.#deps.attachments?.settle(attachments);
     const [message] = await this.#readable(actor, place, [row]);
     if (changed) await this.publishMessage(MessageDispatches.MessageUpdate, place, row);
+    for (const settle of settles) await settle(row.id);
     return message!;
   }
 
@@ -633,8 +660,22 @@ export class ChannelMessagesService {
     });
   }
 
-  async #guard(tx: Tx, actor: Actor, draft: MessageDraft): Promise<void> {
-    for (const guard of this.#deps.guards ?? []) await guard.check(tx, draft, actor);
+  async #guard(tx: Tx, actor: Actor, settles: Settle[], draft: MessageDraft): Promise<void> {
+    for (const guard of this.#deps.guards ?? []) {
+      const outcome = await guard.check(tx, draft, actor);
+      if (outcome?.settle) settles.push(outcome.settle);
+      if (outcome?.refusal) throw outcome.refusal;
+    }
+  }
+
+  /** Awaits a create or edit; when it is refused, the guards that asked are told (null) before it throws. */
+  async #settling<T>(settles: readonly Settle[], work: Promise<T>): Promise<T> {
+    try {
+      return await work;
+    } catch (error) {
+      for (const settle of settles) await settle(null);
+      throw error;
+    }
   }
 
   /**
@@ -668,7 +709,10 @@ export class ChannelMessagesService {
    * and the author's `member` in guild channels; the gateway empties privileged fields per session.
    */
   async publishMessage(type: string, place: Place, row: store.MessageRow): Promise<void> {
-    const db = this.#deps.storage.db;
+    await this.#deps.bus.publish(await this.#messageEvent(this.#deps.storage.db, type, place, row));
+  }
+
+  async #messageEvent(db: Executor, type: string, place: Place, row: store.MessageRow): Promise<BusEvent> {
     const [message] = await this.#reading.objects(db, [row], undefined);
     const data: Json = { ...message! };
     if (place.guildId !== null) {
@@ -684,7 +728,37 @@ export class ChannelMessagesService {
         }),
       );
     }
-    await this.#deps.bus.publish({ type, data, audience: audienceOf(place) });
+    return { type, data, audience: audienceOf(place) };
+  }
+
+  // ---- AutoMod alerts ----
+
+  /**
+   * Stores the alert of AutoMod's SEND_ALERT_MESSAGE (GUILDS.md §10: message type 24) in `tx`; answers its
+   * id and the MESSAGE_CREATE to publish once that transaction has committed.
+   */
+  async postAlert(tx: Executor, alert: SystemAlert): Promise<{ id: string; event: BusEvent }> {
+    const id = this.#deps.snowflakes.next();
+    await store.insertMessage(tx, {
+      id,
+      channel_id: alert.channelId,
+      guild_id: alert.guildId,
+      author_id: alert.authorId,
+      type: MessageTypes.AutoModerationAction,
+      content: alert.content,
+      embeds: JSON.stringify(alert.embeds),
+      created_at: snowflakeTimestamp(id),
+    });
+    await channelStore.updateChannel(tx, alert.channelId, { last_message_id: id });
+    const row = (await store.findMessage(tx, alert.channelId, id))!;
+    const place = {
+      channelId: alert.channelId,
+      type: 0,
+      guildId: alert.guildId,
+      permissions: 0n,
+      rateLimitPerUser: 0,
+    };
+    return { id, event: await this.#messageEvent(tx, MessageDispatches.MessageCreate, place, row) };
   }
 
   /** A member object without `user`, as message events carry it; undefined for a non-member. */

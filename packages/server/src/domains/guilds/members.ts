@@ -511,6 +511,25 @@ export class MembersService {
   }
 
   /**
+   * AutoMod's TIMEOUT action (DOCS auto-moderation: Action Types): times a member out with no acting
+   * member, inside the caller's transaction, never shortening a longer timeout; answers the
+   * GUILD_MEMBER_UPDATE to publish once committed, or undefined when the user is not a member.
+   */
+  async timeoutBySystem(
+    tx: Executor,
+    guildId: string,
+    userId: string,
+    until: number,
+  ): Promise<BusEvent | undefined> {
+    const row = await store.findMember(tx, guildId, userId);
+    if (!row) return undefined;
+    const current = row.communication_disabled_until === null ? 0 : Number(row.communication_disabled_until);
+    await store.updateMember(tx, guildId, userId, { communication_disabled_until: Math.max(current, until) });
+    const member = await this.memberObject(guildId, userId, tx);
+    return { type: 'GUILD_MEMBER_UPDATE', data: { guild_id: guildId, ...member }, audience: { guildId } };
+  }
+
+  /**
    * Removes a member inside a transaction (kick, ban): their roles and voice state go with them; queues
    * GUILD_MEMBER_REMOVE, and VOICE_STATE_UPDATE with no channel when they were in voice.
    */

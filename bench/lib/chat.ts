@@ -1,0 +1,276 @@
+// What the chat benchmarks share (lobby-chat, guild-chat): members post messages over HTTP while every
+// member's gateway session receives each one; beside it, bare `ws` pushes as many frames of the bytes
+// Hearth delivered. The runs alternate (one warm-up per side, then AB BA AB…), and the figures are medians.
+import type { Figures } from '../benchmark.js';
+import type { ServerProcess } from './children.js';
+import { type Burst, type Fleet, publishTo } from './gateway.js';
+import type { Reply } from './http.js';
+import { median, percentile } from './load.js';
+import { progress } from './progress.js';
+
+/** How a chat benchmark posts its messages and recognizes them when they are delivered. */
+export interface ChatPlan {
+  /** Members of the lobby or guild: every one a gateway session receiving every message. */
+  members: number;
+  /** How long the senders post in each run; a run then waits until every member has every message. */
+  sendSeconds: number;
+  drainTimeoutMs: number;
+  /** Posts message `seq` of run `tag` as `sender` (its token); answers the reply. */
+  post(sender: string, tag: string, seq: number): Promise<Reply>;
+  /** The status a posted message is answered with (201 for lobby messages, 200 for channel messages). */
+  postedStatus: number;
+  /** The run tag and message number a delivered dispatch carries, if it carries them. */
+  identify(data: unknown): { tag: unknown; seq: unknown } | undefined;
+}
+
+/** One Hearth run: messages posted for `sendSeconds`, then until every member had every one. */
+export interface ChatRun {
+  messages: number;
+  /** From the first POST to the last answer. */
+  sendSeconds: number;
+  /** POST round trips, ms. */
+  posts: Float64Array;
+  deliveries: number;
+  /** From the first POST to the last delivery. */
+  deliverSeconds: number;
+  /** Per delivery, from just before its message's POST to its arrival, ms. */
+  latencies: Float64Array;
+}
+
+/** A bare ws run: as many events as Hearth's last run sent, at once, to every client. */
+export interface FanoutRun {
+  messages: number;
+  burst: Burst;
+}
+
+/** One run's bookkeeping: when each message was posted, and which member received it when. */
+interface Pending {
+  /** Tells this run's messages from another's. */
+  tag: string;
+  /** performance.now() just before each message's POST, by its number. */
+  postedAt: number[];
+  /** Per message, which members received it (1 byte per member). */
+  receivedBy: Uint8Array[];
+  latencies: number[];
+  lastDelivery: number;
+  /** Set once the senders stop: every member must then receive every message posted. */
+  expected: number | undefined;
+  failure: Error | undefined;
+  done: () => void;
+}
+
+/** Posts messages and matches each delivery to its message, run after run. */
+export class Chat {
+  readonly #plan: ChatPlan;
+  #pending: Pending | undefined;
+  #runs = 0;
+  /** A delivery between runs: reported by the next run (throwing in a socket's handler would crash). */
+  #stray: Error | undefined;
+
+  constructor(plan: ChatPlan) {
+    this.#plan = plan;
+  }
+
+  /** A member's session received one of the counted dispatches. */
+  delivered(client: number, data: unknown, at: number): void {
+    const pending = this.#pending;
+    const id = this.#plan.identify(data);
+    if (!pending || id?.tag !== pending.tag) {
+      const stray = new Error(
+        `member ${client} received a message of no current run: ${JSON.stringify(data)}`,
+      );
+      if (pending) pending.failure ??= stray;
+      else this.#stray ??= stray;
+      return;
+    }
+    const seq = Number(id.seq);
+    const receivedBy = pending.receivedBy[seq];
+    const postedAt = pending.postedAt[seq];
+    if (receivedBy === undefined || postedAt === undefined) {
+      pending.failure ??= new Error(`member ${client} received unknown message ${String(id.seq)}`);
+      return;
+    }
+    if (receivedBy[client] !== 0) {
+      pending.failure ??= new Error(`member ${client} received message ${seq} twice`);
+      return;
+    }
+    receivedBy[client] = 1;
+    pending.latencies.push(at - postedAt);
+    pending.lastDelivery = at;
+    if (pending.latencies.length === pending.expected) pending.done();
+  }
+
+  async run(fleet: Fleet, senders: readonly string[]): Promise<ChatRun> {
+    if (this.#stray) throw this.#stray;
+    const plan = this.#plan;
+    let done!: () => void;
+    const drained = new Promise<void>((resolve) => {
+      done = resolve;
+    });
+    const pending: Pending = {
+      tag: String(this.#runs++),
+      postedAt: [],
+      receivedBy: [],
+      latencies: [],
+      lastDelivery: 0,
+      expected: undefined,
+      failure: undefined,
+      done,
+    };
+    this.#pending = pending;
+    try {
+      const posts: number[] = [];
+      let lastAnswer = 0;
+      const started = performance.now();
+      const deadline = started + plan.sendSeconds * 1000;
+      const sender = async (token: string) => {
+        while (performance.now() < deadline && !pending.failure) {
+          const seq = pending.postedAt.length;
+          pending.receivedBy.push(new Uint8Array(plan.members));
+          const postedAt = performance.now();
+          pending.postedAt.push(postedAt);
+          const reply = await plan.post(token, pending.tag, seq);
+          lastAnswer = performance.now();
+          posts.push(lastAnswer - postedAt);
+          if (reply.status !== plan.postedStatus) {
+            // The other senders stop at their next message.
+            pending.failure ??= new Error(`a post answered ${reply.status}: ${reply.body.slice(0, 300)}`);
+            throw pending.failure;
+          }
+        }
+      };
+      await Promise.all(senders.map(sender));
+      const messages = pending.postedAt.length;
+      pending.expected = messages * plan.members;
+      if (pending.latencies.length === pending.expected) done();
+
+      let timer: NodeJS.Timeout | undefined;
+      const failed = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          const missing = pending.expected! - pending.latencies.length;
+          reject(
+            pending.failure ??
+              fleet.failure ??
+              new Error(`Hearth: ${missing} of ${pending.expected} deliveries missing after the timeout`),
+          );
+        }, plan.drainTimeoutMs);
+      });
+      try {
+        await Promise.race([drained, failed]);
+      } finally {
+        clearTimeout(timer);
+      }
+      if (pending.failure) throw pending.failure;
+      if (fleet.failure) throw fleet.failure;
+      return {
+        messages,
+        sendSeconds: (lastAnswer - started) / 1000,
+        posts: Float64Array.from(posts),
+        deliveries: pending.latencies.length,
+        deliverSeconds: (pending.lastDelivery - started) / 1000,
+        latencies: Float64Array.from(pending.latencies),
+      };
+    } finally {
+      this.#pending = undefined;
+    }
+  }
+}
+
+/**
+ * One warm-up run per side, then `rounds` per side in the order AB BA AB…: Hearth's chat, and bare ws
+ * pushing as many events as Hearth's last run posted, in frames of the bytes Hearth sent (`eventName`).
+ */
+export async function alternateRuns(options: {
+  chat: Chat;
+  hearthFleet: Fleet;
+  bareFleet: Fleet;
+  bare: ServerProcess;
+  senders: readonly string[];
+  rounds: number;
+  eventName: string;
+  drainTimeoutMs: number;
+}): Promise<{ chats: ChatRun[]; fanouts: FanoutRun[] }> {
+  const { chat, hearthFleet, bareFleet, bare, senders, eventName, drainTimeoutMs: timeoutMs } = options;
+  const chats: ChatRun[] = [];
+  const fanouts: FanoutRun[] = [];
+  const members = bareFleet.size;
+  /** How many messages Hearth's last run (the warm-up too) sent: the size of the next bare run. */
+  let lastMessages = 0;
+  const hearthRun = async (what: string) => {
+    const run = await chat.run(hearthFleet, senders);
+    chats.push(run);
+    lastMessages = run.messages;
+    progress(
+      `  ${what} Hearth: ${Math.round(run.messages / run.sendSeconds)} messages/s, ` +
+        `${Math.round(run.deliveries / run.deliverSeconds)} deliveries/s ` +
+        `(${run.messages} messages, ${run.deliveries} deliveries in ${run.deliverSeconds.toFixed(2)} s)`,
+    );
+  };
+  const bareRun = async (what: string) => {
+    const messages = lastMessages;
+    const payload = hearthFleet.sample;
+    if (payload === undefined) throw new Error(`Hearth delivered no ${eventName} to sample`);
+    const burst = await bareFleet.burst(
+      messages,
+      () => publishTo(bare, { cmd: 'publish', count: messages, payload }, members, timeoutMs),
+      timeoutMs,
+    );
+    if (bareFleet.sample !== payload) throw new Error('bare ws delivered other bytes than it was given');
+    fanouts.push({ messages, burst });
+    progress(
+      `  ${what} bare ws: ${Math.round(messages / burst.seconds)} messages/s, ` +
+        `${Math.round(burst.latencies.length / burst.seconds)} deliveries/s ` +
+        `(${messages} messages, ${burst.latencies.length} deliveries in ${burst.seconds.toFixed(2)} s)`,
+    );
+  };
+
+  await hearthRun('warm-up');
+  await bareRun('warm-up');
+  chats.length = 0;
+  fanouts.length = 0;
+  for (let i = 0; i < options.rounds; i++) {
+    const order = i % 2 === 0 ? [bareRun, hearthRun] : [hearthRun, bareRun];
+    for (const side of order) await side(`round ${i + 1}/${options.rounds}`);
+  }
+  return { chats, fanouts };
+}
+
+export function sentFigures(chats: readonly ChatRun[], fanouts: readonly FanoutRun[]) {
+  const hearthRates = chats.map((c) => c.messages / c.sendSeconds);
+  const bareRates = fanouts.map((f) => f.messages / f.burst.seconds);
+  const baseline: Figures = { label: 'bare ws 8', throughput: median(bareRates), rounds: bareRates };
+  const hearth: Figures = {
+    label: 'Hearth',
+    throughput: median(hearthRates),
+    ...latencyFigures(chats.map((c) => c.posts)),
+    rounds: hearthRates,
+  };
+  return { baseline, hearth };
+}
+
+export function deliveredFigures(chats: readonly ChatRun[], fanouts: readonly FanoutRun[]) {
+  const hearthRates = chats.map((c) => c.deliveries / c.deliverSeconds);
+  const bareRates = fanouts.map((f) => f.burst.latencies.length / f.burst.seconds);
+  const baseline: Figures = {
+    label: 'bare ws 8',
+    throughput: median(bareRates),
+    ...latencyFigures(fanouts.map((f) => f.burst.latencies)),
+    rounds: bareRates,
+  };
+  const hearth: Figures = {
+    label: 'Hearth',
+    throughput: median(hearthRates),
+    ...latencyFigures(chats.map((c) => c.latencies)),
+    rounds: hearthRates,
+  };
+  return { baseline, hearth };
+}
+
+/** The median over runs of each run's p50 and p99. */
+function latencyFigures(runs: readonly Float64Array[]): { latencyP50Ms: number; latencyP99Ms: number } {
+  const sorted = runs.map((samples) => Float64Array.from(samples).sort());
+  return {
+    latencyP50Ms: median(sorted.map((s) => percentile(s, 0.5))),
+    latencyP99Ms: median(sorted.map((s) => percentile(s, 0.99))),
+  };
+}
