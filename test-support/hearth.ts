@@ -44,7 +44,9 @@ export async function startHearth(
     },
   });
   const hearth = await createHearth({
-    config: testConfig({ logLevel: 'info', ...overrides }),
+    // Test receivers and identity providers listen on loopback: the development switch is on unless a test
+    // turns it off to see the production rules.
+    config: testConfig({ logLevel: 'info', allowLoopbackUrls: true, ...overrides }),
     logDestination,
     ...(clock ? { clock } : {}),
     ...options,

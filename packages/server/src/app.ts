@@ -51,6 +51,7 @@ import { DeliveryWorker } from './domains/webhooks/worker.js';
 import { GatewayServer } from './gateway/gateway-server.js';
 import { gatewayRoutes } from './gateway/routes.js';
 import { GatewayService } from './gateway/service.js';
+import { type OutboundPolicy } from './kernel/outbound.js';
 import { RedisSessionStore, type SessionStore } from './gateway/session-store.js';
 import type { Authenticators } from './http/auth.js';
 import { createHttpServer, type ResponseObserver } from './http/server.js';
@@ -135,6 +136,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const clock = options.clock ?? (config.now === undefined ? systemClock : startingAt(config.now));
   // Read before anything is opened: a bad file stops the start with nothing to clean up.
   const providerCa = config.providerCaFile ? readCaFile(config.providerCaFile) : undefined;
+  // Every URL Hearth calls goes through one policy (kernel/outbound.ts).
+  const outbound: OutboundPolicy = { allowLoopback: config.allowLoopbackUrls, extraCa: providerCa };
   const storage = await openStorage(config.databaseUrl);
   await storage.migrate();
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, config.redisPrefix) : undefined;
@@ -159,7 +162,14 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
 
   let url = config.publicUrl ?? '';
   const publicUrl = () => url;
-  const accounts = new AccountsService({ storage, clock, snowflakes, bus, quotas });
+  const accounts = new AccountsService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    quotas,
+    sessionLifetimeMs: config.sessionLifetimeDays * 24 * 60 * 60 * 1000,
+  });
   // The application object reports authorization counts the authorization server keeps; bound below.
   let oauth2: OAuth2Service | undefined;
   // Applications show the webhook settings; webhooks sign with the application's key: bound below.
@@ -188,6 +198,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     snowflakes,
     logger,
     signerFor: (id) => applications.eventSigner(id),
+    outbound,
   });
   const deliveryWorker = new DeliveryWorker({
     storage,
@@ -280,10 +291,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     storage,
     clock,
     snowflakes,
-    fetch: {
-      extraCa: providerCa,
-      allowLoopback: config.allowLoopbackProviders,
-    },
+    fetch: outbound,
   });
 
   const authenticators: Authenticators = {
@@ -355,6 +363,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     applications,
     quotas,
     connectedPlayers: () => gatewayServer.connectedPlayers(),
+    playersOf: (tx, userIds, applicationId) => oauth2!.playersOf(tx, userIds, applicationId),
+    verifyWebhookUrl: (applicationId, field, url) => webhooks!.verifyUrl(applicationId, field, url),
   });
   // What other domains own and a merge or an unmerge moves (PROTOCOL.md §B.3), each domain's before the
   // embedder's; all run inside the merge/unmerge/ban transaction.

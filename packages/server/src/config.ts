@@ -19,8 +19,9 @@ export interface Config {
   eventPollMs: number;
   // Provisional accounts
   providerCaFile: string | undefined;
-  allowLoopbackProviders: boolean;
+  allowLoopbackUrls: boolean;
   adminToken: string | undefined;
+  sessionLifetimeDays: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -223,16 +224,16 @@ export const SETTINGS = [
     env: 'HEARTH_PROVIDER_CA_FILE',
     default: undefined,
     description:
-      'PEM file of an extra certificate authority trusted for identity-provider fetches (OIDC discovery, JWKS, verification endpoints).',
+      'PEM file of an extra certificate authority trusted for outbound HTTPS (identity providers: OIDC discovery, JWKS, verification endpoints; webhook receivers).',
     parse: text,
   }),
   define({
-    key: 'allowLoopbackProviders',
-    flag: '--allow-loopback-providers',
-    env: 'HEARTH_ALLOW_LOOPBACK_PROVIDERS',
+    key: 'allowLoopbackUrls',
+    flag: '--allow-loopback-urls',
+    env: 'HEARTH_ALLOW_LOOPBACK_URLS',
     default: 'false',
     description:
-      'Development only: identity providers on localhost / 127.0.0.1 / [::1] pass the issuer hostname rules.',
+      'Development only: URLs Hearth calls (event webhooks, lobby overrides, identity providers) may reach loopback (localhost, 127.0.0.0/8, ::1), and webhook receivers may use http:. Private, link-local and metadata addresses stay refused.',
     parse: boolean,
   }),
   define({
@@ -243,6 +244,15 @@ export const SETTINGS = [
     description:
       'Operator secret (32+ characters) for the admin API (`Authorization: Admin <token>`); unset: the admin API answers 401.',
     parse: secret,
+  }),
+  define({
+    key: 'sessionLifetimeDays',
+    flag: '--session-lifetime-days',
+    env: 'HEARTH_SESSION_LIFETIME_DAYS',
+    default: '30',
+    description:
+      'How long a user session token (sign-up, sign-in) lives, in days; logout, a password change and a ban end it sooner.',
+    parse: integer(1, 3650),
   }),
 ] as const;
 
