@@ -6,3 +6,4 @@ export { MemorySessionStore, type SessionStore } from './gateway/session-store.j
 export type { ObservedResponse, ResponseObserver } from './http/server.js';
 export { type Clock, ManualClock, startingAt, systemClock } from './kernel/clock.js';
 export { HearthError } from './kernel/errors.js';
+export { addressProblem, type OutboundPolicy, outboundUrlProblem } from './kernel/outbound.js';

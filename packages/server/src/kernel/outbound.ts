@@ -41,9 +41,8 @@ export function outboundUrlProblem(raw: string, policy: OutboundPolicy, rules: U
   if (rules.query !== true && (url.search !== '' || raw.includes('?'))) return 'query in the URL';
   const host = bareHost(url.hostname);
   if (host === '') return 'no host';
-  if (isIP(host) !== 0) return addressProblem(host, policy);
-  if (isLoopbackName(host) && !policy.allowLoopback) return 'loopback host refused';
-  return undefined;
+  // A name is judged by the addresses it resolves to, when a request is made (`localhost` included).
+  return isIP(host) !== 0 ? addressProblem(host, policy) : undefined;
 }
 
 /** Why an address may not be connected to, or undefined when it may. */
@@ -159,10 +158,6 @@ function describe(error: unknown): string {
 function bareHost(hostname: string): string {
   const host = hostname.toLowerCase();
   return host.startsWith('[') && host.endsWith(']') ? host.slice(1, -1) : host.replace(/\.$/, '');
-}
-
-function isLoopbackName(host: string): boolean {
-  return host === 'localhost' || host.endsWith('.localhost');
 }
 
 /** The IPv4 address inside an IPv4-mapped (::ffff:a.b.c.d), IPv4-compatible or NAT64 (64:ff9b::/96) one. */
