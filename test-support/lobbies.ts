@@ -80,7 +80,11 @@ let batch = 0;
  * 100-lobby caps, which would otherwise spend most of a suite hashing passwords. Everything the tests
  * then observe goes through HTTP. With `game`, each has authorized it (a grant row), as lobby members must.
  */
-export async function insertUsers(hearth: TestHearth, count: number, game?: { id: string }): Promise<string[]> {
+export async function insertUsers(
+  hearth: TestHearth,
+  count: number,
+  game?: { id: string },
+): Promise<string[]> {
   // Ids from a random base far above the generator's current range, so they never meet a real one.
   const base = (1n << 62n) + (BigInt(`0x${randomBytes(5).toString('hex')}`) << 12n);
   const tag = `${process.pid}${randomBytes(3).toString('hex')}${++batch}`;

@@ -51,12 +51,12 @@ import { DeliveryWorker } from './domains/webhooks/worker.js';
 import { GatewayServer } from './gateway/gateway-server.js';
 import { gatewayRoutes } from './gateway/routes.js';
 import { GatewayService } from './gateway/service.js';
-import { type OutboundPolicy } from './kernel/outbound.js';
 import { RedisSessionStore, type SessionStore } from './gateway/session-store.js';
-import type { Authenticators } from './http/auth.js';
+import type { Authenticators, RouteAuth } from './http/auth.js';
 import { createHttpServer, type ResponseObserver } from './http/server.js';
 import { type Clock, startingAt, systemClock } from './kernel/clock.js';
 import { createLogger, type Logger } from './kernel/logger.js';
+import type { OutboundPolicy } from './kernel/outbound.js';
 import { SnowflakeGenerator } from './kernel/snowflake.js';
 import { Sweeper } from './kernel/sweeper.js';
 import { MemoryRateLimitStore } from './ratelimit/memory-store.js';
@@ -119,11 +119,20 @@ export interface Hearth {
   readonly gateway: GatewayServer;
   readonly services: Services;
   readonly http: FastifyInstance;
+  /** Every route as registered, with who it admits: read by the suites that sweep every route. */
+  readonly routes: readonly RegisteredRoute[];
   /** The address clients use; known after `listen`. */
   readonly url: string;
   listen(): Promise<string>;
   /** Stops accepting, lets in-flight requests finish, then closes storage and connections. */
   close(): Promise<void>;
+}
+
+/** One registered route: its methods, its template (with the `/api/v{N}` prefix), its `auth` config. */
+export interface RegisteredRoute {
+  methods: readonly string[];
+  url: string;
+  auth: RouteAuth | undefined;
 }
 
 /** How often each node marks its players' lobbies active and deletes idle ones (shortest timeout: 5 s). */
@@ -447,6 +456,12 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     ],
     [oauth2Pages(oauth2, publicUrl), cdnRoutes(accounts)],
   );
+  // Routes load when the server starts; a root hook sees each of them, in every prefix scope.
+  const routes: RegisteredRoute[] = [];
+  http.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    routes.push({ methods, url: route.url, auth: (route.config as { auth?: RouteAuth } | undefined)?.auth });
+  });
   gatewayServer.attach(http.server);
   const sweeping = new Sweeper(
     () => lobbies.sweep(),
@@ -464,6 +479,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     gateway: gatewayServer,
     services,
     http,
+    routes,
     get url() {
       return url;
     },

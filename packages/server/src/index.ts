@@ -1,3 +1,4 @@
+export type { RegisteredRoute } from './app.js';
 export { createHearth, type Hearth, type HearthOptions, type Services } from './app.js';
 export { type Bus, MemoryBus } from './bus/bus.js';
 export { type Config, ConfigError, loadConfig, SETTINGS, testConfig } from './config.js';

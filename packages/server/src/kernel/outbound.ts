@@ -1,5 +1,5 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { type IncomingMessage, request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { rootCertificates } from 'node:tls';
@@ -27,7 +27,11 @@ export interface UrlRules {
 }
 
 /** Why a URL is refused before any request, or undefined when it may be saved. */
-export function outboundUrlProblem(raw: string, policy: OutboundPolicy, rules: UrlRules = {}): string | undefined {
+export function outboundUrlProblem(
+  raw: string,
+  policy: OutboundPolicy,
+  rules: UrlRules = {},
+): string | undefined {
   let url: URL;
   try {
     url = new URL(raw);
@@ -35,7 +39,8 @@ export function outboundUrlProblem(raw: string, policy: OutboundPolicy, rules: U
     return 'not a URL';
   }
   const http = rules.http === true && policy.allowLoopback;
-  if (url.protocol !== 'https:' && !(http && url.protocol === 'http:')) return `scheme ${url.protocol} refused`;
+  if (url.protocol !== 'https:' && !(http && url.protocol === 'http:'))
+    return `scheme ${url.protocol} refused`;
   if (url.username !== '' || url.password !== '') return 'credentials in the URL';
   if (url.hash !== '' || raw.includes('#')) return 'fragment in the URL';
   if (rules.query !== true && (url.search !== '' || raw.includes('?'))) return 'query in the URL';
@@ -76,7 +81,11 @@ export interface OutboundRequest {
  * resolves to checked (a name that pointed outside at save time may point inside today), redirects never
  * followed (a 3xx is answered as it is), the answer bounded in bytes and time.
  */
-export function outboundRequest(raw: string, policy: OutboundPolicy, options: OutboundRequest): Promise<OutboundAnswer> {
+export function outboundRequest(
+  raw: string,
+  policy: OutboundPolicy,
+  options: OutboundRequest,
+): Promise<OutboundAnswer> {
   const problem = outboundUrlProblem(raw, policy, options.rules);
   if (problem !== undefined) return Promise.resolve({ status: null, body: null, error: problem });
   const url = new URL(raw);
@@ -139,7 +148,9 @@ function checkedLookup(policy: OutboundPolicy): LookupFunction {
       }
       const refused = addresses.map((a) => addressProblem(a.address, policy)).find((p) => p !== undefined);
       if (refused !== undefined || addresses.length === 0) {
-        const denied = Object.assign(new Error(refused ?? `${hostname} has no address`), { code: 'EADDRREFUSED' });
+        const denied = Object.assign(new Error(refused ?? `${hostname} has no address`), {
+          code: 'EADDRREFUSED',
+        });
         callback(denied, '', 0);
         return;
       }
@@ -185,7 +196,9 @@ function expandIpv6(address: string): number[] | undefined {
   const left = head === '' ? [] : head.split(':');
   const right = tail === undefined || tail === '' ? [] : tail.split(':');
   const zeros = tail === undefined ? 0 : 8 - left.length - right.length;
-  const groups = [...left, ...Array<string>(Math.max(0, zeros)).fill('0'), ...right].map((g) => Number.parseInt(g, 16));
+  const groups = [...left, ...Array<string>(Math.max(0, zeros)).fill('0'), ...right].map((g) =>
+    Number.parseInt(g, 16),
+  );
   return groups.length === 8 && groups.every((g) => g >= 0 && g <= 0xffff) ? groups : undefined;
 }
 

@@ -152,7 +152,12 @@ describe("the application's event_webhooks_url (PATCH /applications/@me)", () =>
       status: 400,
       body: invalid('event_webhooks_url', URL_INVALID),
     });
-    const app = await call<{ event_webhooks_url: string | null }>(hearth, 'GET', '/applications/@me', game.bot);
+    const app = await call<{ event_webhooks_url: string | null }>(
+      hearth,
+      'GET',
+      '/applications/@me',
+      game.bot,
+    );
     expect(app.body.event_webhooks_url).toBeNull();
   });
 

@@ -3,7 +3,15 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Static } from 'typebox';
 import type { Principal } from '../../http/auth.js';
 import { HearthError } from '../../kernel/errors.js';
-import { ChangePassword, Login, ModifyCurrentUserBody, NewUser, SessionObject, UserObject, UserParams } from './schemas.js';
+import {
+  ChangePassword,
+  Login,
+  ModifyCurrentUserBody,
+  NewUser,
+  SessionObject,
+  UserObject,
+  UserParams,
+} from './schemas.js';
 import { type AccountsService, toUserObject } from './service.js';
 
 /** What the caller may see of their own user: email with a session or `email`, premium with the approved scope. */

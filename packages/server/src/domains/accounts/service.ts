@@ -11,7 +11,14 @@ import type { Quotas } from '../../ratelimit/quota.js';
 import { type Executor, isUniqueViolation, type Storage } from '../../storage/database.js';
 import { findBan } from './identities-store.js';
 import { type Image, parseImageData } from './images.js';
-import { ChangePassword, Login, ModifyCurrentBot, ModifyCurrentUser, NewUser, type UserObject } from './schemas.js';
+import {
+  ChangePassword,
+  Login,
+  ModifyCurrentBot,
+  ModifyCurrentUser,
+  NewUser,
+  type UserObject,
+} from './schemas.js';
 import * as store from './store.js';
 
 export interface User {

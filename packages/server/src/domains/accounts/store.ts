@@ -71,7 +71,10 @@ export const findSessionUser: (
       .where((eb) =>
         eb.or([
           eb('sessions.expires_at', '>', now),
-          eb.and([eb('sessions.expires_at', 'is', null), eb('sessions.created_at', '>', undatedCreatedAfter)]),
+          eb.and([
+            eb('sessions.expires_at', 'is', null),
+            eb('sessions.created_at', '>', undatedCreatedAfter),
+          ]),
         ]),
       ),
 );

@@ -111,7 +111,10 @@ export class LobbiesService {
   async createLobby(applicationId: string, input: CreateLobby): Promise<Json> {
     await this.#spend(applicationId, 'create');
     const requested = input.members ?? [];
-    await this.#requirePlayers(applicationId, requested.map((m) => m.id));
+    await this.#requirePlayers(
+      applicationId,
+      requested.map((m) => m.id),
+    );
     if (input.override_event_webhooks_url) {
       await this.#deps.verifyWebhookUrl(applicationId, OVERRIDE_URL_FIELD, input.override_event_webhooks_url);
     }
@@ -160,7 +163,11 @@ export class LobbiesService {
   async modifyLobby(applicationId: string, lobbyId: string, input: ModifyLobby): Promise<Json> {
     await this.#spend(applicationId, 'modify');
     const requested = input.members ? uniqueById(input.members) : undefined;
-    if (requested) await this.#requirePlayers(applicationId, requested.map((m) => m.id));
+    if (requested)
+      await this.#requirePlayers(
+        applicationId,
+        requested.map((m) => m.id),
+      );
     const overrideUrl = input.override_event_webhooks_url;
     if (overrideUrl) {
       const current = await this.#lobbyOf(this.#deps.storage.db, applicationId, lobbyId);

@@ -7,6 +7,7 @@ import {
   BOT_AUTHORIZED_PATH,
   BOT_INSTALL_SCOPES,
   CLIENT_CREDENTIALS_ONLY_SCOPES,
+  CLIENT_CREDENTIALS_SCOPES,
   CODE_CHALLENGE_METHOD,
   CODE_CHALLENGE_PATTERN,
   CODE_VERIFIER_PATTERN,
@@ -23,7 +24,6 @@ import {
   Prompts,
   parsePermissions,
   REFRESH_TOKEN_TTL_MS,
-  CLIENT_CREDENTIALS_SCOPES,
   RESTRICTED_SCOPES,
   type Scope,
   Scopes,
@@ -495,7 +495,9 @@ export class OAuth2Service {
       scopes.length === 0 ||
       scopes.some(
         (s) =>
-          !CLIENT_CREDENTIALS_SCOPES.includes(s) || TARGETED_SCOPES.includes(s) || !eligibleFor(application, s),
+          !CLIENT_CREDENTIALS_SCOPES.includes(s) ||
+          TARGETED_SCOPES.includes(s) ||
+          !eligibleFor(application, s),
       )
     ) {
       throw new OAuth2Error(OAuth2ErrorCodes.InvalidScope);
@@ -826,7 +828,8 @@ export class OAuth2Service {
     if (!row || row.expires_at <= this.#deps.clock.now()) return undefined;
     let scopes = row.scopes.split(' ').filter(isScope);
     // A client_credentials token holds only that grant's scopes, whatever it was once issued with.
-    if (row.client_credentials === 1) scopes = scopes.filter((scope) => CLIENT_CREDENTIALS_SCOPES.includes(scope));
+    if (row.client_credentials === 1)
+      scopes = scopes.filter((scope) => CLIENT_CREDENTIALS_SCOPES.includes(scope));
     let withheld: Scope[] = [];
     // A restricted scope holds only while the application is still approved for it (seed, Records: User;
     // Authentication 2), whether granted by name or through an umbrella scope.

@@ -132,7 +132,8 @@ export class WebhooksService {
    */
   async verifyUrl(applicationId: string, field: string, url: string): Promise<void> {
     this.checkUrl(field, url);
-    if (!(await this.ping(applicationId, url))) throw invalidForm(field, FormErrors.eventWebhooksUrlInvalid());
+    if (!(await this.ping(applicationId, url)))
+      throw invalidForm(field, FormErrors.eventWebhooksUrlInvalid());
   }
 
   /** Sends the verification PING; true when the URL answered 204 in time. */
