@@ -166,6 +166,8 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
   // ── Hearth's own routes ──────────────────────────────────────────────────────────────────────────
   ...route(['POST'], '/auth/register', 'hearth-only', HEARTH_ACCOUNTS),
   ...route(['POST'], '/auth/login', 'hearth-only', HEARTH_ACCOUNTS),
+  ...route(['POST'], '/auth/logout', 'hearth-only', HEARTH_ACCOUNTS),
+  ...route(['POST'], '/auth/password', 'hearth-only', HEARTH_ACCOUNTS),
   ...route(
     ['POST'],
     '/oauth2/authorize',

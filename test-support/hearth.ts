@@ -15,17 +15,6 @@ export interface TestHearth extends Hearth {
   readonly logs: string[];
   /** fetch() against this server's API: `api('/users/@me', { token })`. */
   api(path: string, init?: ApiInit): Promise<Response>;
-  /** Every route the server registered, as Fastify's onRoute hook told it (the hostile-input sweep). */
-  readonly routes: readonly RegisteredRoute[];
-}
-
-/** One registered route: method, URL template with its prefix (`/api/v10/users/:user_id`), who may call. */
-export interface RegisteredRoute {
-  method: string;
-  url: string;
-  auth: RouteAuth | undefined;
-  /** The route's request schemas (JSON Schema), as registered. */
-  schema: { body?: unknown; querystring?: unknown; params?: unknown } | undefined;
 }
 
 export interface ApiInit extends Omit<RequestInit, 'body'> {
@@ -56,18 +45,13 @@ export async function startHearth(
     },
   });
   const hearth = await createHearth({
-    config: testConfig({ logLevel: 'info', ...overrides }),
+    // Test receivers and identity providers listen on loopback: the development switch is on unless a test
+    // turns it off to see the production rules.
+    config: testConfig({ logLevel: 'info', allowLoopbackUrls: true, ...overrides }),
     logDestination,
     ...(clock ? { clock } : {}),
     ...options,
     observeResponse: recordResponse,
-  });
-  // Plugins load at listen, so a root hook added now sees every route they register.
-  const routes: RegisteredRoute[] = [];
-  hearth.http.addHook('onRoute', (route) => {
-    for (const method of [route.method].flat()) {
-      routes.push({ method, url: route.url, auth: route.config?.auth, schema: route.schema });
-    }
   });
   // Requests go to the bound address; `hearth.url` is the public one clients are told about.
   const bound = await hearth.listen();
@@ -87,5 +71,5 @@ export async function startHearth(
       ...(body === undefined ? {} : { body: raw ? body : JSON.stringify(body) }),
     });
   };
-  return Object.assign(hearth, { logs, api, routes });
+  return Object.assign(hearth, { logs, api });
 }

@@ -78,9 +78,13 @@ let batch = 0;
 /**
  * `count` users inserted as rows in one statement per 500: fixture setup for the 1,000-member and
  * 100-lobby caps, which would otherwise spend most of a suite hashing passwords. Everything the tests
- * then observe goes through HTTP.
+ * then observe goes through HTTP. With `game`, each has authorized it (a grant row), as lobby members must.
  */
-export async function insertUsers(hearth: TestHearth, count: number): Promise<string[]> {
+export async function insertUsers(
+  hearth: TestHearth,
+  count: number,
+  game?: { id: string },
+): Promise<string[]> {
   // Ids from a random base far above the generator's current range, so they never meet a real one.
   const base = (1n << 62n) + (BigInt(`0x${randomBytes(5).toString('hex')}`) << 12n);
   const tag = `${process.pid}${randomBytes(3).toString('hex')}${++batch}`;
@@ -102,6 +106,15 @@ export async function insertUsers(hearth: TestHearth, count: number): Promise<st
       .insertInto('users')
       .values(rows.slice(i, i + 500))
       .execute();
+    if (!game) continue;
+    const grants = rows.slice(i, i + 500).map((row) => ({
+      application_id: game.id,
+      user_id: row.id,
+      scopes: DEFAULT_COMMUNICATION_SCOPES,
+      integration_type: null,
+      created_at: now,
+    }));
+    await hearth.storage.db.insertInto('oauth_grants').values(grants).execute();
   }
   return rows.map((row) => row.id);
 }

@@ -315,6 +315,8 @@ export const FormErrors = {
   }),
   emailTaken: () => ({ code: 'EMAIL_ALREADY_REGISTERED', message: 'Email is already registered.' }),
   invalidLogin: () => ({ code: 'INVALID_LOGIN', message: 'Login or password is invalid.' }),
+  /** A password change whose current password is wrong (the platform's PATCH /users/@me wording). */
+  passwordMismatch: () => ({ code: 'PASSWORD_DOES_NOT_MATCH', message: 'Password does not match.' }),
   unknownField: () => ({ code: 'UNKNOWN_FIELD', message: 'This field is not allowed' }),
   invalid: () => ({ code: 'BASE_TYPE_INVALID', message: 'Invalid value.' }),
   /** A category holds at most 50 channels (the platform answers it under `parent_id`). */

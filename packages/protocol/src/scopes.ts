@@ -139,6 +139,26 @@ export function scopeAvailable(scope: Scope, applicationFlags: bigint): boolean 
 /** Scopes only the client credentials grant may ask for (PROTOCOL.md §C.4). */
 export const CLIENT_CREDENTIALS_ONLY_SCOPES: readonly Scope[] = [Scopes.ApplicationsCommandsUpdate];
 
+/**
+ * Everything a client_credentials token may hold: the owner's own identity and the application's
+ * management, never a player's social actions (lobbies, friends, DMs, presence, gateway; issue 21).
+ */
+export const CLIENT_CREDENTIALS_SCOPES: readonly Scope[] = [
+  Scopes.ApplicationsBuildsRead,
+  Scopes.ApplicationsBuildsUpload,
+  Scopes.ApplicationsCommandsPermissionsUpdate,
+  Scopes.ApplicationsCommandsUpdate,
+  Scopes.ApplicationsEntitlements,
+  Scopes.ApplicationsStoreUpdate,
+  Scopes.Connections,
+  Scopes.Email,
+  Scopes.Guilds,
+  Scopes.GuildsMembersRead,
+  Scopes.Identify,
+  Scopes.IdentifyPremium,
+  Scopes.RoleConnectionsWrite,
+];
+
 /** Scopes that need a target this server cannot offer on the consent page yet (a guild, a channel). */
 export const TARGETED_SCOPES: readonly Scope[] = [Scopes.WebhookIncoming];
 

@@ -31,7 +31,7 @@ beforeAll(async () => {
   idp = await startIdentityProvider();
   issuer = await idp.addIssuer('sdk');
   hearth = await startHearth(
-    { allowLoopbackProviders: true, providerCaFile: idp.caFile, rateLimitGlobal: 1_000_000 },
+    { allowLoopbackUrls: true, providerCaFile: idp.caFile, rateLimitGlobal: 1_000_000 },
     clock,
   );
   game = await createGame(hearth, { publicClient: true });

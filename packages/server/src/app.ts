@@ -66,10 +66,11 @@ import { GatewayServer } from './gateway/gateway-server.js';
 import { gatewayRoutes } from './gateway/routes.js';
 import { GatewayService } from './gateway/service.js';
 import { DatabaseSessionStore, type SessionStore } from './gateway/session-store.js';
-import type { Authenticators } from './http/auth.js';
+import type { Authenticators, RouteAuth } from './http/auth.js';
 import { createHttpServer, type ResponseObserver } from './http/server.js';
 import { type Clock, startingAt, systemClock } from './kernel/clock.js';
 import { createLogger, type Logger } from './kernel/logger.js';
+import type { OutboundPolicy } from './kernel/outbound.js';
 import { SnowflakeGenerator } from './kernel/snowflake.js';
 import { Sweeper } from './kernel/sweeper.js';
 import { FailoverRateLimitStore } from './ratelimit/failover-store.js';
@@ -138,11 +139,21 @@ export interface Hearth {
   readonly gateway: GatewayServer;
   readonly services: Services;
   readonly http: FastifyInstance;
+  /** Every route as registered, with who it admits: read by the suites that sweep every route. */
+  readonly routes: readonly RegisteredRoute[];
   /** The address clients use; known after `listen`. */
   readonly url: string;
   listen(): Promise<string>;
   /** Stops accepting, lets in-flight requests finish, then closes storage and connections. */
   close(): Promise<void>;
+}
+
+/** One registered route and method: its template (with the `/api/v{N}` prefix), `auth` config and schemas. */
+export interface RegisteredRoute {
+  method: string;
+  url: string;
+  auth: RouteAuth | undefined;
+  schema: { body?: unknown; querystring?: unknown; params?: unknown } | undefined;
 }
 
 /** How often each node marks its players' lobbies active and deletes idle ones (shortest timeout: 5 s). */
@@ -155,6 +166,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const clock = options.clock ?? (config.now === undefined ? systemClock : startingAt(config.now));
   // Read before anything is opened: a bad file stops the start with nothing to clean up.
   const providerCa = config.providerCaFile ? readCaFile(config.providerCaFile) : undefined;
+  // Every URL Hearth calls goes through one policy (kernel/outbound.ts).
+  const outbound: OutboundPolicy = { allowLoopback: config.allowLoopbackUrls, extraCa: providerCa };
   const storage = await openStorage(config.databaseUrl);
   await storage.migrate();
   const redis = config.redisUrl ? await connectRedis(config.redisUrl, config.redisPrefix) : undefined;
@@ -198,7 +211,14 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
 
   let url = config.publicUrl ?? '';
   const publicUrl = () => url;
-  const accounts = new AccountsService({ storage, clock, snowflakes, bus, quotas });
+  const accounts = new AccountsService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    quotas,
+    sessionLifetimeMs: config.sessionLifetimeDays * 24 * 60 * 60 * 1000,
+  });
   // The application object reports authorization counts the authorization server keeps; bound below.
   let oauth2: OAuth2Service | undefined;
   // Applications show the webhook settings; webhooks sign with the application's key: bound below.
@@ -227,6 +247,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     snowflakes,
     logger,
     signerFor: (id) => applications.eventSigner(id),
+    outbound,
   });
   const deliveryWorker = new DeliveryWorker({
     storage,
@@ -374,10 +395,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     storage,
     clock,
     snowflakes,
-    fetch: {
-      extraCa: providerCa,
-      allowLoopback: config.allowLoopbackProviders,
-    },
+    fetch: outbound,
   });
 
   const authenticators: Authenticators = {
@@ -451,6 +469,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     applications,
     quotas,
     connectedPlayers: () => gatewayServer.connectedPlayers(),
+    playersOf: (tx, userIds, applicationId) => oauth2!.playersOf(tx, userIds, applicationId),
+    verifyWebhookUrl: (applicationId, field, url) => webhooks!.verifyUrl(applicationId, field, url),
   });
   // What other domains own and a merge or an unmerge moves (PROTOCOL.md §B.3), each domain's before the
   // embedder's; all run inside the merge/unmerge/ban transaction.
@@ -543,6 +563,14 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     ],
     [oauth2Pages(oauth2, publicUrl), cdnRoutes(accounts), attachmentsCdnRoutes(attachments, storage)],
   );
+  // Routes load when the server starts; a root hook sees each of them, in every prefix scope.
+  const routes: RegisteredRoute[] = [];
+  http.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) {
+      const auth = (route.config as { auth?: RouteAuth } | undefined)?.auth;
+      routes.push({ method, url: route.url, auth, schema: route.schema });
+    }
+  });
   gatewayServer.attach(http.server);
   const sweeping = new Sweeper(
     () => lobbies.sweep(),
@@ -560,6 +588,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     gateway: gatewayServer,
     services,
     http,
+    routes,
     get url() {
       return url;
     },

@@ -595,7 +595,7 @@ function providerLine(provider: {
 
 /** Adding a provider fetches it: the CA and loopback settings apply besides storage. */
 function isProviderCommand(key: keyof Config): boolean {
-  return isStorage(key) || key === 'providerCaFile' || key === 'allowLoopbackProviders';
+  return isStorage(key) || key === 'providerCaFile' || key === 'allowLoopbackUrls';
 }
 
 function isStorage(key: keyof Config): boolean {

@@ -23,13 +23,14 @@ export interface Config {
   eventPollMs: number;
   // Provisional accounts
   providerCaFile: string | undefined;
-  allowLoopbackProviders: boolean;
+  allowLoopbackUrls: boolean;
   adminToken: string | undefined;
   // Lifetimes
   gatewayMaxConnectionsPerAddress: number;
   httpHeadersTimeoutMs: number;
   httpRequestTimeoutMs: number;
   dataDir: string;
+  sessionLifetimeDays: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -232,16 +233,16 @@ export const SETTINGS = [
     env: 'HEARTH_PROVIDER_CA_FILE',
     default: undefined,
     description:
-      'PEM file of an extra certificate authority trusted for identity-provider fetches (OIDC discovery, JWKS, verification endpoints).',
+      'PEM file of an extra certificate authority trusted for outbound HTTPS (identity providers: OIDC discovery, JWKS, verification endpoints; webhook receivers).',
     parse: text,
   }),
   define({
-    key: 'allowLoopbackProviders',
-    flag: '--allow-loopback-providers',
-    env: 'HEARTH_ALLOW_LOOPBACK_PROVIDERS',
+    key: 'allowLoopbackUrls',
+    flag: '--allow-loopback-urls',
+    env: 'HEARTH_ALLOW_LOOPBACK_URLS',
     default: 'false',
     description:
-      'Development only: identity providers on localhost / 127.0.0.1 / [::1] pass the issuer hostname rules.',
+      'Development only: URLs Hearth calls (event webhooks, lobby overrides, identity providers) may reach loopback (localhost, 127.0.0.0/8, ::1), and webhook receivers may use http:. Private, link-local and metadata addresses stay refused.',
     parse: boolean,
   }),
   define({
@@ -287,6 +288,15 @@ export const SETTINGS = [
     default: './data',
     description: 'Directory of uploaded files (message attachments), created on the first upload.',
     parse: text,
+  }),
+  define({
+    key: 'sessionLifetimeDays',
+    flag: '--session-lifetime-days',
+    env: 'HEARTH_SESSION_LIFETIME_DAYS',
+    default: '30',
+    description:
+      'How long a user session token (sign-up, sign-in) lives, in days; logout, a password change and a ban end it sooner.',
+    parse: integer(1, 3650),
   }),
 ] as const;
 

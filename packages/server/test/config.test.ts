@@ -51,7 +51,7 @@ const SAMPLES: { [K in keyof Config]: Sample<K> } = {
     env: '/srv/ca.pem',
     fromEnv: '/srv/ca.pem',
   },
-  allowLoopbackProviders: { flag: 'true', fromFlag: true, env: '1', fromEnv: true },
+  allowLoopbackUrls: { flag: 'true', fromFlag: true, env: '1', fromEnv: true },
   adminToken: {
     flag: 'a'.repeat(32),
     fromFlag: 'a'.repeat(32),
@@ -62,6 +62,7 @@ const SAMPLES: { [K in keyof Config]: Sample<K> } = {
   httpHeadersTimeoutMs: { flag: '500', fromFlag: 500, env: '20000', fromEnv: 20000 },
   httpRequestTimeoutMs: { flag: '1000', fromFlag: 1000, env: '60000', fromEnv: 60000 },
   dataDir: { flag: '/srv/hearth', fromFlag: '/srv/hearth', env: 'uploads', fromEnv: 'uploads' },
+  sessionLifetimeDays: { flag: '7', fromFlag: 7, env: '90', fromEnv: 90 },
 };
 
 const DEFAULTS: Config = {
@@ -79,12 +80,13 @@ const DEFAULTS: Config = {
   webhookPollMs: 1000,
   eventPollMs: 100,
   providerCaFile: undefined,
-  allowLoopbackProviders: false,
+  allowLoopbackUrls: false,
   adminToken: undefined,
   gatewayMaxConnectionsPerAddress: 256,
   httpHeadersTimeoutMs: 10000,
   httpRequestTimeoutMs: 120000,
   dataDir: './data',
+  sessionLifetimeDays: 30,
 };
 
 const cases = SETTINGS.map((setting) => ({ ...setting, sample: SAMPLES[setting.key] }));
@@ -149,7 +151,8 @@ const BAD_VALUES: { key: keyof Config; raw: string; problem: string }[] = [
   { key: 'workerId', raw: '32', problem: 'must be an integer from 0 to 31, got "32"' },
   { key: 'processId', raw: '-1', problem: 'must be an integer from 0 to 31, got "-1"' },
   { key: 'rateLimitGlobal', raw: '0', problem: 'must be an integer from 1 to 1000000000, got "0"' },
-  { key: 'allowLoopbackProviders', raw: 'yes', problem: 'must be true or false, got "yes"' },
+  { key: 'allowLoopbackUrls', raw: 'yes', problem: 'must be true or false, got "yes"' },
+  { key: 'sessionLifetimeDays', raw: '0', problem: 'must be an integer from 1 to 3650, got "0"' },
   { key: 'adminToken', raw: 'short', problem: 'must be at least 32 characters' },
   {
     key: 'databaseUrl',

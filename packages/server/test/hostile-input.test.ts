@@ -1,6 +1,7 @@
+import type { RegisteredRoute } from '@hearth/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addTestMember, createTestGuild, seedTestChannel } from '../../../test-support/guilds.js';
-import { type RegisteredRoute, startHearth, type TestHearth } from '../../../test-support/hearth.js';
+import { startHearth, type TestHearth } from '../../../test-support/hearth.js';
 import {
   HOSTILE_SEGMENTS,
   hostileBodies,

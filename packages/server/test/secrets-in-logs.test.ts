@@ -234,7 +234,7 @@ async function webhookAndBotFlows(game: TestGame): Promise<void> {
 
 beforeAll(async () => {
   idp = await startIdentityProvider();
-  hearth = await startHearth({ logLevel: 'trace', allowLoopbackProviders: true, providerCaFile: idp.caFile });
+  hearth = await startHearth({ logLevel: 'trace', allowLoopbackUrls: true, providerCaFile: idp.caFile });
   const game = await createGame(hearth);
   const application = await hearth.services.applications.getApplication(game.id);
   receiver = await WebhookReceiver.listen(application?.verifyKey ?? '');

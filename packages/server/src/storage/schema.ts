@@ -147,6 +147,8 @@ export interface OAuthTokensTable {
   scopes: string;
   expires_at: number;
   created_at: number;
+  /** 1 for a client_credentials token (migration 0021): the owner's identity, no player scopes. */
+  client_credentials: Generated<number>;
 }
 
 export interface SigningKeysTable {

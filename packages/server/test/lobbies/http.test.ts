@@ -13,6 +13,7 @@ import {
   lobbyPlayers,
 } from '../../../../test-support/lobbies.js';
 import { createPlayer, grantTokens } from '../../../../test-support/oauth.js';
+import { WebhookReceiver } from '../../../../test-support/webhook-receiver.js';
 
 /**
  * The lobby HTTP API as a game's backend (`Bot`) and its players (`Bearer`, sdk.social_layer) see it
@@ -44,10 +45,23 @@ const keys = (n: number, value = 'v') =>
 let hearth: TestHearth;
 const clock = new ManualClock(T0);
 
+const receivers: WebhookReceiver[] = [];
+
 beforeAll(async () => {
   hearth = await startHearth({ rateLimitGlobal: 1_000_000 }, clock);
 });
-afterAll(() => hearth.close());
+afterAll(async () => {
+  await hearth.close();
+  for (const receiver of receivers) await receiver.close();
+});
+
+/** A receiver of the game's signed events on loopback (override URLs are PINGed before they are saved). */
+async function receiverOf(game: Game): Promise<string> {
+  const app = await call<{ verify_key: string }>(hearth, 'GET', '/applications/@me', game.bot);
+  const receiver = await WebhookReceiver.listen(app.body.verify_key);
+  receivers.push(receiver);
+  return receiver.url;
+}
 
 /** Status and body only, for an exact comparison of an error answer. */
 const shape = ({ status, body }: Answer) => ({ status, body });
@@ -111,16 +125,17 @@ describe('shapes and statuses (PROTOCOL.md §A.1–§A.4)', () => {
   it('GET and PATCH answer the lobby; PATCH replaces the member list; DELETE answers 204 and is idempotent', async () => {
     const game = await lobbyGame(hearth);
     const [alice, bob] = await lobbyPlayers(hearth, game, 2);
+    const hooks = await receiverOf(game);
     const lobby = await botLobby(game, [alice.id], {
       metadata: { mode: 'duel' },
       idle_timeout_seconds: 600,
       flags: 1,
-      override_event_webhooks_url: 'https://game.example/hooks',
+      override_event_webhooks_url: hooks,
     });
     expect(lobby).toMatchObject({
       metadata: { mode: 'duel' },
       flags: 1,
-      override_event_webhooks_url: 'https://game.example/hooks',
+      override_event_webhooks_url: hooks,
     });
     const got = await call(hearth, 'GET', `/lobbies/${lobby.id}`, game.bot);
     expect(got).toMatchObject({ status: 200, body: lobby });
@@ -336,7 +351,7 @@ describe('limits at the edge and one past it, with the exact error body', () => 
   });
 
   it('members of create and modify: 25 pass, 26 fail; unknown user 10013', async () => {
-    const users = await insertUsers(hearth, 26);
+    const users = await insertUsers(hearth, 26, game);
     const members = users.map((id) => ({ id }));
     const full = await create({ members: members.slice(0, 25) });
     expect(full.status).toBe(201);
@@ -367,7 +382,7 @@ describe('limits at the edge and one past it, with the exact error body', () => 
   it('bulk: a JSON array of 1 and 25 passes; 0, 26 and a non-array fail', async () => {
     const lobby = await botLobby(game);
     const bulk = (body: unknown) => call(hearth, 'POST', `/lobbies/${lobby.id}/members/bulk`, game.bot, body);
-    const users = await insertUsers(hearth, 26);
+    const users = await insertUsers(hearth, 26, game);
     expect(shape(await bulk([]))).toEqual({ status: 400, body: invalid(minLength(1)) });
     expect(shape(await bulk(users.map((id) => ({ id }))))).toEqual({
       status: 400,
@@ -524,8 +539,8 @@ describe('limits at the edge and one past it, with the exact error body', () => 
   });
 
   it('override_event_webhooks_url: 512 characters pass, 513 fail, not a URL fails', async () => {
-    const url = (length: number) =>
-      `https://game.example/${'p'.repeat(length - 'https://game.example/'.length)}`;
+    const base = `${await receiverOf(game)}/`;
+    const url = (length: number) => `${base}${'p'.repeat(length - base.length)}`;
     expect((await create({ override_event_webhooks_url: url(512) })).status).toBe(201);
     expect(shape(await create({ override_event_webhooks_url: url(513) }))).toEqual({
       status: 400,
@@ -538,7 +553,7 @@ describe('limits at the edge and one past it, with the exact error body', () => 
   });
 
   it('1,000 members per lobby: the 1,001st is refused with 30100 and dropped silently by bulk', async () => {
-    const users = await insertUsers(hearth, LobbyLimits.membersMax + 1);
+    const users = await insertUsers(hearth, LobbyLimits.membersMax + 1, game);
     const lobby = await botLobby(game);
     const bulk = (body: unknown) => call(hearth, 'POST', `/lobbies/${lobby.id}/members/bulk`, game.bot, body);
     for (let i = 0; i < LobbyLimits.membersMax; i += Limits.lobbyMembersBulkMax) {
@@ -565,7 +580,7 @@ describe('limits at the edge and one past it, with the exact error body', () => 
 
   it('100 lobbies per user per application: the 101st is refused with 30101 everywhere, dropped by bulk', async () => {
     const capped = await lobbyPlayer(hearth, game);
-    const [other] = await insertUsers(hearth, 1);
+    const [other] = await insertUsers(hearth, 1, game);
     for (let i = 0; i < LobbyLimits.lobbiesPerUserPerApplication; i++) await botLobby(game, [capped.id]);
     const tooMany = { code: 30101, message: 'Maximum number of lobbies reached (100)' };
     expect(shape(await create({ members: [{ id: capped.id }] }))).toEqual({ status: 400, body: tooMany });
@@ -586,6 +601,7 @@ describe('limits at the edge and one past it, with the exact error body', () => 
     expect(bulk.body).toHaveLength(1);
     // The cap counts per application: another game's lobby still admits the player's account.
     const otherGame = await lobbyGame(hearth);
+    await lobbyPlayer(hearth, otherGame, capped.account);
     expect(
       (await call(hearth, 'POST', '/lobbies', otherGame.bot, { members: [{ id: capped.id }] })).status,
     ).toBe(201);

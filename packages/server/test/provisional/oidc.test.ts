@@ -61,7 +61,7 @@ describe('OIDC configuration is validated when created (PROTOCOL.md §B.2; devel
   let hearth: TestHearth;
   let game: TestGame;
   beforeAll(async () => {
-    hearth = await startHearth({ allowLoopbackProviders: true, providerCaFile: idp.caFile }, clock);
+    hearth = await startHearth({ allowLoopbackUrls: true, providerCaFile: idp.caFile }, clock);
     game = await enabledGame(hearth);
   });
   afterAll(async () => hearth.close());
@@ -198,7 +198,7 @@ describe('ID tokens are verified strictly, each failure with its own code (PROTO
   let game: TestGame;
   let issuer: TestIssuer;
   beforeAll(async () => {
-    hearth = await startHearth({ allowLoopbackProviders: true, providerCaFile: idp.caFile }, clock);
+    hearth = await startHearth({ allowLoopbackUrls: true, providerCaFile: idp.caFile }, clock);
     game = await enabledGame(hearth);
     issuer = await idp.addIssuer('tokens');
     expect(
@@ -345,7 +345,7 @@ describe('ID tokens are verified strictly, each failure with its own code (PROTO
 
 describe('production mode: loopback issuers fail the hostname rules; the CA is trusted only when configured', () => {
   it('refuses https://127.0.0.1 and https://localhost issuers with the switch off (the default)', async () => {
-    const hearth = await startHearth({ providerCaFile: idp.caFile }, clock);
+    const hearth = await startHearth({ providerCaFile: idp.caFile, allowLoopbackUrls: false }, clock);
     try {
       const game = await enabledGame(hearth);
       const issuer = await idp.addIssuer('production');
@@ -363,7 +363,7 @@ describe('production mode: loopback issuers fail the hostname rules; the CA is t
   });
 
   it('does not trust the test CA without --provider-ca-file', async () => {
-    const hearth = await startHearth({ allowLoopbackProviders: true }, clock);
+    const hearth = await startHearth({ allowLoopbackUrls: true }, clock);
     try {
       const game = await enabledGame(hearth);
       const issuer = await idp.addIssuer('untrusted');
@@ -385,13 +385,13 @@ describe('existing configurations are not re-validated until edited (seed, Authe
     const base: Partial<Config> = { databaseUrl, providerCaFile: idp.caFile };
     try {
       const issuer = await idp.addIssuer('grandfathered');
-      const before = await startHearth({ ...base, allowLoopbackProviders: true }, clock);
+      const before = await startHearth({ ...base, allowLoopbackUrls: true }, clock);
       const game = await enabledGame(before);
       const created = await configure(before, game, { type: 'OIDC', issuer: issuer.url, client_id: game.id });
       const { id } = (await created.json()) as { id: string };
       await before.close();
 
-      const after = await startHearth(base, clock);
+      const after = await startHearth({ ...base, allowLoopbackUrls: false }, clock);
       try {
         const token = await issuer.sign(issuer.claims(game.id, clock.now()));
         expect((await exchange(after, game, token)).status).toBe(200);
@@ -419,7 +419,7 @@ describe('Steam session tickets and EOS access tokens go to the configured verif
   let hearth: TestHearth;
   let game: TestGame;
   beforeAll(async () => {
-    hearth = await startHearth({ allowLoopbackProviders: true, providerCaFile: idp.caFile }, clock);
+    hearth = await startHearth({ allowLoopbackUrls: true, providerCaFile: idp.caFile }, clock);
     game = await enabledGame(hearth);
     for (const type of ['STEAM_SESSION_TICKET', 'EPIC_ONLINE_SERVICES_ACCESS_TOKEN']) {
       const response = await configure(hearth, game, { type, verification_url: idp.verificationUrl });

@@ -6,7 +6,12 @@ import { type HearthProcess, hearthCommand, hearthServe } from '../../../../test
 import { WebhookReceiver } from '../../../../test-support/webhook-receiver.js';
 
 const directory = mkdtempSync(join(tmpdir(), 'hearth-webhooks-'));
-const ENV = { HEARTH_DATABASE_URL: `sqlite:${join(directory, 'h.sqlite')}`, HEARTH_LOG_LEVEL: 'info' };
+const ENV = {
+  HEARTH_DATABASE_URL: `sqlite:${join(directory, 'h.sqlite')}`,
+  HEARTH_LOG_LEVEL: 'info',
+  // The receivers listen on loopback: the development switch of the outbound URL policy.
+  HEARTH_ALLOW_LOOPBACK_URLS: 'true',
+};
 const processes: HearthProcess[] = [];
 const receivers: WebhookReceiver[] = [];
 

@@ -1,17 +1,11 @@
-import { request } from 'node:https';
 import { isIP } from 'node:net';
-import { rootCertificates } from 'node:tls';
 import { OIDC_SIGNING_ALGORITHMS, ProvisionalLimits } from '@hearth/protocol';
 import { compactVerify, decodeJwt, decodeProtectedHeader, importJWK, type JWK, type JWTPayload } from 'jose';
 import { HearthError } from '../../kernel/errors.js';
+import { type OutboundPolicy, outboundRequest, outboundUrlProblem } from '../../kernel/outbound.js';
 
-/** How provider fetches are made: extra trusted CA (tests, private PKI) and the development loopback switch. */
-export interface ProviderFetchOptions {
-  /** PEM of an extra certificate authority trusted besides the system roots. */
-  extraCa: string | undefined;
-  /** Development only: issuers on localhost / 127.0.0.1 / [::1] pass the hostname rules. */
-  allowLoopback: boolean;
-}
+/** Provider fetches follow the one outbound policy (extra trusted CA, the development loopback switch). */
+export type ProviderFetchOptions = OutboundPolicy;
 
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]']);
 const FORBIDDEN_SUFFIXES = ['.local', '.arpa', '.internal', '.localhost'];
@@ -19,9 +13,9 @@ const FETCH_TIMEOUT_MS = 10_000;
 const MAX_DOCUMENT_BYTES = 1024 * 1024;
 
 /**
- * The issuer URL rules (PROTOCOL.md §B.2): https only; no query, fragment or credentials; a hostname of two
- * labels or more, not under .local/.arpa/.internal/.localhost, not an IP literal. Any port is fine. Answers
- * the canonical issuer (no trailing slash), or undefined when a rule fails.
+ * The issuer URL rules (PROTOCOL.md §B.2) on top of the outbound policy (https only, no credentials): no
+ * query or fragment; a hostname of two labels or more, not under .local/.arpa/.internal/.localhost, not an
+ * IP literal. Any port is fine. Answers the canonical issuer (no trailing slash), or undefined when a rule fails.
  */
 export function checkProviderUrl(
   raw: string,
@@ -29,17 +23,8 @@ export function checkProviderUrl(
   /** A key-set or verification URL may carry a query; an issuer may not. */
   allowQuery = false,
 ): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(raw);
-  } catch {
-    return undefined;
-  }
-  if (url.protocol !== 'https:') return undefined;
-  if (url.hash !== '' || raw.includes('#')) return undefined;
-  if (!allowQuery && (url.search !== '' || raw.includes('?'))) return undefined;
-  if (url.username !== '' || url.password !== '') return undefined;
-  const host = url.hostname.toLowerCase();
+  if (outboundUrlProblem(raw, options, { query: allowQuery }) !== undefined) return undefined;
+  const host = new URL(raw).hostname.toLowerCase();
   const loopback = options.allowLoopback && LOOPBACK_HOSTS.has(host);
   if (!loopback) {
     if (isIP(host) !== 0 || host.startsWith('[')) return undefined;
@@ -56,69 +41,36 @@ export interface FetchedJson {
 }
 
 /**
- * One HTTPS exchange with a provider. Redirects are never followed (PROTOCOL.md §B.2): a 3xx is answered as
- * it is, and the caller refuses it like any other non-200.
+ * One HTTPS exchange with a provider, under the outbound policy: the resolved address checked, redirects
+ * never followed (PROTOCOL.md §B.2; a 3xx is answered as it is and refused by the caller like any non-200).
  */
-export function providerRequest(
+export async function providerRequest(
   url: string,
   options: ProviderFetchOptions,
   post?: Record<string, unknown>,
 ): Promise<FetchedJson | undefined> {
-  return new Promise((resolve) => {
-    const payload = post === undefined ? undefined : JSON.stringify(post);
-    let settled = false;
-    const done = (value: FetchedJson | undefined) => {
-      if (settled) return;
-      settled = true;
-      resolve(value);
-    };
-    let req: ReturnType<typeof request>;
-    try {
-      req = request(
-        url,
-        {
-          method: payload === undefined ? 'GET' : 'POST',
-          headers: {
-            accept: 'application/json',
-            ...(payload === undefined
-              ? {}
-              : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
-          },
-          ...(options.extraCa ? { ca: [...rootCertificates, options.extraCa] } : {}),
-          timeout: FETCH_TIMEOUT_MS,
-        },
-        (response) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          response.on('data', (chunk: Buffer) => {
-            size += chunk.length;
-            if (size > MAX_DOCUMENT_BYTES) {
-              response.destroy();
-              done(undefined);
-              return;
-            }
-            chunks.push(chunk);
-          });
-          response.on('end', () => {
-            let body: unknown;
-            try {
-              body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-            } catch {
-              body = undefined;
-            }
-            done({ status: response.statusCode ?? 0, body });
-          });
-          response.on('error', () => done(undefined));
-        },
-      );
-    } catch {
-      done(undefined);
-      return;
-    }
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => done(undefined));
-    req.end(payload);
+  const payload = post === undefined ? undefined : JSON.stringify(post);
+  const answer = await outboundRequest(url, options, {
+    method: payload === undefined ? 'GET' : 'POST',
+    headers: {
+      accept: 'application/json',
+      ...(payload === undefined
+        ? {}
+        : { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) }),
+    },
+    ...(payload === undefined ? {} : { body: payload }),
+    timeoutMs: FETCH_TIMEOUT_MS,
+    maxBytes: MAX_DOCUMENT_BYTES,
+    rules: { query: true },
   });
+  if (answer.error !== null) return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(answer.body.toString('utf8'));
+  } catch {
+    body = undefined;
+  }
+  return { status: answer.status, body };
 }
 
 export interface OidcConfiguration {

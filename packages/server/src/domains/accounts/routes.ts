@@ -3,7 +3,15 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { Static } from 'typebox';
 import type { Principal } from '../../http/auth.js';
 import { HearthError } from '../../kernel/errors.js';
-import { Login, ModifyCurrentUserBody, NewUser, SessionObject, UserObject, UserParams } from './schemas.js';
+import {
+  ChangePassword,
+  Login,
+  ModifyCurrentUserBody,
+  NewUser,
+  SessionObject,
+  UserObject,
+  UserParams,
+} from './schemas.js';
 import { type AccountsService, toUserObject } from './service.js';
 
 /** What the caller may see of their own user: email with a session or `email`, premium with the approved scope. */
@@ -38,6 +46,24 @@ export function accountsRoutes(accounts: AccountsService): FastifyPluginAsync {
       { config: { rateLimit: PASSWORD_ROUTES }, schema: { body: Login, response: { 200: SessionObject } } },
       async (request) => {
         const { user, token } = await accounts.login(request.body);
+        return { token, user_id: user.id };
+      },
+    );
+
+    // A session ends at logout; a password change ends them all and hands the caller a fresh one.
+    app.post('/auth/logout', { config: { auth: { user: true } } }, async (request, reply) => {
+      await accounts.endSession(String(request.headers.authorization ?? '').trim());
+      return reply.code(204).send();
+    });
+
+    app.post(
+      '/auth/password',
+      {
+        config: { auth: { user: true }, rateLimit: PASSWORD_ROUTES },
+        schema: { body: ChangePassword, response: { 200: SessionObject } },
+      },
+      async (request) => {
+        const { user, token } = await accounts.changePassword(request.principal!.userId, request.body);
         return { token, user_id: user.id };
       },
     );

@@ -51,6 +51,12 @@ export const Login = Type.Object({
   password: Type.String({ minLength: 1, maxLength: 128 }),
 });
 
+/** POST /auth/password: the current password proves the caller; the new one follows the sign-up rule. */
+export const ChangePassword = Type.Object({
+  password: Type.String({ minLength: 1, maxLength: 128 }),
+  new_password: Password,
+});
+
 export const SessionObject = Type.Object({ token: Type.String(), user_id: Type.String() });
 
 /** A bot's name: 2–32 characters, without the characters that make mentions and tags (`@`, `#`, `:`, ```). */

@@ -11,7 +11,14 @@ import type { Quotas } from '../../ratelimit/quota.js';
 import { type Executor, isUniqueViolation, type Storage } from '../../storage/database.js';
 import { findBan } from './identities-store.js';
 import { type Image, parseImageData } from './images.js';
-import { Login, ModifyCurrentBot, ModifyCurrentUser, NewUser, type UserObject } from './schemas.js';
+import {
+  ChangePassword,
+  Login,
+  ModifyCurrentBot,
+  ModifyCurrentUser,
+  NewUser,
+  type UserObject,
+} from './schemas.js';
 import * as store from './store.js';
 
 export interface User {
@@ -57,6 +64,8 @@ export interface AccountsDeps {
   bus: Bus;
   /** The username change limit, shared by every node. */
   quotas: Quotas;
+  /** How long a session token lives (`--session-lifetime-days`). */
+  sessionLifetimeMs: number;
 }
 
 /** What the CDN-style routes serve: an image's bytes and type. */
@@ -281,22 +290,53 @@ export class AccountsService {
     return toUser(row);
   }
 
-  async createSession(userId: string): Promise<string> {
+  async createSession(userId: string, db: Executor = this.#deps.storage.db): Promise<string> {
     const now = this.#deps.clock.now();
     const token = generateToken(userId, now);
-    await store.insertSession(this.#deps.storage.db, {
+    await store.insertSession(db, {
       token_hash: hashToken(token),
       user_id: userId,
       created_at: now,
-      expires_at: null,
+      expires_at: now + this.#deps.sessionLifetimeMs,
     });
     return token;
   }
 
   /** The user of a live session token, and when they signed in (OIDC `auth_time`). */
   async authenticateSession(token: string): Promise<{ user: User; authTime: number } | undefined> {
-    const row = await store.findSessionUser(this.#deps.storage.db, hashToken(token), this.#deps.clock.now());
+    const now = this.#deps.clock.now();
+    const row = await store.findSessionUser(
+      this.#deps.storage.db,
+      hashToken(token),
+      now,
+      now - this.#deps.sessionLifetimeMs,
+    );
     return row && { user: toUser(row), authTime: Number(row.session_created_at) };
+  }
+
+  /** Logout: the session token stops working at once; an unknown one changes nothing. */
+  async endSession(token: string): Promise<void> {
+    await store.deleteSession(this.#deps.storage.db, hashToken(token));
+  }
+
+  /**
+   * A new password, proven by the current one: every session of the user ends (a stolen token dies with
+   * the old password) and the caller gets a fresh one, in one transaction.
+   */
+  async changePassword(userId: string, input: unknown): Promise<{ user: User; token: string }> {
+    const { password, new_password } = parse(ChangePassword, input);
+    const { storage } = this.#deps;
+    const row = await store.findUserById(storage.db, userId);
+    if (!row?.password_hash || !(await verifyPassword(password, row.password_hash))) {
+      throw invalidForm('password', FormErrors.passwordMismatch());
+    }
+    const passwordHash = await hashPassword(new_password);
+    const token = await storage.transaction(async (tx) => {
+      await store.updateUser(tx, userId, { password_hash: passwordHash });
+      await store.deleteSessionsOf(tx, userId);
+      return this.createSession(userId, tx);
+    });
+    return { user: toUser(row), token };
   }
 
   /** Remembers the user a credential lookup loaded, for the rest of that request. */

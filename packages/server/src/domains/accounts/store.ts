@@ -55,9 +55,11 @@ export const findSessionUser: (
   db: Executor,
   tokenHash: string,
   now: number,
+  /** Sessions stored without an expiry (before lifetimes existed) live until created_at + lifetime. */
+  undatedCreatedAfter: number,
 ) => Promise<(UserRow & { session_created_at: number }) | undefined> = prepared(
-  2,
-  (db, tokenHash: string, now: number) =>
+  3,
+  (db, tokenHash: string, now: number, undatedCreatedAfter: number) =>
     db
       .selectFrom('sessions')
       .innerJoin('users', 'users.id', 'sessions.user_id')
@@ -66,7 +68,15 @@ export const findSessionUser: (
       .select(['primary_guild.tag as primary_guild_tag', 'primary_guild.badge as primary_guild_badge'])
       .select('sessions.created_at as session_created_at')
       .where('sessions.token_hash', '=', tokenHash)
-      .where((eb) => eb.or([eb('sessions.expires_at', 'is', null), eb('sessions.expires_at', '>', now)])),
+      .where((eb) =>
+        eb.or([
+          eb('sessions.expires_at', '>', now),
+          eb.and([
+            eb('sessions.expires_at', 'is', null),
+            eb('sessions.created_at', '>', undatedCreatedAfter),
+          ]),
+        ]),
+      ),
 );
 
 export async function deleteSession(db: Executor, tokenHash: string): Promise<void> {

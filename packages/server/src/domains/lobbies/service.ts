@@ -51,7 +51,13 @@ export interface LobbiesDeps {
   quotas: Quotas;
   /** The players with a live gateway session on this node, per application: they keep their lobbies alive. */
   connectedPlayers: () => ReadonlyMap<string, readonly string[]>;
+  /** Which of these users play the application: authorized it, or are its provisional accounts. */
+  playersOf: (db: Executor, userIds: readonly string[], applicationId: string) => Promise<Set<string>>;
+  /** Refuses (50035 on `field`) a webhook URL the outbound policy forbids or that fails the signed PING. */
+  verifyWebhookUrl: (applicationId: string, field: string, url: string) => Promise<void>;
 }
+
+const OVERRIDE_URL_FIELD = 'override_event_webhooks_url';
 
 /** Who calls: a game's backend (its bot) or one of its players (an OAuth2 token of that game). */
 export interface Caller {
@@ -105,7 +111,13 @@ export class LobbiesService {
   async createLobby(applicationId: string, input: CreateLobby): Promise<Json> {
     await this.#spend(applicationId, 'create');
     const requested = input.members ?? [];
-    await this.#requireUsers(requested.map((m) => m.id));
+    await this.#requirePlayers(
+      applicationId,
+      requested.map((m) => m.id),
+    );
+    if (input.override_event_webhooks_url) {
+      await this.#deps.verifyWebhookUrl(applicationId, OVERRIDE_URL_FIELD, input.override_event_webhooks_url);
+    }
     const now = this.#deps.clock.now();
     const lobby: LobbyRow = {
       id: this.#deps.snowflakes.next(),
@@ -151,7 +163,19 @@ export class LobbiesService {
   async modifyLobby(applicationId: string, lobbyId: string, input: ModifyLobby): Promise<Json> {
     await this.#spend(applicationId, 'modify');
     const requested = input.members ? uniqueById(input.members) : undefined;
-    if (requested) await this.#requireUsers(requested.map((m) => m.id));
+    if (requested)
+      await this.#requirePlayers(
+        applicationId,
+        requested.map((m) => m.id),
+      );
+    const overrideUrl = input.override_event_webhooks_url;
+    if (overrideUrl) {
+      const current = await this.#lobbyOf(this.#deps.storage.db, applicationId, lobbyId);
+      // The PING runs outside the transaction: no lock is held while a receiver answers.
+      if (current.override_event_webhooks_url !== overrideUrl) {
+        await this.#deps.verifyWebhookUrl(applicationId, OVERRIDE_URL_FIELD, overrideUrl);
+      }
+    }
     const now = this.#deps.clock.now();
     const { lobby, members, changes } = await this.#transaction(async (tx) => {
       const before = await this.#lobbyOf(tx, applicationId, lobbyId, true);
@@ -206,7 +230,7 @@ export class LobbiesService {
     input: AddLobbyMember,
   ): Promise<Json> {
     await this.#spend(applicationId, 'member');
-    await this.#requireUsers([userId]);
+    await this.#requirePlayers(applicationId, [userId]);
     const now = this.#deps.clock.now();
     const { member, changes } = await this.#transaction(async (tx) => {
       const lobby = await this.#lobbyOf(tx, applicationId, lobbyId, true);
@@ -224,13 +248,17 @@ export class LobbiesService {
    */
   async bulkMembers(applicationId: string, lobbyId: string, input: BulkLobbyMembers): Promise<Json[]> {
     await this.#spend(applicationId, 'bulk');
-    await this.#requireUsers(input.filter((m) => m.remove_member !== true).map((m) => m.id));
+    const added = input.filter((m) => m.remove_member !== true).map((m) => m.id);
+    await this.#requireUsers(added);
+    const players = await this.#deps.playersOf(this.#deps.storage.db, added, applicationId);
     const now = this.#deps.clock.now();
     const { upserted, changes } = await this.#transaction(async (tx) => {
       const lobby = await this.#lobbyOf(tx, applicationId, lobbyId, true);
       const changes = new Changes(lobby);
       const upserted = new Map<string, MemberRow>();
       for (const entry of input) {
+        // Users failing the checks are left out silently, as the platform does (PROTOCOL.md §A.3 row 7).
+        if (entry.remove_member !== true && !players.has(entry.id)) continue;
         if (entry.remove_member === true) {
           upserted.delete(entry.id);
           const member = await store.findMember(tx, lobby.id, entry.id);
@@ -548,6 +576,17 @@ export class LobbiesService {
     const author = await this.#deps.accounts.getUser(userId);
     if (!author) throw new HearthError('UnknownUser');
     return author;
+  }
+
+  /**
+   * A lobby member is a player of the lobby's application (authorized it, or a provisional account of it):
+   * strangers and other applications' bot users are refused (404 for unknown ids, 50001 for the others).
+   */
+  async #requirePlayers(applicationId: string, userIds: readonly string[]): Promise<void> {
+    await this.#requireUsers(userIds);
+    if (userIds.length === 0) return;
+    const players = await this.#deps.playersOf(this.#deps.storage.db, userIds, applicationId);
+    if (userIds.some((id) => !players.has(id))) throw new HearthError('MissingAccess');
   }
 
   async #requireUsers(userIds: readonly string[]): Promise<void> {

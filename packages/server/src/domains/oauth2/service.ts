@@ -7,6 +7,7 @@ import {
   BOT_AUTHORIZED_PATH,
   BOT_INSTALL_SCOPES,
   CLIENT_CREDENTIALS_ONLY_SCOPES,
+  CLIENT_CREDENTIALS_SCOPES,
   CODE_CHALLENGE_METHOD,
   CODE_CHALLENGE_PATTERN,
   CODE_VERIFIER_PATTERN,
@@ -494,8 +495,7 @@ export class OAuth2Service {
       scopes.length === 0 ||
       scopes.some(
         (s) =>
-          s === Scopes.Bot ||
-          s === Scopes.OpenId ||
+          !CLIENT_CREDENTIALS_SCOPES.includes(s) ||
           TARGETED_SCOPES.includes(s) ||
           !eligibleFor(application, s),
       )
@@ -505,7 +505,14 @@ export class OAuth2Service {
     // The token stands for the application's owner, or for its bot user when it has none.
     const userId = application.ownerId ?? application.botUserId;
     return this.#deps.storage.transaction((tx) =>
-      this.#issue(tx, { application, userId, scopes, withRefresh: false, idToken: null }),
+      this.#issue(tx, {
+        application,
+        userId,
+        scopes,
+        withRefresh: false,
+        idToken: null,
+        clientCredentials: true,
+      }),
     );
   }
 
@@ -519,6 +526,7 @@ export class OAuth2Service {
       codeHash?: string;
       withRefresh: boolean;
       idToken: { sign: IdTokenSigner; nonce: string | null; authTime: number | null } | null;
+      clientCredentials?: boolean;
     },
   ): Promise<TokenResponse> {
     const { clock, snowflakes } = this.#deps;
@@ -540,6 +548,7 @@ export class OAuth2Service {
       scopes: options.scopes.join(' '),
       expires_at: now + ACCESS_TOKEN_TTL_SECONDS * 1000,
       created_at: now,
+      client_credentials: options.clientCredentials ? 1 : 0,
     });
     const response: TokenResponse = {
       access_token: accessToken,
@@ -818,6 +827,9 @@ export class OAuth2Service {
     const row = await store.findTokenByAccess(this.#deps.storage.db, hashToken(token));
     if (!row || row.expires_at <= this.#deps.clock.now()) return undefined;
     let scopes = row.scopes.split(' ').filter(isScope);
+    // A client_credentials token holds only that grant's scopes, whatever it was once issued with.
+    if (row.client_credentials === 1)
+      scopes = scopes.filter((scope) => CLIENT_CREDENTIALS_SCOPES.includes(scope));
     let withheld: Scope[] = [];
     // A restricted scope holds only while the application is still approved for it (seed, Records: User;
     // Authentication 2), whether granted by name or through an umbrella scope.

@@ -154,6 +154,8 @@ export async function holdersOf(
       .distinct()
       .where('application_id', '=', applicationId)
       .where('user_id', 'in', chunk)
+      // A client_credentials token is the owner testing the application, not a player of it.
+      .where('client_credentials', '=', 0)
       .execute();
     for (const row of [...grants, ...tokens]) holders.add(row.user_id);
   }

@@ -1,4 +1,5 @@
 import { WEBHOOK_TIMEOUT_MS, WEBHOOK_VERSION, WebhookPayloadType } from '@hearth/protocol';
+import { type OutboundPolicy, outboundRequest } from '../../kernel/outbound.js';
 
 /** Signs a message with an application's Ed25519 key; the hex signature (PROTOCOL.md §F.2). */
 export type Signer = (message: Buffer) => string;
@@ -45,9 +46,13 @@ export function eventTimestamp(ms: number): string {
   return `${new Date(ms).toISOString().slice(0, -1)}000`;
 }
 
+/** Bytes of a receiver's answer read at most; its status is all that counts. */
+const MAX_ANSWER_BYTES = 64 * 1024;
+
 /**
- * POSTs a signed body: `X-Signature-Ed25519` over `X-Signature-Timestamp` + body (§F.2). An answer after
- * WEBHOOK_TIMEOUT_MS is no answer.
+ * POSTs a signed body: `X-Signature-Ed25519` over `X-Signature-Timestamp` + body (§F.2), under the outbound
+ * URL policy (destination checked when it is resolved, no redirects). An answer after WEBHOOK_TIMEOUT_MS is
+ * no answer.
  */
 export async function postSigned(
   url: string,
@@ -55,41 +60,29 @@ export async function postSigned(
   sign: Signer,
   timestampSeconds: number,
   accept: (status: number) => boolean,
+  policy: OutboundPolicy,
 ): Promise<PostOutcome> {
   const timestamp = String(timestampSeconds);
   const started = performance.now();
-  const elapsed = () => Math.round(performance.now() - started);
-  try {
-    const response = await fetch(url, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': 'Hearth-Webhooks (https://github.com/hearth, 1)',
-        'x-signature-ed25519': sign(Buffer.from(timestamp + body)),
-        'x-signature-timestamp': timestamp,
-      },
-      body,
-      redirect: 'manual',
-      signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
-    });
-    // Read the answer out so that the connection goes back to the pool.
-    await response.arrayBuffer();
-    const ok = accept(response.status);
-    return {
-      status: response.status,
-      error: ok ? null : `answered ${response.status}`,
-      durationMs: elapsed(),
-    };
-  } catch (error) {
-    return { status: null, error: describe(error), durationMs: elapsed() };
-  }
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
-    return `no answer within ${WEBHOOK_TIMEOUT_MS} ms`;
-  }
-  const cause =
-    error instanceof Error ? (error.cause as { code?: string; message?: string } | undefined) : undefined;
-  return cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+  const answer = await outboundRequest(url, policy, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(body),
+      'user-agent': 'Hearth-Webhooks (https://github.com/hearth, 1)',
+      'x-signature-ed25519': sign(Buffer.from(timestamp + body)),
+      'x-signature-timestamp': timestamp,
+    },
+    body,
+    timeoutMs: WEBHOOK_TIMEOUT_MS,
+    maxBytes: MAX_ANSWER_BYTES,
+    rules: { http: true, query: true },
+  });
+  const durationMs = Math.round(performance.now() - started);
+  if (answer.error !== null) return { status: null, error: answer.error, durationMs };
+  return {
+    status: answer.status,
+    error: accept(answer.status) ? null : `answered ${answer.status}`,
+    durationMs,
+  };
 }

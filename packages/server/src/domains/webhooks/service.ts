@@ -8,6 +8,7 @@ import {
 import type { Clock } from '../../kernel/clock.js';
 import { HearthError, invalidForm } from '../../kernel/errors.js';
 import type { Logger } from '../../kernel/logger.js';
+import { type OutboundPolicy, outboundUrlProblem } from '../../kernel/outbound.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import type { Executor, Storage } from '../../storage/database.js';
 import { eventBody, type PostOutcome, pingBody, postSigned, type Signer } from './delivery.js';
@@ -48,7 +49,12 @@ export interface WebhooksDeps {
   logger: Logger;
   /** The application's signer, or undefined for an unknown application (told by the applications domain). */
   signerFor: (applicationId: string) => Promise<Signer | undefined>;
+  /** Where deliveries and PINGs may go (`--allow-loopback-urls`). */
+  outbound: OutboundPolicy;
 }
+
+/** Receivers may be `http:` on a development machine; otherwise `https:` only (kernel/outbound.ts). */
+const RECEIVER_URL = { http: true, query: true } as const;
 
 const DEFAULT_SETTINGS: EventWebhookSettings = {
   url: null,
@@ -96,7 +102,7 @@ export class WebhooksService {
         : url === null
           ? EventWebhooksStatus.Disabled
           : EventWebhooksStatus.Enabled);
-    if (url !== null && !/^https?:\/\//i.test(url)) throw invalidForm('event_webhooks_url', FormErrors.url());
+    if (url !== null) this.checkUrl('event_webhooks_url', url);
     if (status === EventWebhooksStatus.Enabled && url === null) {
       throw invalidForm('event_webhooks_url', FormErrors.required());
     }
@@ -117,11 +123,36 @@ export class WebhooksService {
     return (db) => store.saveSettings(db, row);
   }
 
+  /** Refuses, with 50035 on `field`, a URL the outbound policy would never call (scheme, credentials, address). */
+  checkUrl(field: string, url: string): void {
+    const problem = outboundUrlProblem(url, this.#deps.outbound, RECEIVER_URL);
+    if (problem === undefined) return;
+    this.#deps.logger.info({ component: 'webhooks', field, problem }, 'webhooks url refused');
+    throw invalidForm(field, FormErrors.url());
+  }
+
+  /**
+   * A URL to be stored (the application's or a lobby's override): allowed by the policy, and answering the
+   * signed PING with 204 (§F.2); 50035 on `field` otherwise.
+   */
+  async verifyUrl(applicationId: string, field: string, url: string): Promise<void> {
+    this.checkUrl(field, url);
+    if (!(await this.ping(applicationId, url)))
+      throw invalidForm(field, FormErrors.eventWebhooksUrlInvalid());
+  }
+
   /** Sends the verification PING; true when the URL answered 204 in time. */
   async ping(applicationId: string, url: string): Promise<boolean> {
     const sign = await this.#deps.signerFor(applicationId);
     if (!sign) throw new HearthError('UnknownApplication');
-    const post = await postSigned(url, pingBody(applicationId), sign, this.#seconds(), (s) => s === 204);
+    const post = await postSigned(
+      url,
+      pingBody(applicationId),
+      sign,
+      this.#seconds(),
+      (s) => s === 204,
+      this.#deps.outbound,
+    );
     this.#deps.logger.info(
       { component: 'webhooks', applicationId, url, status: post.status, error: post.error },
       'webhooks ping',
@@ -188,7 +219,14 @@ export class WebhooksService {
       createdAt: Number(row.created_at),
       payload: row.payload,
     });
-    const post = await postSigned(url, body, sign, this.#seconds(), (s) => s >= 200 && s < 300);
+    const post = await postSigned(
+      url,
+      body,
+      sign,
+      this.#seconds(),
+      (s) => s >= 200 && s < 300,
+      this.#deps.outbound,
+    );
     if (post.error === null) return { kind: 'delivered', url, post };
     if (row.attempts + 1 < WEBHOOK_MAX_ATTEMPTS) return { kind: 'retry', url, post };
     // An override URL is the lobby's, not the application's: its failures do not disable the application.

@@ -11,6 +11,7 @@ import { eventLog } from './0009_event_log.js';
 import { userImages } from './0010_user_images.js';
 import { intentsReview } from './0015_intents_review.js';
 import { messages } from './0016_messages.js';
+import { tokenGrants } from './0021_token_grants.js';
 import { gatewaySessions } from './0022_gateway_sessions.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
@@ -27,6 +28,7 @@ const migrations: Record<string, Migration> = {
   '0010_user_images': userImages,
   '0015_intents_review': intentsReview,
   '0016_messages': messages,
+  '0021_token_grants': tokenGrants,
   '0022_gateway_sessions': gatewaySessions,
 };
 
