@@ -71,6 +71,14 @@ beforeAll(async () => {
     await call(`/users/@me/relationships/${to.id}`, 'PUT', from.bearer, {});
   }
   const dm = await call(`/users/${friend.id}/messages`, 'POST', player.bearer, { content: 'kept' });
+  const message = await call(`/channels/${channel}/messages`, 'POST', owner, { content: 'kept' });
+  const rule = await call(`/guilds/${guild.id}/auto-moderation/rules`, 'POST', owner, {
+    name: 'kept',
+    event_type: 1,
+    trigger_type: 1,
+    trigger_metadata: { keyword_filter: ['kept'] },
+    actions: [{ type: 1 }],
+  });
 
   cases = {
     'PATCH /users/@me': {
@@ -223,6 +231,26 @@ beforeAll(async () => {
         { content: 'changed', metadata: 'not an object' },
       ],
     },
+    'PATCH /channels/:channel_id/messages/:message_id': {
+      path: `/channels/${channel}/messages/${message.id}`,
+      auth: owner,
+      read: read(`/channels/${channel}/messages/${message.id}`, owner),
+      refused: [
+        { content: 'changed', embeds: [{ title: 'x'.repeat(257) }] },
+        { content: 'changed', allowed_mentions: { parse: ['users'], users: [UNKNOWN] } },
+        { content: 'changed', components: [{ type: 2, style: 1, custom_id: 'top-level-button' }] },
+      ],
+    },
+    'PATCH /guilds/:guild_id/auto-moderation/rules/:rule_id': {
+      path: `/guilds/${guild.id}/auto-moderation/rules/${rule.id}`,
+      auth: owner,
+      read: read(`/guilds/${guild.id}/auto-moderation/rules/${rule.id}`, owner),
+      refused: [
+        { name: 'changed', trigger_metadata: { keyword_filter: ['x'.repeat(61)] } },
+        { name: 'changed', exempt_roles: [UNKNOWN] },
+        { name: 'changed', actions: [{ type: 2, metadata: { channel_id: UNKNOWN } }] },
+      ],
+    },
   };
 });
 
@@ -257,6 +285,8 @@ describe('a refused request leaves the resource unchanged (issue 21, atomic requ
     'PATCH /users/@me/account',
     'PATCH /applications/:application_id/identity-providers/:provider_id',
     'PATCH /users/:user_id/messages/:message_id',
+    'PATCH /channels/:channel_id/messages/:message_id',
+    'PATCH /guilds/:guild_id/auto-moderation/rules/:rule_id',
   ])('%s', async (name) => {
     const { path, auth, read, refused } = cases[name] as Case;
     const before = await read();
