@@ -5,7 +5,6 @@ import {
   createHearth,
   type Hearth,
   type HearthOptions,
-  type RouteAuth,
   testConfig,
 } from '@hearth/server';
 import { recordResponse } from './conformance.js';

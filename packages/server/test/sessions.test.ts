@@ -1,5 +1,6 @@
 import { ManualClock } from '@hearth/server';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { GatewayClient } from '../../../test-support/gateway.js';
 import { startHearth, type TestHearth } from '../../../test-support/hearth.js';
 
 /**
@@ -173,5 +174,56 @@ describe('a ban ends every session', () => {
     });
     expect(banned.status).toBeLessThan(300);
     expect(await me(token)).toEqual({ status: 401, body: UNAUTHORIZED });
+  });
+});
+
+/** A gateway connection identified with a user session token. */
+async function connected(token: string): Promise<GatewayClient> {
+  const client = await GatewayClient.connect(hearth.url);
+  await client.nextOp(10);
+  client.send({ op: 2, d: { token, intents: 0, properties: { os: 'linux', browser: 'x', device: 'x' } } });
+  await client.nextDispatch('READY');
+  // Identify is limited per account per 5 s: the next identify of this user comes after the window.
+  clock.advance(5_000);
+  return client;
+}
+
+describe('ended sessions close their gateway connections (every node hears USER_SESSIONS_ENDED)', () => {
+  // Sign-ups are rate limited per address: each test starts in a fresh window.
+  beforeEach(() => clock.advance(DAY));
+
+  it('logout closes the connection of that token with 4004, and only that one', async () => {
+    const { token, email } = await register();
+    const other = (await (await login(email, 'first password')).json()) as { token: string };
+    const [ending, staying] = [await connected(token), await connected(other.token)];
+    expect((await hearth.api('/auth/logout', { method: 'POST', auth: token })).status).toBe(204);
+    expect((await ending.waitClose()).code).toBe(4004);
+    staying.send({ op: 1, d: null });
+    await staying.nextOp(11);
+    await staying.close();
+  });
+
+  it('a password change closes every connection of the old sessions', async () => {
+    const { token } = await register();
+    const client = await connected(token);
+    const changed = await hearth.api('/auth/password', {
+      method: 'POST',
+      auth: token,
+      body: { password: 'first password', new_password: 'second password' },
+    });
+    expect(changed.status).toBe(200);
+    expect((await client.waitClose()).code).toBe(4004);
+  });
+
+  it("a ban closes the banned account's connections", async () => {
+    const { token, userId } = await register();
+    const client = await connected(token);
+    const banned = await hearth.api(`/admin/users/${userId}/ban`, {
+      method: 'PUT',
+      headers: { authorization: `Admin ${ADMIN_TOKEN}` },
+      body: {},
+    });
+    expect(banned.status).toBeLessThan(300);
+    expect((await client.waitClose()).code).toBe(4004);
   });
 });

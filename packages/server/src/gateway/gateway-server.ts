@@ -23,8 +23,7 @@ import {
 } from '@hearth/protocol';
 import { WebSocketServer } from 'ws';
 import { type Bus, compareEventIds, type DeliveredEvent } from '../bus/bus.js';
-import type { AccountsService } from '../domains/accounts/service.js';
-import { toUserObject } from '../domains/accounts/service.js';
+import { type AccountsService, toUserObject, USER_SESSIONS_ENDED } from '../domains/accounts/service.js';
 import type { ApplicationsService } from '../domains/applications/service.js';
 import type { GuildsService } from '../domains/guilds/service.js';
 import type { GuildSnapshots, MemberObject } from '../domains/guilds/snapshot.js';
@@ -496,6 +495,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
   /** Hands a bus event to every session of this node it is for, filtered by intents. */
   deliver(event: DeliveredEvent): void {
     if (event.type === 'APPLICATION_DEAUTHORIZED') this.#deauthorized(event.data);
+    if (event.type === USER_SESSIONS_ENDED) this.#sessionsEnded(event.data);
     this.#lastEventId = event.id;
     const audience = event.audience;
     if (!audience) return;
@@ -766,6 +766,20 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     for (const session of [...this.registry.candidates({ users: [userId] })]) {
       if (session.identity.kind !== 'bearer' || session.identity.applicationId !== applicationId) continue;
       session.attached?.close(GatewayCloseCodes.AuthenticationFailed, 'Authorization revoked');
+      this.#endSession(session);
+    }
+  }
+
+  /** Logout, a password change or a ban ended user sessions: their connections close, not resumable. */
+  #sessionsEnded(data: Record<string, unknown>): void {
+    const { token_hash: tokenHash, user_id: userId, keep_token_hash: keep } = data;
+    const sessions =
+      typeof userId === 'string' ? this.registry.candidates({ users: [userId] }) : this.registry.all();
+    for (const session of [...sessions]) {
+      const { kind, tokenHash: hash } = session.identity;
+      if (kind !== 'user') continue;
+      if (typeof tokenHash === 'string' ? hash !== tokenHash : hash === keep) continue;
+      session.attached?.close(GatewayCloseCodes.AuthenticationFailed, 'Session ended');
       this.#endSession(session);
     }
   }

@@ -397,6 +397,7 @@ export class AccountLinkService implements ProvisionalMerge {
       await accounts.deleteSessions(tx, userId);
     });
     await oauth2.publish(events);
+    await accounts.sessionsEndedFor(userId);
     return { userId, expiresAt };
   }
 

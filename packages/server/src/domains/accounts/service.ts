@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import { FormErrors, isInEffect, PremiumTypes, USERNAME_CHANGE_LIMIT } from '@hearth/protocol';
 import type { Static } from 'typebox';
 import type { Bus } from '../../bus/bus.js';
+
 import type { Clock } from '../../kernel/clock.js';
 import { formErrorTree, HearthError, invalidForm, RateLimitedError } from '../../kernel/errors.js';
 import { generateToken, hashPassword, hashToken, verifyPassword } from '../../kernel/secrets.js';
@@ -20,6 +21,9 @@ import {
   type UserObject,
 } from './schemas.js';
 import * as store from './store.js';
+
+/** The bus event that closes gateway connections of ended user sessions (see AccountsService). */
+export const USER_SESSIONS_ENDED = 'USER_SESSIONS_ENDED';
 
 export interface User {
   id: string;
@@ -316,7 +320,23 @@ export class AccountsService {
 
   /** Logout: the session token stops working at once; an unknown one changes nothing. */
   async endSession(token: string): Promise<void> {
-    await store.deleteSession(this.#deps.storage.db, hashToken(token));
+    const tokenHash = hashToken(token);
+    await store.deleteSession(this.#deps.storage.db, tokenHash);
+    await this.#sessionsEnded({ token_hash: tokenHash });
+  }
+
+  /**
+   * After ended sessions committed: gateway connections identified with them close on every node
+   * (USER_SESSIONS_ENDED, Hearth's own bus event; no audience, never dispatched). Either one token's hash,
+   * or every session of a user except `keep_token_hash` (the fresh one a password change hands out).
+   */
+  async #sessionsEnded(data: { token_hash: string } | { user_id: string; keep_token_hash?: string }) {
+    await this.#deps.bus.publish({ type: USER_SESSIONS_ENDED, data });
+  }
+
+  /** After a ban or merge committed its `deleteSessions`: the user's gateway connections close too. */
+  sessionsEndedFor(userId: string): Promise<void> {
+    return this.#sessionsEnded({ user_id: userId });
   }
 
   /**
@@ -336,6 +356,7 @@ export class AccountsService {
       await store.deleteSessionsOf(tx, userId);
       return this.createSession(userId, tx);
     });
+    await this.#sessionsEnded({ user_id: userId, keep_token_hash: hashToken(token) });
     return { user: toUser(row), token };
   }
 
