@@ -288,6 +288,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     users: accounts,
     isOnline: (userId) =>
       presence !== undefined && presence.presenceOf(userId).status !== PresenceStatuses.Offline,
+    channelDeleted: (tx, channelId) => channelMessages.channelDeleted(tx, channelId),
   });
   const roles = new RolesService({ storage, clock, snowflakes, bus });
   const guildAccess = new GuildAccess({ clock });

@@ -3,10 +3,12 @@ import { dirname, resolve } from 'node:path';
 import SQLite from 'better-sqlite3';
 import {
   Kysely,
+  type MigrationResultSet,
   Migrator,
   PostgresDialect,
   type SqliteDatabase,
   SqliteDialect,
+  sql,
   type Transaction,
 } from 'kysely';
 import pg from 'pg';
@@ -124,7 +126,20 @@ function wrap(engine: Engine, db: Database, migrationSchema?: string): Storage {
         provider: migrationProvider,
         ...(migrationSchema === undefined ? {} : { migrationTableSchema: migrationSchema }),
       });
-      const { error, results } = await migrator.migrateToLatest();
+      // SQLite gives Kysely no migration lock: processes opening one new file at once (a server and a CLI
+      // command) would each run the same migration. One IMMEDIATE transaction around the run serializes
+      // them; the later one then finds the migrations done. (PostgreSQL: Kysely takes an advisory lock.)
+      const serialized = engine === 'sqlite';
+      if (serialized) await sql`BEGIN IMMEDIATE`.execute(db);
+      let outcome: MigrationResultSet;
+      try {
+        outcome = await migrator.migrateToLatest();
+      } catch (thrown) {
+        if (serialized) await sql`ROLLBACK`.execute(db);
+        throw thrown;
+      }
+      if (serialized) await sql.raw(outcome.error ? 'ROLLBACK' : 'COMMIT').execute(db);
+      const { error, results } = outcome;
       if (error) throw error;
       return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     },

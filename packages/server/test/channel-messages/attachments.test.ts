@@ -512,6 +512,24 @@ describe('Attachments (GUILDS.md §4.8)', () => {
     expect((await filesUnder(dataDir)).some((path) => path.endsWith(attachment.id))).toBe(false);
   });
 
+  it("deleting the guild removes its messages' files", async () => {
+    const doomed = await createRoom(hearth);
+    const sent = await send(
+      form({}, [{ filename: 'guild.txt', bytes: text('x') }]),
+      doomed.member.token,
+      doomed.channelId,
+    );
+    const [attachment] = sent.body.attachments as [APIAttachment];
+    expect((await download(attachment.url)).status).toBe(200);
+    const deleted = await call(hearth, `/guilds/${doomed.guild.id}`, {
+      method: 'DELETE',
+      auth: doomed.owner.token,
+    });
+    expect(deleted.status).toBe(204);
+    expect((await download(attachment.url)).status).toBe(404);
+    expect((await filesUnder(dataDir)).some((path) => path.endsWith(attachment.id))).toBe(false);
+  });
+
   it('@discordjs/rest uploads a file with its own multipart body', async () => {
     const game = await addTestBot(hearth, room.guild);
     const rest = new REST({ api: `${hearth.url}/api`, version: '10' }).setToken(game.botToken);

@@ -308,7 +308,9 @@ describe.each(ENGINES)(
         expect(await refused.json()).toEqual({ code: 530017, message: 'Merge source user is banned' });
         clock.advance(365 * 24 * 60 * 60 * 1000);
         const t3b = await provisionalToken('player-42');
-        expect((await merge(someoneElse.token, t3b)).status).toBe(400);
+        // A year on, the earlier user session has expired (--session-lifetime-days): sign someone in anew.
+        const aYearLater = await createPlayer(hearth);
+        expect((await merge(aYearLater.token, t3b)).status).toBe(400);
         expect(await linkedTo('player-42')).toBe('provisional');
 
         // 6. The deleted token's refresh answers invalid_grant (seed, Authentication 4).

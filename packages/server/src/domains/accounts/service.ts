@@ -274,11 +274,15 @@ export class AccountsService {
 
   async #insertWithoutSignIn(tx: Executor, name: string, bot: boolean): Promise<User> {
     const { clock, snowflakes } = this.#deps;
+    // Four-digit discriminators, as bots keep: usernames are not unique among these accounts, the pair is.
+    const taken = await store.discriminatorsOf(tx, name);
+    let discriminator: string;
+    do discriminator = String(randomInt(1, 10000)).padStart(4, '0');
+    while (taken.has(discriminator) && taken.size < 9999);
     const row = {
       id: snowflakes.next(),
-      // Four-digit discriminators, as bots keep: usernames are not unique among these accounts.
       username: name,
-      discriminator: String(randomInt(1, 10000)).padStart(4, '0'),
+      discriminator,
       global_name: null,
       email: null,
       password_hash: null,

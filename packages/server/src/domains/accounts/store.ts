@@ -18,6 +18,16 @@ function users(db: Executor) {
     .select(['primary_guild.tag as primary_guild_tag', 'primary_guild.badge as primary_guild_badge']);
 }
 
+/** The discriminators already paired with a username (bots and developer accounts share names). */
+export async function discriminatorsOf(db: Executor, username: string): Promise<Set<string>> {
+  const rows = await db
+    .selectFrom('users')
+    .select('discriminator')
+    .where('username', '=', username)
+    .execute();
+  return new Set(rows.map((row) => row.discriminator));
+}
+
 export async function insertUser(db: Executor, row: Insertable<UsersTable>): Promise<void> {
   await db.insertInto('users').values(row).execute();
 }

@@ -42,6 +42,8 @@ export interface GuildsDeps {
   users: { getUsers(ids: readonly string[]): Promise<Map<string, User>> };
   /** Whether a user has a live, visible session (approximate_presence_count); default: nobody. */
   isOnline?: (userId: string) => boolean;
+  /** Called in the guild's deletion for each of its channels, as a channel's own deletion calls it. */
+  channelDeleted?: (tx: Executor, channelId: string) => Promise<void>;
 }
 
 /** A new voice channel's bitrate (bps), as the platform sets it. */
@@ -426,6 +428,9 @@ export class GuildsService {
       const access = await this.#access.member(tx, guildId, userId);
       if (!access.isOwner) throw new HearthError('MissingPermissions');
       await store.clearPrimaryGuild(tx, guildId);
+      // Messages and their files live outside the guild's cascade (0016_messages): their owner removes them.
+      for (const channelId of await store.allGuildChannelIds(tx, guildId))
+        await this.#deps.channelDeleted?.(tx, channelId);
       await store.deleteGuild(tx, guildId);
     });
     await this.#publish(guildId, [{ type: 'GUILD_DELETE', data: { id: guildId } }]);

@@ -226,6 +226,12 @@ export async function guildChannelIds(db: Executor, guildId: string, ids: readon
   return new Map(rows.map((row) => [row.id, Number(row.type)]));
 }
 
+/** Every channel id of the guild (its deletion tells the channels' dependants). */
+export async function allGuildChannelIds(db: Executor, guildId: string): Promise<string[]> {
+  const rows = await db.selectFrom('channels').select('id').where('guild_id', '=', guildId).execute();
+  return rows.map((row) => row.id);
+}
+
 export async function insertChannel(db: Executor, row: Insertable<ChannelsTable>): Promise<void> {
   await db.insertInto('channels').values(row).execute();
 }
