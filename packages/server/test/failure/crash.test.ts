@@ -22,7 +22,7 @@ afterAll(async () => {
   rmSync(directory, { recursive: true, force: true });
 });
 
-const TRIALS = 2;
+const TRIALS = 1;
 const WRITERS = 4;
 /** Acknowledged writes before the kill; the writers keep going, so some are in flight when it lands. */
 const KILL_AFTER = 40;

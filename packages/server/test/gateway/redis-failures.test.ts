@@ -23,6 +23,10 @@ import { RESUME_WINDOW_MS } from '../../src/gateway/sessions.js';
 
 const PROPERTIES = { os: 'linux', browser: 'hearth-test', device: 'hearth-test' };
 const haveRedisServer = spawnSync('redis-server', ['--version']).status === 0;
+if (!haveRedisServer && process.env['HEARTH_REQUIRE_SERVICES'] === '1')
+  throw new Error('redis-server is required (HEARTH_REQUIRE_SERVICES=1) but not on PATH');
+/** Bounded in count and time (issue 21): one trial each in the suite; raise it when hunting a race. */
+const TRIALS = [1];
 const directory = mkdtempSync(join(tmpdir(), 'hearth-redis-failures-'));
 const cleanups: Array<() => Promise<void>> = [];
 
@@ -119,7 +123,7 @@ function report(label: string, sent: number, clients: Client[]): number {
 }
 
 describe.skipIf(!haveRedisServer)('Redis restarted during cross-node fan-out', () => {
-  it('no event is missed, no session ends, and sessions resume on the other node (2 trials)', async () => {
+  it('no event is missed, no session ends, and sessions resume on the other node', async () => {
     const redis = await ownRedis();
     const databaseUrl = `sqlite:${join(directory, 'fan-out.sqlite')}`;
     const prefix = redisPrefix();
@@ -137,7 +141,7 @@ describe.skipIf(!haveRedisServer)('Redis restarted during cross-node fan-out', (
       nodes[n % 2]!.bus.publish({ type: 'TRIAL_EVENT', data: { n }, audience: { applicationId: game.id } });
 
     let n = 0;
-    for (const trial of [1, 2]) {
+    for (const trial of TRIALS) {
       const PER_PHASE = 20;
       // Before, during the outage, and after the restart (empty), every publish acknowledged.
       for (let i = 0; i < PER_PHASE; i++) await publish(n++);
@@ -265,12 +269,12 @@ describe.skipIf(!haveRedisServer)('requests while Redis is away', () => {
 });
 
 describe.skipIf(!haveRedisServer)('a node killed while its sessions resume on another', () => {
-  it('no event is missed (kill -9 of a `hearth serve` process, 2 trials)', async () => {
+  it('no event is missed (kill -9 of a `hearth serve` process)', async () => {
     const redis = await ownRedis();
     const databaseUrl = `sqlite:${join(directory, 'killed.sqlite')}`;
     const prefix = redisPrefix();
     const survivor = await node(databaseUrl, redis, prefix, 5);
-    for (const trial of [1, 2]) {
+    for (const trial of TRIALS) {
       const { server, url } = await hearthServe(
         [
           '--database',
