@@ -1,7 +1,6 @@
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import type { Static } from 'typebox';
-import { HearthError } from '../../kernel/errors.js';
-import { auditLogReason } from '../guilds/audit-log.js';
+import { reasonOf, userOf } from '../channels/routes.js';
 import { GuildParams, RuleParams } from './schemas.js';
 import type { AutoModService } from './service.js';
 
@@ -56,14 +55,4 @@ export function automodRoutes(automod: AutoModService): FastifyPluginAsync {
       },
     );
   };
-}
-
-function userOf(request: FastifyRequest): string {
-  const principal = request.principal;
-  if (!principal) throw new HearthError('GeneralUnauthorized');
-  return principal.userId;
-}
-
-function reasonOf(request: FastifyRequest): string | null {
-  return auditLogReason(request.headers['x-audit-log-reason']);
 }

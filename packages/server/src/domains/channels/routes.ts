@@ -91,12 +91,14 @@ export function channelsRoutes(channels: ChannelsService): FastifyPluginAsync {
   };
 }
 
-function userOf(request: FastifyRequest): string {
+/** The calling user of a guild route (bot or user session). */
+export function userOf(request: FastifyRequest): string {
   const principal = request.principal;
   if (!principal) throw new HearthError('GeneralUnauthorized');
   return principal.userId;
 }
 
-function reasonOf(request: FastifyRequest): string | null {
+/** The `X-Audit-Log-Reason` of a guild route. */
+export function reasonOf(request: FastifyRequest): string | null {
   return auditLogReason(request.headers['x-audit-log-reason']);
 }
