@@ -129,7 +129,9 @@ function wrap(engine: Engine, db: Database, migrationSchema?: string): Storage {
       // SQLite gives Kysely no migration lock: processes opening one new file at once (a server and a CLI
       // command) would each run the same migration. One IMMEDIATE transaction around the run serializes
       // them; the later one then finds the migrations done. (PostgreSQL: Kysely takes an advisory lock.)
-      const serialized = engine === 'sqlite';
+      // Only when something is pending: an up-to-date file must not make every process queue for the write lock.
+      const pending = async () => (await migrator.getMigrations()).some((m) => m.executedAt === undefined);
+      const serialized = engine === 'sqlite' && (await pending());
       if (serialized) await sql`BEGIN IMMEDIATE`.execute(db);
       let outcome: MigrationResultSet;
       try {
