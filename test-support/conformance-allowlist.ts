@@ -181,6 +181,13 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
     'the operator API (README, --admin-token); the platform bans through its own tools',
   ),
   ...route(
+    ['GET'],
+    '/users/@me/guilds/:guild_id/channels',
+    'hearth-only',
+    "the library's GetGuildChannels (seed; Social SDK GuildChannel: isLinkable, " +
+      'isViewableAndWriteableByAllMembers, linkedLobby); the platform serves it through a route it does not publish',
+  ),
+  ...route(
     ['POST'],
     '/users/@me/authorize-requests',
     'hearth-only',

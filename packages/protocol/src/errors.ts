@@ -52,6 +52,19 @@ export const JSONErrors = {
     message: 'Maximum number of lobby members reached (1000)',
   },
   MaximumLobbies: { code: 30101, status: 400, message: 'Maximum number of lobbies reached (100)' },
+  // Hearth-defined: the platform publishes no codes for refused channel links (PROTOCOL.md §A.5).
+  LobbyCannotBeLinked: {
+    code: 30102,
+    status: 400,
+    message: 'Lobbies created with a secret cannot be linked to a channel',
+  },
+  ChannelAgeRestricted: {
+    code: 30103,
+    status: 400,
+    message: 'Age-restricted channels cannot be linked to a lobby',
+  },
+  ChannelAlreadyLinked: { code: 30104, status: 400, message: 'Channel is already linked to another lobby' },
+  LobbyNotLinked: { code: 30105, status: 400, message: 'Lobby has no linked channel' },
   Unauthorized: { code: 40001, status: 401, message: 'Unauthorized. Provide a valid token and try again' },
   RequestEntityTooLarge: { code: 40005, status: 413, message: 'Request entity too large' },
   /** Add Guild Member for a user the guild banned (GUILDS.md §3.3). */

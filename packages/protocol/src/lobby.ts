@@ -25,6 +25,11 @@ export const LobbyLimits = {
 
 /** Pre-approval limits per application, lifted by `CommunicationFeaturesApproved` (PROTOCOL.md §A.3). */
 export const PRE_APPROVAL_LIMIT = { limit: 100, windowMs: 2 * 60 * 60 * 1000 } as const;
+/** PATCH /lobbies/{id}/channel-linking has its own, smaller pre-approval limit (PROTOCOL.md §A.3). */
+export const CHANNEL_LINKING_LIMIT = { limit: 20, windowMs: 2 * 60 * 60 * 1000 } as const;
+
+/** The guild invite of Create Lobby Channel Invite: single use, valid one hour (PROTOCOL.md §A.3 rows 14, 15). */
+export const LobbyChannelInvites = { maxAgeSeconds: 3600, maxUses: 1 } as const;
 
 /** Lobby flags; requests may set only this one (SPEC). */
 export const LobbyFlags = { RequireApplicationAuthorization: 1 << 0 } as const;

@@ -48,6 +48,8 @@ import { GuildsService } from './domains/guilds/service.js';
 import { GuildSnapshots } from './domains/guilds/snapshot.js';
 import { VoiceStatesService } from './domains/guilds/voice-states.js';
 import { voiceStatesRoutes } from './domains/guilds/voice-states-routes.js';
+import { LobbyLinking } from './domains/lobbies/linking.js';
+import { linkingRoutes } from './domains/lobbies/linking-routes.js';
 import { lobbiesRoutes } from './domains/lobbies/routes.js';
 import { LobbiesService } from './domains/lobbies/service.js';
 import { messagesRoutes } from './domains/messages/routes.js';
@@ -118,6 +120,7 @@ export interface Services {
   messageActions: MessageActionsService;
   automod: AutoModService;
   lobbies: LobbiesService;
+  lobbyLinking: LobbyLinking;
   oauth2: OAuth2Service;
   keys: SigningKeys;
   gateway: GatewayService;
@@ -333,6 +336,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       quotas,
     }),
     guards: [automodEnforcement.messageGuard()],
+    // A message in a linked channel reaches the lobby (PROTOCOL.md §A.5); the linking is built below.
+    observers: [{ messageCreated: (row) => lobbyLinking.channelMessageCreated(row) }],
   });
   const reactions = new ReactionsService({ storage, clock, bus, access: guildAccess, users: accounts });
   const messageActions = new MessageActionsService({
@@ -353,7 +358,10 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bus,
     access: guildAccess,
     auditLog,
-    channelDeleted: (tx, channelId) => channelMessages.channelDeleted(tx, channelId),
+    channelDeleted: async (tx, channelId) => {
+      await channelMessages.channelDeleted(tx, channelId);
+      return lobbyLinking.channelDeleted(tx, channelId);
+    },
     privateChannel: (userId, channelId) => dmChannels.find(userId, channelId),
   });
   const automod = new AutoModService({ storage, clock, snowflakes, bus, access: guildAccess, auditLog });
@@ -460,6 +468,17 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       readyPresences: (userId, applicationId) => presence.readyPresences(userId, applicationId),
     },
   });
+  const lobbyLinking: LobbyLinking = new LobbyLinking({
+    storage,
+    clock,
+    bus,
+    logger,
+    access: guildAccess,
+    accounts,
+    applications,
+    quotas,
+    postToChannel: (copy) => channelMessages.postFromLobby(copy),
+  });
   const lobbies: LobbiesService = new LobbiesService({
     storage,
     clock,
@@ -472,6 +491,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     connectedPlayers: () => gatewayServer.connectedPlayers(),
     playersOf: (tx, userIds, applicationId) => oauth2!.playersOf(tx, userIds, applicationId),
     verifyWebhookUrl: (applicationId, field, url) => webhooks!.verifyUrl(applicationId, field, url),
+    links: lobbyLinking,
   });
   // What other domains own and a merge or an unmerge moves (PROTOCOL.md §B.3), each domain's before the
   // embedder's; all run inside the merge/unmerge/ban transaction.
@@ -519,6 +539,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     messageActions,
     automod,
     lobbies,
+    lobbyLinking,
     oauth2,
     keys,
     gateway,
@@ -555,6 +576,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       messageActionsRoutes(messageActions),
       automodRoutes(automod),
       lobbiesRoutes(lobbies),
+      linkingRoutes(lobbyLinking),
       oauth2Routes(oauth2),
       gatewayRoutes(gateway),
       entitlementsRoutes(entitlements),

@@ -61,6 +61,7 @@ beforeAll(async () => {
   const role = await call(`/guilds/${guild.id}/roles`, 'POST', owner, { name: 'kept' });
   const lobby = await call('/lobbies', 'POST', game.bot, { metadata: { kept: 'yes' } });
   await call(`/lobbies/${lobby.id}/members/${player.id}`, 'PUT', game.bot, {});
+  const linkable = await call('/lobbies', 'POST', game.bot, { members: [{ id: player.id, flags: 1 }] });
   const lobbyMessage = await call(`/lobbies/${lobby.id}/messages`, 'POST', player.bearer, {
     content: 'kept',
   });
@@ -204,6 +205,12 @@ beforeAll(async () => {
         { metadata: { kept: 'no' }, idle_timeout_seconds: 1 },
       ],
     },
+    'PATCH /lobbies/:lobby_id/channel-linking': {
+      path: `/lobbies/${linkable.id}/channel-linking`,
+      auth: player.bearer,
+      read: read(`/lobbies/${linkable.id}`, game.bot),
+      refused: [{ channel_id: voice }, { channel_id: 'not a snowflake' }, { channel_id: UNKNOWN }],
+    },
     'PATCH /lobbies/:lobby_id/messages/:message_id': {
       path: `/lobbies/${lobby.id}/messages/${lobbyMessage.id}`,
       auth: player.bearer,
@@ -281,6 +288,7 @@ describe('a refused request leaves the resource unchanged (issue 21, atomic requ
     'PATCH /guilds/:guild_id/channels',
     'PATCH /channels/:channel_id',
     'PATCH /lobbies/:lobby_id',
+    'PATCH /lobbies/:lobby_id/channel-linking',
     'PATCH /lobbies/:lobby_id/messages/:message_id',
     'PATCH /users/@me/account',
     'PATCH /applications/:application_id/identity-providers/:provider_id',

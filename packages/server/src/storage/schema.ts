@@ -19,6 +19,7 @@ export interface Schema {
   lobbies: LobbiesTable;
   lobby_members: LobbyMembersTable;
   lobby_messages: LobbyMessagesTable;
+  lobby_channel_links: LobbyChannelLinksTable;
   webhook_attempts: WebhookAttemptsTable;
   event_webhooks: EventWebhooksTable;
   skus: SkusTable;
@@ -443,6 +444,18 @@ export interface LobbyMessagesTable {
   flags: number;
   created_at: number;
   edited_at: number | null;
+  /** The linked channel the message also lives in (0028_linked_channels); null for the lobby alone. */
+  channel_id: Generated<string | null>;
+}
+
+/** A lobby's linked guild text channel (0028_linked_channels). */
+export interface LobbyChannelLinksTable {
+  lobby_id: string;
+  channel_id: string;
+  guild_id: string;
+  application_id: string;
+  linked_by: string;
+  linked_at: number;
 }
 
 // ---- Provisional accounts ----

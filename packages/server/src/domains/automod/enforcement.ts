@@ -160,11 +160,15 @@ export class AutoModEnforcement {
       toRuleObject,
     );
     if (rules.length === 0) return { ...PASS, screening };
-    const access = await this.#deps.access.member(db, guildId, authorId);
+    // A lobby member writing through a linked channel may be no member of the guild: no role exempts them.
+    const access = (await guildStore.findMember(db, guildId, authorId))
+      ? await this.#deps.access.member(db, guildId, authorId)
+      : undefined;
     const now = this.#deps.clock.now();
     // MANAGE_GUILD (and so ADMINISTRATOR and the owner) exempts from every rule (DOCS auto-moderation).
-    if (has(basePermissions(access.input, now), PermissionFlags.ManageGuild)) return { ...PASS, screening };
-    const roles = new Set(access.input.roles.map((role) => role.id));
+    if (access && has(basePermissions(access.input, now), PermissionFlags.ManageGuild))
+      return { ...PASS, screening };
+    const roles = new Set(access?.input.roles.map((role) => role.id) ?? []);
     const channel = await guildStore.findChannelForAccess(db, channelId);
     const channels = new Set([channelId, ...(channel?.parent_id ? [channel.parent_id] : [])]);
     const text = messageText(screening);

@@ -107,6 +107,23 @@ export interface ChannelMessagesDeps {
   guards?: readonly MessageGuard[];
   /** Forwards (`message_reference.type` FORWARD); without it only replies are referenced. */
   forwarding?: Forwarding;
+  /** Told of each message `create` stored, once published (a linked lobby mirrors it; PROTOCOL.md §A.5). */
+  observers?: readonly MessageObserver[];
+}
+
+/** Something that follows new channel messages; it handles its own failures (the create has succeeded). */
+export interface MessageObserver {
+  messageCreated(row: store.MessageRow): Promise<void>;
+}
+
+/** A lobby message's copy in its linked channel (PROTOCOL.md §A.3 row 11): same id, no metadata. */
+export interface LobbyMessageCopy {
+  id: string;
+  channelId: string;
+  authorId: string;
+  applicationId: string;
+  content: string;
+  flags: number;
 }
 
 const {
@@ -199,7 +216,55 @@ export class ChannelMessagesService {
     const [message] = await this.#readable(actor, created.place, [created.row]);
     if (created.isNew) await this.publishMessage(MessageDispatches.MessageCreate, created.place, created.row);
     for (const settle of settles) await settle(created.row.id);
+    if (created.isNew)
+      for (const observer of this.#deps.observers ?? []) await observer.messageCreated(created.row);
     return message!;
+  }
+
+  /**
+   * A linked lobby's message stored in its channel (PROTOCOL.md §A.5): lobby members write there whatever
+   * their standing in the guild, so no permission applies; the guards (AutoMod) do, and a refusal throws.
+   * Mentions are not resolved: a lobby message pings nobody in the guild.
+   */
+  async postFromLobby(copy: LobbyMessageCopy): Promise<void> {
+    const actor: Actor = { userId: copy.authorId, bot: false };
+    const settles: Settle[] = [];
+    const posting = this.#deps.storage.transaction(async (tx) => {
+      const channel = await channelStore.findChannel(tx, copy.channelId);
+      if (!channel) throw new HearthError('UnknownChannel');
+      const place: Place = {
+        channelId: channel.id,
+        type: Number(channel.type),
+        guildId: channel.guild_id,
+        permissions: 0n,
+        rateLimitPerUser: 0,
+      };
+      await this.#guard(tx, actor, settles, {
+        channelId: channel.id,
+        guildId: channel.guild_id,
+        authorId: copy.authorId,
+        content: copy.content,
+        embeds: [],
+        components: [],
+        edit: false,
+      });
+      await store.insertMessage(tx, {
+        id: copy.id,
+        channel_id: channel.id,
+        guild_id: channel.guild_id,
+        author_id: copy.authorId,
+        type: MessageTypes.Default,
+        content: copy.content,
+        flags: copy.flags,
+        application_id: copy.applicationId,
+        created_at: snowflakeTimestamp(copy.id),
+      });
+      await channelStore.updateChannel(tx, channel.id, { last_message_id: copy.id });
+      return { row: (await store.findMessage(tx, channel.id, copy.id))!, place };
+    });
+    const { row, place } = await this.#settling(settles, posting);
+    await this.publishMessage(MessageDispatches.MessageCreate, place, row);
+    for (const settle of settles) await settle(row.id);
   }
 
   // ---- Read ----

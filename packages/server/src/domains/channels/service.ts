@@ -41,8 +41,11 @@ export interface ChannelsDeps {
   bus: Bus;
   access: GuildAccess;
   auditLog: AuditLog;
-  /** What other domains keep per channel and remove with it, inside the deletion's transaction (messages). */
-  channelDeleted?: (tx: Executor, channelId: string) => Promise<void>;
+  /**
+   * What other domains keep per channel and remove with it, inside the deletion's transaction (messages,
+   * a lobby link); it may answer work to run once the deletion has committed (their events).
+   */
+  channelDeleted?: (tx: Executor, channelId: string) => Promise<void | (() => Promise<void>)>;
   /** Channels that are not a guild's (DM channels): GET /channels/{id} answers them for a participant. */
   privateChannel?: (userId: string, channelId: string) => Promise<Record<string, unknown> | undefined>;
 }
@@ -265,6 +268,7 @@ export class ChannelsService {
   /** Deletes a channel; a category's children lose their parent, guild settings naming it are cleared. */
   async deleteChannel(userId: string, channelId: string, reason: string | null): Promise<ChannelObject> {
     const events: BusEvent[] = [];
+    let afterCommit: (() => Promise<void>) | undefined;
     const deleted = await this.#deps.storage.transaction(async (tx) => {
       const row = await this.#channel(tx, channelId);
       const guildId = row.guild_id;
@@ -277,7 +281,8 @@ export class ChannelsService {
       }
       const channel = await this.#object(tx, row);
       const children = await store.orphanChildren(tx, channelId);
-      await this.#deps.channelDeleted?.(tx, channelId);
+      const after = await this.#deps.channelDeleted?.(tx, channelId);
+      if (after) afterCommit = after;
       await store.deleteChannel(tx, channelId);
       const settingsCleared = await store.clearGuildChannelSettings(tx, guildId, channelId);
       await this.#deps.auditLog.record(tx, {
@@ -299,6 +304,7 @@ export class ChannelsService {
       return channel;
     });
     await this.#publish(events);
+    await afterCommit?.();
     return deleted;
   }
 

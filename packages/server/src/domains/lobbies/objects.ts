@@ -1,4 +1,4 @@
-import { MessageTypes } from '@hearth/protocol';
+import { MessageTypes, SocialMessageFlags } from '@hearth/protocol';
 import type { User } from '../accounts/service.js';
 import { toUserObject } from '../accounts/service.js';
 import type { LobbyRow, MemberRow, MessageRow } from './store.js';
@@ -52,7 +52,8 @@ export function toMessageObject(message: MessageRow, author: User): Record<strin
     type: MessageTypes.Default,
     content: message.content,
     lobby_id: message.lobby_id,
-    channel_id: message.lobby_id,
+    // The linked channel for a message that lives there too (§A.4), else the lobby (compat).
+    channel_id: message.channel_id ?? message.lobby_id,
     author: toUserObject(author),
     ...(message.author_additional_name !== null
       ? { lobby_member: { additional_name: message.author_additional_name } }
@@ -62,7 +63,10 @@ export function toMessageObject(message: MessageRow, author: User): Record<strin
       ? { moderation_metadata: readMap(message.moderation_metadata) }
       : {}),
     flags: message.flags,
-    application_id: message.application_id,
+    // The sending application; a message written in the linked channel was sent by none.
+    ...((message.flags & SocialMessageFlags.SentBySocialLayerIntegration) !== 0
+      ? { application_id: message.application_id }
+      : {}),
     timestamp: new Date(message.created_at).toISOString(),
     edited_timestamp: message.edited_at === null ? null : new Date(message.edited_at).toISOString(),
   };

@@ -55,6 +55,18 @@ export interface LobbiesDeps {
   playersOf: (db: Executor, userIds: readonly string[], applicationId: string) => Promise<Set<string>>;
   /** Refuses (50035 on `field`) a webhook URL the outbound policy forbids or that fails the signed PING. */
   verifyWebhookUrl: (applicationId: string, field: string, url: string) => Promise<void>;
+  /** Linked channels (linking.ts); without them no lobby is ever linked. */
+  links?: LobbyLinks;
+}
+
+/** What the lobbies need of their linked channels (PROTOCOL.md §A.5; linking.ts). */
+export interface LobbyLinks {
+  /** `{ linked_channel }` when the lobby is linked, `{}` otherwise. */
+  linkedChannelField(db: Executor, lobbyId: string): Promise<Record<string, unknown>>;
+  /** Copies a stored lobby message to the linked channel; answers that channel, or undefined. */
+  forward(lobby: LobbyRow, message: MessageRow): Promise<string | undefined>;
+  /** Inside the lobby's deletion: removes its link and answers the events to publish after commit. */
+  lobbyDestroyed(tx: Executor, lobby: LobbyRow): Promise<BusEvent[]>;
 }
 
 const OVERRIDE_URL_FIELD = 'override_event_webhooks_url';
@@ -146,8 +158,12 @@ export class LobbiesService {
   }
 
   async getLobby(applicationId: string, lobbyId: string): Promise<Json> {
-    const lobby = await this.#lobbyOf(this.#deps.storage.db, applicationId, lobbyId);
-    return toLobbyObject(lobby, await store.listMembers(this.#deps.storage.db, lobby.id));
+    const { db } = this.#deps.storage;
+    const lobby = await this.#lobbyOf(db, applicationId, lobbyId);
+    return {
+      ...toLobbyObject(lobby, await store.listMembers(db, lobby.id)),
+      ...(await this.#linked(db, lobby.id)),
+    };
   }
 
   /** The lobbies of an application a player is in, as the gateway shows them (READY `lobbies`). */
@@ -155,7 +171,10 @@ export class LobbiesService {
     const { db } = this.#deps.storage;
     const lobbies = await store.lobbiesOf(db, userId, applicationId);
     return Promise.all(
-      lobbies.map(async (lobby) => toGatewayLobby(lobby, await store.listMembers(db, lobby.id))),
+      lobbies.map(async (lobby) => ({
+        ...toGatewayLobby(lobby, await store.listMembers(db, lobby.id)),
+        ...(await this.#linked(db, lobby.id)),
+      })),
     );
   }
 
@@ -177,7 +196,7 @@ export class LobbiesService {
       }
     }
     const now = this.#deps.clock.now();
-    const { lobby, members, changes } = await this.#transaction(async (tx) => {
+    const { lobby, members, changes, linked } = await this.#transaction(async (tx) => {
       const before = await this.#lobbyOf(tx, applicationId, lobbyId, true);
       const lobby: LobbyRow = {
         ...before,
@@ -203,11 +222,12 @@ export class LobbiesService {
         }
       }
       const members = await store.listMembers(tx, lobby.id);
-      changes.to(ids(members), LobbyEvents.Update, toGatewayLobby(lobby, members));
-      return { lobby, members, changes };
+      const linked = await this.#linked(tx, lobby.id);
+      changes.to(ids(members), LobbyEvents.Update, { ...toGatewayLobby(lobby, members), ...linked });
+      return { lobby, members, changes, linked };
     });
     await this.#publish(changes);
-    return toLobbyObject(lobby, members);
+    return { ...toLobbyObject(lobby, members), ...linked };
   }
 
   /** Idempotent: deleting a lobby that is gone (or another application's) changes nothing. */
@@ -395,6 +415,7 @@ export class LobbiesService {
         flags: SocialMessageFlags.SentBySocialLayerIntegration,
         created_at: now,
         edited_at: null,
+        channel_id: null,
       };
       await store.insertMessage(tx, message);
       // Activity only matters against timeouts of 5 s or more: a busy chat need not write it every time.
@@ -403,7 +424,9 @@ export class LobbiesService {
       await this.#recordWebhook(tx, lobby, LobbyEvents.MessageCreate, toMessageObject(message, author), now);
       return { message, changes: new Changes(lobby), members: await store.listMembers(tx, lobby.id) };
     });
-    const object = toMessageObject(message, author);
+    // A linked lobby's message lives in the channel too; a refusal there leaves it the lobby's (§A.3 row 11).
+    const channelId = await this.#deps.links?.forward(changes.lobby, message);
+    const object = toMessageObject(channelId ? { ...message, channel_id: channelId } : message, author);
     changes.to(ids(members), LobbyEvents.MessageCreate, object);
     await this.#publish(changes);
     return object;
@@ -638,7 +661,8 @@ export class LobbiesService {
     if (!current) {
       const member = await this.#admit(tx, lobby, userId, fields, now);
       const members = await store.listMembers(tx, lobby.id);
-      changes.to([userId], LobbyEvents.Create, toGatewayLobby(lobby, members));
+      const linked = await this.#linked(tx, lobby.id);
+      changes.to([userId], LobbyEvents.Create, { ...toGatewayLobby(lobby, members), ...linked });
       changes.to(ids(members), LobbyEvents.MemberAdd, memberEvent(lobby, member));
       return member;
     }
@@ -680,6 +704,7 @@ export class LobbiesService {
   async #destroy(tx: Tx, lobby: LobbyRow): Promise<Changes> {
     const changes = new Changes(lobby);
     const members = await store.listMembers(tx, lobby.id);
+    if (this.#deps.links) changes.events.push(...(await this.#deps.links.lobbyDestroyed(tx, lobby)));
     await store.deleteLobby(tx, lobby.id);
     changes.to(ids(members), LobbyEvents.Delete, { id: lobby.id, reason: LobbyDeleteReasons.Deleted });
     return changes;
@@ -702,6 +727,11 @@ export class LobbiesService {
     const application = await this.#deps.applications.getApplication(applicationId);
     if (application && hasFlag(application, ApplicationFlags.CommunicationFeaturesApproved)) return;
     await this.#deps.quotas.spend(`lobbies:${family}:${applicationId}`, PRE_APPROVAL_LIMIT);
+  }
+
+  /** `{ linked_channel }` of a linked lobby (§A.1), `{}` otherwise. */
+  async #linked(db: Executor, lobbyId: string): Promise<Json> {
+    return this.#deps.links ? this.#deps.links.linkedChannelField(db, lobbyId) : {};
   }
 
   #transaction<T>(work: (tx: Tx) => Promise<T>): Promise<T> {
