@@ -23,7 +23,13 @@ export type { ClientResultInit } from './client-result.js';
 export { ClientResult, ErrorType } from './client-result.js';
 export type { WebSocketConstructor, WebSocketLike } from './gateway/socket.js';
 export { ClientError, ClientStatus, type StatusChangedCallback } from './gateway/status.js';
-export { type GetUserGuildsCallback, GuildMinimal } from './guilds/guilds.js';
+export {
+  type GetGuildChannelsCallback,
+  type GetUserGuildsCallback,
+  GuildChannel,
+  GuildMinimal,
+  LinkedLobby,
+} from './guilds/guilds.js';
 export type {
   CreateOrJoinLobbyCallback,
   CreateOrJoinLobbyOutcome,
@@ -34,7 +40,7 @@ export type {
   SendLobbyMessageCallback,
   SendLobbyMessageOutcome,
 } from './lobbies/lobbies.js';
-export { LobbyHandle, LobbyMemberHandle } from './lobbies/lobby-handle.js';
+export { LinkedChannel, LobbyHandle, LobbyMemberHandle } from './lobbies/lobby-handle.js';
 export { type Build, type LogCallback, LoggingSeverity } from './logging.js';
 export { DisclosureTypes, MessageHandle } from './messages/message-handle.js';
 export type {

@@ -17,7 +17,13 @@ import type { FeatureContext } from './feature.js';
 import { GatewayClient } from './gateway/gateway-client.js';
 import type { SocketOpener, WebSocketConstructor } from './gateway/socket.js';
 import { ClientError, ClientStatus, nameOf, type StatusChangedCallback } from './gateway/status.js';
-import { type GetUserGuildsCallback, type GuildMinimal, Guilds } from './guilds/guilds.js';
+import {
+  type GetGuildChannelsCallback,
+  type GetUserGuildsCallback,
+  type GuildChannel,
+  type GuildMinimal,
+  Guilds,
+} from './guilds/guilds.js';
 import { snowflakeOf } from './ids.js';
 import {
   type CreateOrJoinLobbyCallback,
@@ -973,6 +979,37 @@ export class ClientCore {
     const outcome = await this.#guilds.getUserGuilds();
     callback?.(outcome.result, outcome.guilds);
     return outcome;
+  }
+
+  /**
+   * The channels of one of the player's guilds, in the client's order: each with its type, position,
+   * parent category, whether the player may link it, whether it is public, and its linked lobby (seed).
+   */
+  async GetGuildChannels(
+    guildId: bigint | string,
+    callback?: GetGuildChannelsCallback,
+  ): Promise<{ result: ClientResult; channels: GuildChannel[] }> {
+    const outcome = await this.#guilds.getGuildChannels(guildId);
+    callback?.(outcome.result, outcome.channels);
+    return outcome;
+  }
+
+  /** Links a guild text channel to a lobby, or changes the channel it is linked to (PROTOCOL.md §A.5). */
+  async LinkChannelToLobby(
+    lobbyId: bigint | string,
+    channelId: bigint | string,
+    callback?: ResultCallback,
+  ): Promise<ClientResult> {
+    const result = await this.#lobbies.setLinkedChannel(lobbyId, channelId);
+    callback?.(result);
+    return result;
+  }
+
+  /** Removes the lobby's linked channel; needs only the member flag CanLinkLobby. */
+  async UnlinkChannelFromLobby(lobbyId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {
+    const result = await this.#lobbies.setLinkedChannel(lobbyId, null);
+    callback?.(result);
+    return result;
   }
 
   async GetUserMessageSummaries(

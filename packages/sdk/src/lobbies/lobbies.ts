@@ -107,6 +107,29 @@ export class Lobbies {
       );
   }
 
+  /**
+   * Links a guild text channel to the lobby, or unlinks it (`channelId` null): PATCH channel-linking
+   * (PROTOCOL.md §A.3 row 10). The lobby as answered replaces the one in memory.
+   */
+  async setLinkedChannel(lobbyId: bigint | string, channelId: bigint | string | null): Promise<ClientResult> {
+    const id = snowflakeOf(lobbyId, 'lobbyId');
+    if (id instanceof ClientResult) return id;
+    const channel = channelId === null ? null : snowflakeOf(channelId, 'channelId');
+    if (channel instanceof ClientResult) return channel;
+    const answer = await this.#feature
+      .call({
+        method: 'PATCH',
+        path: `/lobbies/${id}/channel-linking`,
+        route: 'PATCH /lobbies/:id/channel-linking',
+        json: channel === null ? {} : { channel_id: channel },
+      })
+      .catch((failure: RestFailure) => failure);
+    if (answer instanceof RestFailure) return answer.result;
+    const lobby = answer.body as WireLobby;
+    this.#lobbies.set(lobby.id, lobby);
+    return ClientResult.success(answer.status);
+  }
+
   handle(lobbyId: bigint | string): LobbyHandle | undefined {
     const lobby = this.#lobbies.get(String(lobbyId));
     return lobby && new LobbyHandle(lobby);

@@ -16,6 +16,35 @@ export interface WireLobby {
   metadata: Record<string, string> | null;
   members: WireLobbyMember[];
   flags: number;
+  /** The guild channel linked to the lobby (PROTOCOL.md §A.1), when there is one. */
+  linked_channel?: { id: string; name: string; guild_id: string };
+}
+
+/** The guild channel a lobby is linked to (Social SDK `LinkedChannel`). */
+export class LinkedChannel {
+  readonly #id: bigint;
+  readonly #name: string;
+  readonly #guildId: bigint;
+
+  /** Made by the library from what the platform sent. @internal */
+  constructor(channel: { id: string; name: string; guild_id: string }) {
+    this.#id = BigInt(channel.id);
+    this.#name = channel.name;
+    this.#guildId = BigInt(channel.guild_id);
+  }
+
+  Id(): bigint {
+    return this.#id;
+  }
+
+  Name(): string {
+    return this.#name;
+  }
+
+  /** The guild (server) that owns the channel. */
+  GuildId(): bigint {
+    return this.#guildId;
+  }
 }
 
 /** LobbyMemberHandle: one member of a lobby, as last known. */
@@ -69,6 +98,12 @@ export class LobbyHandle {
 
   LobbyMembers(): LobbyMemberHandle[] {
     return this.#lobby.members.map((member) => new LobbyMemberHandle(member));
+  }
+
+  /** The guild channel linked to the lobby, or undefined when it has none. */
+  LinkedChannel(): LinkedChannel | undefined {
+    const channel = this.#lobby.linked_channel;
+    return channel && new LinkedChannel(channel);
   }
 
   GetLobbyMemberHandle(memberId: bigint | string): LobbyMemberHandle | undefined {
