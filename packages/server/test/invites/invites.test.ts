@@ -439,6 +439,29 @@ describe('Accept Invite (POST /invites/{code}, user sessions)', () => {
   });
 });
 
+describe('InvitesService.createInvite (what other domains call: a lobby channel invite)', () => {
+  it('a single-use, one-hour invite for one user: only that user joins, once, within the hour', async () => {
+    const { guild, channelId } = await place();
+    const [target, other] = [await player(), await player()];
+    const invite = await hearth.services.invites.createInvite({
+      channelId,
+      inviterId: guild.owner.id,
+      maxAge: 3600,
+      maxUses: 1,
+      unique: true,
+      targetUserIds: [target.id],
+    });
+    expect(invite).toMatchObject({
+      max_age: 3600,
+      max_uses: 1,
+      expires_at: new Date(clock.now() + HOUR).toISOString(),
+    });
+    expect(await accept(other.token, invite.code)).toEqual({ status: 404, body: UNKNOWN_INVITE });
+    expect((await accept(target.token, invite.code)).status).toBe(200);
+    expect(await call(hearth, `/invites/${invite.code}`)).toEqual({ status: 404, body: UNKNOWN_INVITE });
+  });
+});
+
 describe('Target users (GET/PUT /invites/{code}/target-users, job-status)', () => {
   it('PUT replaces the list (inviter or MANAGE_GUILD); the job is COMPLETED with the count', async () => {
     const { guild, channelId } = await place();
