@@ -1,6 +1,7 @@
-import { AuditLogEvents, PermissionFlags } from '@hearth/protocol';
+import { AuditLogEvents, GatewayOpcodes, PermissionFlags } from '@hearth/protocol';
 import { ManualClock } from '@hearth/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GatewayClient } from '../../../../test-support/gateway.js';
 import {
   addTestBot,
   addTestMember,
@@ -26,6 +27,7 @@ const { CreateInstantInvite, ManageChannels, ManageGuild, ManageRoles, ViewChann
   PermissionFlags;
 const UNKNOWN_INVITE = { code: 10006, message: 'Unknown Invite' };
 const HOUR = 60 * 60 * 1000;
+const PROPERTIES = { os: 'linux', browser: 'hearth-test', device: 'hearth-test' };
 
 let hearth: TestHearth;
 let clock: ManualClock;
@@ -104,6 +106,24 @@ describe('Create Channel Invite (POST /channels/{channel.id}/invites)', () => {
       created_at: new Date(clock.now()).toISOString(),
       expires_at: new Date(clock.now() + 24 * HOUR).toISOString(),
     });
+    const log = await call(
+      hearth,
+      `/guilds/${guild.id}/audit-logs?action_type=${AuditLogEvents.InviteCreate}`,
+      {
+        auth: guild.owner.token,
+      },
+    );
+    expect((log.body as { audit_log_entries: unknown[] }).audit_log_entries).toEqual([
+      expect.objectContaining({
+        user_id: guild.owner.id,
+        action_type: 40,
+        changes: expect.arrayContaining([
+          { key: 'code', new_value: invite['code'] },
+          { key: 'channel_id', new_value: channelId },
+          { key: 'max_age', new_value: 86_400 },
+        ]),
+      }),
+    ]);
   });
 
   it('max_age 0 never expires; unique: false answers the same invite again, unique: true a new one', async () => {
@@ -430,10 +450,17 @@ describe('Accept Invite (POST /invites/{code}, user sessions)', () => {
     for (const user of [brief, kept]) expect((await accept(user.token, code)).status).toBe(200);
     await grantTestRole(hearth, guild, 0n, [kept.id]);
     const events = recordEvents(hearth, guild.id);
-    await hearth.services.invites.userDisconnected(brief.id);
-    await hearth.services.invites.userDisconnected(kept.id);
+    for (const user of [kept, brief]) {
+      const client = await GatewayClient.connect(hearth.url);
+      await client.nextOp(GatewayOpcodes.Hello);
+      client.send({ op: 2, d: { token: user.token, properties: PROPERTIES } });
+      await client.nextDispatch('READY');
+      await client.close();
+    }
     expect(await events.next('GUILD_MEMBER_REMOVE')).toMatchObject({ user: { id: brief.id } });
     events.stop();
+    const removed = events.events.filter((event) => event.type === 'GUILD_MEMBER_REMOVE');
+    expect(removed.map((event) => (event.data['user'] as { id: string }).id)).toEqual([brief.id]);
     expect(await isMember(guild, brief.id)).toBe(false);
     expect(await isMember(guild, kept.id)).toBe(true);
   });
