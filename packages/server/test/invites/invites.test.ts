@@ -416,7 +416,7 @@ describe('Accept Invite (POST /invites/{code}, user sessions)', () => {
     expect(await accept((await player()).token, code)).toEqual({ status: 404, body: UNKNOWN_INVITE });
   });
 
-  it('refuses a banned user (40007), a user the target users file leaves out (10006), and bots (20001)', async () => {
+  it('refuses a banned user (40007), a user the target users file leaves out (10006), bots (20001), paused invites (50001)', async () => {
     const { guild, channelId } = await place();
     const [allowed, left, banned] = [await player(), await player(), await player()];
     await hearth.storage.db
@@ -441,6 +441,14 @@ describe('Accept Invite (POST /invites/{code}, user sessions)', () => {
     expect(await isMember(guild, allowed.id)).toBe(true);
     const bot = await addTestBot(hearth, guild);
     expect(await accept(`Bot ${bot.botToken}`, open)).toMatchObject({ status: 403, body: { code: 20001 } });
+    await hearth.storage.db
+      .updateTable('guilds')
+      .set({ features: JSON.stringify(['INVITES_DISABLED']) })
+      .where('id', '=', guild.id)
+      .execute();
+    const late = await player();
+    expect(await accept(late.token, open)).toEqual({ status: 403, body: MISSING_ACCESS });
+    expect(await isMember(guild, late.id)).toBe(false);
   });
 
   it('a temporary membership ends when the member disconnects, unless a role was given since', async () => {

@@ -4,6 +4,7 @@ import {
   AuditLogEvents,
   ChannelTypes,
   FormErrors,
+  GuildFeatures,
   InviteLimits,
   InviteTargetTypes,
   PermissionFlags,
@@ -314,7 +315,7 @@ export class InvitesService {
    * POST /invites/{code} with a user session: the user joins the guild through the members service
    * (GUILD_MEMBER_ADD), gets the invite's roles, and the use is counted; a member already in the guild
    * spends no use. Unknown, expired and used-up codes, and users a target users file leaves out: 10006.
-   * A banned user: 40007. An invite whose last use this was is removed (INVITE_DELETE).
+   * A banned user: 40007; a guild that paused invites (INVITES_DISABLED): 50001 to non-members. An invite whose last use this was is removed (INVITE_DELETE).
    */
   async acceptInvite(userId: string, code: string) {
     const { storage, clock, bus } = this.#deps;
@@ -324,6 +325,7 @@ export class InvitesService {
       const extra: BusEvent[] = [];
       if (row.target_users_at !== null && !(await store.isTargetUser(tx, code, userId)))
         throw new HearthError('UnknownInvite');
+      if (await this.#invitesPaused(tx, row.guild_id, userId)) throw new HearthError('MissingAccess');
       const roleIds = JSON.parse(row.role_ids) as string[];
       const joined = await this.#deps.members.joinIn(tx, events, row.guild_id, userId, roleIds);
       let after = row;
@@ -415,6 +417,14 @@ export class InvitesService {
   }
 
   // ---- Steps ----
+
+  /** INVITES_DISABLED (GUILDS.md §3.1): the guild has paused invites; only its members pass. */
+  async #invitesPaused(db: Executor, guildId: string, userId: string): Promise<boolean> {
+    const guild = await guildStore.findGuild(db, guildId);
+    const features = JSON.parse(guild?.features ?? '[]') as string[];
+    if (!features.includes(GuildFeatures.InvitesDisabled)) return false;
+    return (await guildStore.findMember(db, guildId, userId)) === undefined;
+  }
 
   /** The invite if it can still be used now; 10006 otherwise. */
   async #usable(db: Executor, code: string): Promise<InviteRow> {
