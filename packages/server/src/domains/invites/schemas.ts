@@ -1,0 +1,41 @@
+import { InviteLimits, InviteTargetTypes } from '@hearth/protocol';
+import { type Static, type TSchema, Type } from 'typebox';
+
+/**
+ * Request shapes of the invite routes (OAS `CreateGuildInviteRequest`; GUILDS.md §3.6). Multipart and
+ * url-encoded bodies arrive as strings; the service turns their numbers and booleans back first.
+ */
+
+const Snowflake = Type.String({ format: 'snowflake' });
+const Nullable = <T extends TSchema>(schema: T) => Type.Union([schema, Type.Null()]);
+
+export const CreateInvite = Type.Object({
+  max_age: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: InviteLimits.maxAgeMax }))),
+  max_uses: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: InviteLimits.maxUsesMax }))),
+  temporary: Type.Optional(Nullable(Type.Boolean())),
+  unique: Type.Optional(Nullable(Type.Boolean())),
+  target_type: Type.Optional(
+    Nullable(Type.Unsafe<number>({ type: 'integer', enum: Object.values(InviteTargetTypes) })),
+  ),
+  target_user_id: Type.Optional(Nullable(Snowflake)),
+  target_application_id: Type.Optional(Nullable(Snowflake)),
+  role_ids: Type.Optional(Nullable(Type.Array(Snowflake, { maxItems: InviteLimits.roleIdsMax }))),
+  /** The CSV text of the `target_users_file` part. */
+  target_users_file: Type.Optional(Nullable(Type.String())),
+});
+export type CreateInvite = Static<typeof CreateInvite>;
+
+/** PUT /invites/{code}/target-users: the file part. */
+export const UpdateTargetUsers = Type.Object({ target_users_file: Type.String() });
+
+/** Invite codes: letters, digits, `-` and `_` (vanity codes included), at most 64 characters here. */
+export const InviteParams = Type.Object({ code: Type.String({ minLength: 1, maxLength: 64 }) });
+export const ChannelParams = Type.Object({ channel_id: Snowflake });
+export const GuildParams = Type.Object({ guild_id: Snowflake });
+
+export const GetInviteQuery = Type.Object({
+  with_counts: Type.Optional(Type.Boolean()),
+  with_expiration: Type.Optional(Type.Boolean()),
+  guild_scheduled_event_id: Type.Optional(Snowflake),
+});
+export type GetInviteQuery = Static<typeof GetInviteQuery>;
