@@ -1005,6 +1005,41 @@ export class ClientCore {
     return result;
   }
 
+  /**
+   * Invites the player into the guild of the lobby's linked channel: a single-use invite for them alone,
+   * valid one hour, whose URL is opened (a console shows `inviteUrl` instead). A provisional account cannot
+   * join a guild: `provisionalUserMergeRequired` is called and nothing is requested.
+   */
+  async JoinLinkedLobbyGuild(
+    lobbyId: bigint | string,
+    provisionalUserMergeRequired?: () => void,
+    callback?: (result: ClientResult, inviteUrl: string) => void,
+  ): Promise<{ result: ClientResult; inviteUrl: string }> {
+    const outcome = await this.#joinLinkedLobbyGuild(lobbyId, provisionalUserMergeRequired);
+    callback?.(outcome.result, outcome.inviteUrl);
+    return outcome;
+  }
+
+  async #joinLinkedLobbyGuild(
+    lobbyId: bigint | string,
+    provisionalUserMergeRequired: (() => void) | undefined,
+  ): Promise<{ result: ClientResult; inviteUrl: string }> {
+    if (this.GetCurrentUserV2()?.IsProvisional()) {
+      provisionalUserMergeRequired?.();
+      const error = 'a provisional account must be merged into a full account to join a guild';
+      return { result: new ClientResult({ type: ErrorType.ValidationError, error }), inviteUrl: '' };
+    }
+    const { result, code } = await this.#lobbies.channelInvite(lobbyId);
+    if (!result.Successful()) return { result, inviteUrl: '' };
+    const inviteUrl = `${this.#webBase}/invite/${code}`;
+    try {
+      await this.#opener(inviteUrl);
+    } catch (error) {
+      this.#logger.log(LoggingSeverity.Warning, `could not open the guild invite: ${String(error)}`);
+    }
+    return { result, inviteUrl };
+  }
+
   /** Removes the lobby's linked channel; needs only the member flag CanLinkLobby. */
   async UnlinkChannelFromLobby(lobbyId: bigint | string, callback?: ResultCallback): Promise<ClientResult> {
     const result = await this.#lobbies.setLinkedChannel(lobbyId, null);

@@ -45,11 +45,17 @@ describe('linked channels through the library', () => {
   let alice: Player;
   let bob: Player;
   const clients: sdkpp.Client[] = [];
+  /** The URLs the clients were asked to open (guild invites). */
+  const opened: string[] = [];
+  /** The server's clock: real time moved by `skew` (the invite's hour runs out). */
+  let skew = 0;
 
   async function player(account?: Awaited<ReturnType<typeof createPlayer>>): Promise<Player> {
     const person = account ?? (await createPlayer(hearth));
     const tokens = await grantTokens(hearth, game, person.token, SCOPES);
-    const client = new sdkpp.Client(`${hearth.url}/api`, hearth.url);
+    const client = new sdkpp.Client(`${hearth.url}/api`, hearth.url, {
+      opener: (url) => void opened.push(url),
+    });
     clients.push(client);
     const seen: Player = {
       client,
@@ -67,7 +73,7 @@ describe('linked channels through the library', () => {
   }
 
   beforeAll(async () => {
-    hearth = await startHearth({ rateLimitGlobal: 1_000_000 });
+    hearth = await startHearth({ rateLimitGlobal: 1_000_000 }, { now: () => Date.now() + skew });
     game = await createGame(hearth, { publicClient: true });
     await hearth.services.applications.adminUpdate(game.id, {
       grant_flags: ['CommunicationFeaturesApproved'],
@@ -187,8 +193,29 @@ describe('linked channels through the library', () => {
     const history = await bob.client.GetLobbyMessagesWithLimit(lobbyId, 10);
     expect(history.messages.map((m) => m.Content())).toEqual(['well played', 'gg from the game']);
 
+    // Bob joins the guild from the game: a single-use invite for him, valid one hour.
+    const joining = await bob.client.JoinLinkedLobbyGuild(
+      lobbyId,
+      () => expect.unreachable('bob has a full account'),
+      (result, url) =>
+        expect([result.Successful(), url]).toEqual([true, expect.stringContaining('/invite/')]),
+    );
+    expect(opened).toEqual([joining.inviteUrl]);
+    const code = joining.inviteUrl.slice(joining.inviteUrl.lastIndexOf('/') + 1);
+    const accept = (invite: string) => hearth.api(`/invites/${invite}`, { method: 'POST', auth: bob.token });
+    expect((await accept(code)).status).toBe(200);
+    await guildBot.get(`/guilds/${guildId}/members/${bob.id}`);
+    expect((await accept(code)).status).toBe(404);
+    const later = await bob.client.JoinLinkedLobbyGuild(lobbyId);
+    expect(later.result.Successful()).toBe(true);
+    skew += 60 * 60 * 1000 + 1_000;
+    expect((await accept(later.inviteUrl.slice(later.inviteUrl.lastIndexOf('/') + 1))).status).toBe(404);
+
     const unlinked = await alice.client.UnlinkChannelFromLobby(lobbyId);
     expect(unlinked.Successful()).toBe(true);
     expect(alice.client.GetLobbyHandle(lobbyId)?.LinkedChannel()).toBeUndefined();
+    // Without a linked channel there is no guild to join.
+    const none = await bob.client.JoinLinkedLobbyGuild(lobbyId);
+    expect([none.result.Status(), none.result.ErrorCode(), none.inviteUrl]).toEqual([400, 30105, '']);
   });
 });

@@ -500,6 +500,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     applications,
     quotas,
     postToChannel: (copy) => channelMessages.postFromLobby(copy),
+    invites,
   });
   const lobbies: LobbiesService = new LobbiesService({
     storage,

@@ -130,6 +130,21 @@ export class Lobbies {
     return ClientResult.success(answer.status);
   }
 
+  /** A single-use, one-hour invite to the guild of the lobby's linked channel, for this player (§A.3 row 14). */
+  async channelInvite(lobbyId: bigint | string): Promise<{ result: ClientResult; code: string }> {
+    const id = snowflakeOf(lobbyId, 'lobbyId');
+    if (id instanceof ClientResult) return { result: id, code: '' };
+    const answer = await this.#feature
+      .call({
+        method: 'POST',
+        path: `/lobbies/${id}/members/@me/invites`,
+        route: 'POST /lobbies/:id/members/@me/invites',
+      })
+      .catch((failure: RestFailure) => failure);
+    if (answer instanceof RestFailure) return { result: answer.result, code: '' };
+    return { result: ClientResult.success(answer.status), code: (answer.body as { code: string }).code };
+  }
+
   handle(lobbyId: bigint | string): LobbyHandle | undefined {
     const lobby = this.#lobbies.get(String(lobbyId));
     return lobby && new LobbyHandle(lobby);

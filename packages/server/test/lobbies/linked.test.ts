@@ -52,6 +52,8 @@ let friend: LobbyPlayer;
 let bot: TestGame;
 let botGateway: GatewayClient;
 let friendGateway: PlayerSession;
+/** The server's clock: real time moved by `skew` (the invite tests move it past an hour). */
+let skew = 0;
 
 async function identifyBot(token: string): Promise<GatewayClient> {
   const client = await GatewayClient.connect(hearth.url);
@@ -121,7 +123,7 @@ function shape(answer: { status: number; body: unknown }) {
 }
 
 beforeAll(async () => {
-  hearth = await startHearth({ rateLimitGlobal: 1_000_000 });
+  hearth = await startHearth({ rateLimitGlobal: 1_000_000 }, { now: () => Date.now() + skew });
   game = await lobbyGame(hearth);
   const owner = await createPlayer(hearth);
   const created = await hearth.services.guilds.createGuild(owner.user.id, { name: 'Linked guild' });
@@ -571,5 +573,120 @@ describe("GET /users/@me/guilds/{guild.id}/channels (the library's GetGuildChann
       code: 10004,
       message: 'Unknown Guild',
     });
+  });
+});
+
+describe('Create Lobby Channel Invite for Self and for User (PROTOCOL.md §A.3 rows 14, 15)', () => {
+  const UNKNOWN_INVITE = { code: 10006, message: 'Unknown Invite' };
+  const NOT_LINKED = { code: 30105, message: 'Lobby has no linked channel' };
+  const HOUR = 60 * 60 * 1000;
+
+  /** A linked lobby (kept a week without activity) holding the linker and `members`. */
+  async function linkedLobby(members: readonly LobbyPlayer[]): Promise<string> {
+    const lobby = await call<{ id: string }>(hearth, 'POST', '/lobbies', game.bot, {
+      idle_timeout_seconds: 604_800,
+      members: [{ id: linker.id, flags: 1 }, ...members.map((m) => ({ id: m.id }))],
+    });
+    expect((await link(lobby.body.id, linker.bearer, { channel_id: await newChannel() })).status).toBe(200);
+    return lobby.body.id;
+  }
+
+  function accept(code: string, player: LobbyPlayer) {
+    return call<Json>(hearth, 'POST', `/invites/${code}`, player.account.token);
+  }
+
+  it('a single-use invite for its user alone: it admits them once within the hour, then never again', async () => {
+    const [guest, other] = [await lobbyPlayer(hearth, game), await lobbyPlayer(hearth, game)];
+    const lobbyId = await linkedLobby([guest, other]);
+
+    const mine = await call<{ code: string }>(
+      hearth,
+      'POST',
+      `/lobbies/${lobbyId}/members/@me/invites`,
+      guest.bearer,
+    );
+    expect(mine.status).toBe(200);
+    expect(Object.keys(mine.body)).toEqual(['code']);
+    const resolved = await call<Json>(hearth, 'GET', `/invites/${mine.body.code}?with_expiration=true`);
+    expect(resolved.body).toMatchObject({ guild: { id: guild.id } });
+
+    // Only its user may use it.
+    expect(shape(await accept(mine.body.code, other))).toEqual({ status: 404, ...UNKNOWN_INVITE });
+    skew += HOUR - 60_000;
+    const joined = await accept(mine.body.code, guest);
+    expect(joined.status).toBe(200);
+    expect(joined.body).toMatchObject({ code: mine.body.code, guild: { id: guild.id } });
+    const member = await call(
+      hearth,
+      'GET',
+      `/guilds/${guild.id}/members/${guest.id}`,
+      `Bot ${bot.botToken}`,
+    );
+    expect(member.status).toBe(200);
+    // Single use: gone once used.
+    expect(shape(await accept(mine.body.code, guest))).toEqual({ status: 404, ...UNKNOWN_INVITE });
+
+    // For a user, by the game's backend: expired an hour after its creation.
+    const theirs = await call<{ code: string }>(
+      hearth,
+      'POST',
+      `/lobbies/${lobbyId}/members/${other.id}/invites`,
+      game.bot,
+    );
+    expect(theirs.status).toBe(200);
+    skew += HOUR + 1_000;
+    expect(shape(await accept(theirs.body.code, other))).toEqual({ status: 404, ...UNKNOWN_INVITE });
+    const outside = await call(
+      hearth,
+      'GET',
+      `/guilds/${guild.id}/members/${other.id}`,
+      `Bot ${bot.botToken}`,
+    );
+    expect(outside.status).toBe(404);
+  });
+
+  it('refused for a non-member (50001), a lobby without a linked channel (30105) and another game (10031)', async () => {
+    const [member, stranger] = [await lobbyPlayer(hearth, game), await lobbyPlayer(hearth, game)];
+    const lobbyId = await linkedLobby([member]);
+    expect(
+      shape(await call(hearth, 'POST', `/lobbies/${lobbyId}/members/@me/invites`, stranger.bearer)),
+    ).toEqual({
+      status: 403,
+      ...MISSING_ACCESS,
+    });
+    expect(
+      shape(await call(hearth, 'POST', `/lobbies/${lobbyId}/members/${stranger.id}/invites`, game.bot)),
+    ).toEqual({ status: 403, ...MISSING_ACCESS });
+
+    const unlinked = await call<{ id: string }>(hearth, 'POST', '/lobbies', game.bot, {
+      members: [{ id: member.id }],
+    });
+    const path = `/lobbies/${unlinked.body.id}/members`;
+    expect(shape(await call(hearth, 'POST', `${path}/@me/invites`, member.bearer))).toEqual({
+      status: 400,
+      ...NOT_LINKED,
+    });
+    expect(shape(await call(hearth, 'POST', `${path}/${member.id}/invites`, game.bot))).toEqual({
+      status: 400,
+      ...NOT_LINKED,
+    });
+
+    const otherGame = await lobbyGame(hearth);
+    expect(
+      shape(await call(hearth, 'POST', `/lobbies/${lobbyId}/members/${member.id}/invites`, otherGame.bot)),
+    ).toEqual({
+      status: 404,
+      ...UNKNOWN_LOBBY,
+    });
+    // Each route admits only its own kind of caller (a bot: 20001; a player's token: 401, as on every bot route).
+    const asBot = await call(hearth, 'POST', `/lobbies/${lobbyId}/members/@me/invites`, game.bot);
+    expect(shape(asBot)).toEqual({ status: 403, code: 20001, message: 'Bots cannot use this endpoint' });
+    const asPlayer = await call(
+      hearth,
+      'POST',
+      `/lobbies/${lobbyId}/members/${member.id}/invites`,
+      member.bearer,
+    );
+    expect(asPlayer.status).toBe(401);
   });
 });

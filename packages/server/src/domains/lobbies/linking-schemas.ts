@@ -10,3 +10,4 @@ export type ChannelLinking = Static<typeof ChannelLinking>;
 
 export const LinkingLobbyParams = Type.Object({ lobby_id: Snowflake });
 export const LinkingGuildParams = Type.Object({ guild_id: Snowflake });
+export const LinkingMemberParams = Type.Object({ lobby_id: Snowflake, user_id: Snowflake });

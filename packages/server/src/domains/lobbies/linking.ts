@@ -2,10 +2,12 @@ import {
   ApplicationFlags,
   CHANNEL_LINKING_LIMIT,
   ChannelTypes,
+  LobbyChannelInvites,
   LobbyEvents,
   LobbyFlags,
   LobbyMemberFlags,
   PermissionFlags,
+  PRE_APPROVAL_LIMIT,
   SocialMessageFlags,
 } from '@hearth/protocol';
 import type { Transaction } from 'kysely';
@@ -63,7 +65,27 @@ export interface LinkingDeps {
   quotas: Quotas;
   /** Stores the lobby message's copy in the channel (guards such as AutoMod apply) and sends MESSAGE_CREATE. */
   postToChannel: (copy: LobbyMessageCopy) => Promise<void>;
+  /** Guild invites (the invites domain): creates one inside `db`, answering the events to publish after. */
+  invites: LobbyInviteMaker;
 }
+
+/** What the lobby channel invites need of guild invites. */
+export interface LobbyInviteMaker {
+  create(
+    db: Executor,
+    request: {
+      channelId: string;
+      inviterId: string | null;
+      maxAge: number;
+      maxUses: number;
+      unique: boolean;
+      targetUserIds: readonly string[];
+    },
+  ): Promise<{ invite: { code: string }; events: BusEvent[] }>;
+}
+
+/** Which of the two invite routes spends: each has its own pre-approval budget (§A.3). */
+export type InviteRoute = 'self' | 'user';
 
 /** One entry of GetGuildChannels (seed; Social SDK `GuildChannel`), on Hearth's wire. */
 export interface GuildChannelEntry {
@@ -154,6 +176,37 @@ export class LobbyLinking {
       await this.#publish(events);
     }
     return object;
+  }
+
+  // ---- Create Lobby Channel Invite (§A.3 rows 14, 15) ----
+
+  /**
+   * A single-use guild invite to the lobby's linked channel that only `userId`, a member of the lobby, may
+   * accept, valid one hour. 50001 for a non-member, 30105 for a lobby without a linked channel.
+   */
+  async channelInvite(
+    applicationId: string,
+    lobbyId: string,
+    userId: string,
+    route: InviteRoute,
+  ): Promise<{ code: string }> {
+    await this.#spendOn(applicationId, `invites-${route}`, PRE_APPROVAL_LIMIT);
+    const created = await this.#transaction(async (tx) => {
+      const lobby = await this.#lobbyOf(tx, applicationId, lobbyId);
+      if (!(await store.findMember(tx, lobby.id, userId))) throw new HearthError('MissingAccess');
+      const link = await linkStore.findLinkOfLobby(tx, lobby.id);
+      if (!link) throw new HearthError('LobbyNotLinked');
+      return this.#deps.invites.create(tx, {
+        channelId: link.channel_id,
+        inviterId: null,
+        maxAge: LobbyChannelInvites.maxAgeSeconds,
+        maxUses: LobbyChannelInvites.maxUses,
+        unique: true,
+        targetUserIds: [userId],
+      });
+    });
+    await this.#publish(created.events);
+    return { code: created.invite.code };
   }
 
   // ---- The lobby side ----
@@ -405,10 +458,14 @@ export class LobbyLinking {
   }
 
   /** The linking limit of §A.3 (20 per 2 h per application), unless the application is approved. */
-  async #spend(applicationId: string): Promise<void> {
+  #spend(applicationId: string): Promise<void> {
+    return this.#spendOn(applicationId, 'channel-linking', CHANNEL_LINKING_LIMIT);
+  }
+
+  async #spendOn(applicationId: string, family: string, quota: { limit: number; windowMs: number }) {
     const application = await this.#deps.applications.getApplication(applicationId);
     if (application && hasFlag(application, ApplicationFlags.CommunicationFeaturesApproved)) return;
-    await this.#deps.quotas.spend(`lobbies:channel-linking:${applicationId}`, CHANNEL_LINKING_LIMIT);
+    await this.#deps.quotas.spend(`lobbies:${family}:${applicationId}`, quota);
   }
 
   #transaction<T>(work: (tx: Transaction<Schema>) => Promise<T>): Promise<T> {
