@@ -340,7 +340,12 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     }),
     guards: [automodEnforcement.messageGuard()],
     // A message in a linked channel reaches the lobby (PROTOCOL.md §A.5); the linking is built below.
-    observers: [{ messageCreated: (row) => lobbyLinking.channelMessageCreated(row) }],
+    observers: [
+      {
+        messageCreated: (row) => lobbyLinking.channelMessageCreated(row),
+        messageDeleted: (channelId, messageId) => lobbyLinking.channelMessageDeleted(channelId, messageId),
+      },
+    ],
   });
   const reactions = new ReactionsService({ storage, clock, bus, access: guildAccess, users: accounts });
   const messageActions = new MessageActionsService({

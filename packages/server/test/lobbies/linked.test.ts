@@ -287,6 +287,42 @@ describe('PATCH /lobbies/{lobby.id}/channel-linking (PROTOCOL.md §A.3 row 10)',
     }
   });
 
+  it('a message deleted in the channel leaves the lobby too (LOBBY_MESSAGE_DELETE)', async () => {
+    const lobbyId = await newLobby();
+    const channelId = await newChannel();
+    expect((await link(lobbyId, linker.bearer, { channel_id: channelId })).status).toBe(200);
+    const fromGame = await call<Json>(hearth, 'POST', `/lobbies/${lobbyId}/messages`, friend.bearer, {
+      content: 'delete me',
+    });
+    const fromGuild = await call<Json>(
+      hearth,
+      'POST',
+      `/channels/${channelId}/messages`,
+      linker.account.token,
+      {
+        content: 'and me',
+      },
+    );
+    const kept = await call<Json>(hearth, 'POST', `/channels/${channelId}/messages`, linker.account.token, {
+      content: 'keep me',
+    });
+    for (const id of [fromGame.body['id'], fromGuild.body['id']]) {
+      const deleted = await call(
+        hearth,
+        'DELETE',
+        `/channels/${channelId}/messages/${id}`,
+        linker.account.token,
+      );
+      expect(deleted.status).toBe(204);
+      const gone = await friendGateway.client.next(
+        (f) => f.t === 'LOBBY_MESSAGE_DELETE' && (f.d as Json)['id'] === id,
+      );
+      expect(gone.d).toEqual({ id, lobby_id: lobbyId });
+    }
+    const history = await call<Json[]>(hearth, 'GET', `/lobbies/${lobbyId}/messages`, friend.bearer);
+    expect(history.body.map((m) => m['id'])).toEqual([kept.body['id']]);
+  });
+
   it('unlinks with an empty body, a null channel_id or no body at all', async () => {
     const lobbyId = await newLobby();
     const channelId = await newChannel();

@@ -114,6 +114,8 @@ export interface ChannelMessagesDeps {
 /** Something that follows new channel messages; it handles its own failures (the create has succeeded). */
 export interface MessageObserver {
   messageCreated(row: store.MessageRow): Promise<void>;
+  /** A message deleted through `delete` (a moderator's or its author's), once published. */
+  messageDeleted?(channelId: string, messageId: string): Promise<void>;
 }
 
 /** A lobby message's copy in its linked channel (PROTOCOL.md §A.3 row 11): same id, no metadata. */
@@ -419,6 +421,7 @@ export class ChannelMessagesService {
       },
       audience: audienceOf(place),
     });
+    for (const observer of this.#deps.observers ?? []) await observer.messageDeleted?.(channelId, messageId);
   }
 
   /** Inside the channel's deletion (ChannelsService): its messages and slowmode marks go with it. */

@@ -54,3 +54,13 @@ export async function lobbyMessageExists(db: Executor, messageId: string): Promi
     .executeTakeFirst();
   return row !== undefined;
 }
+
+/** Removes a channel message's copy from the lobby; answers whether there was one. */
+export async function deleteLobbyCopy(db: Executor, lobbyId: string, messageId: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('lobby_messages')
+    .where('lobby_id', '=', lobbyId)
+    .where('id', '=', messageId)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows) > 0;
+}

@@ -271,6 +271,31 @@ export class LobbyLinking {
     }
   }
 
+  /**
+   * A message deleted in the linked channel (by its author or a moderator) leaves the lobby's history too;
+   * members get LOBBY_MESSAGE_DELETE. Never fails the deletion.
+   */
+  async channelMessageDeleted(channelId: string, messageId: string): Promise<void> {
+    try {
+      const { db } = this.#deps.storage;
+      const link = await linkStore.findLinkOfChannel(db, channelId);
+      if (!link || !(await linkStore.deleteLobbyCopy(db, link.lobby_id, messageId))) return;
+      const members = await store.listMembers(db, link.lobby_id);
+      await this.#publish([
+        {
+          type: LobbyEvents.MessageDelete,
+          data: { id: messageId, lobby_id: link.lobby_id },
+          audience: { users: members.map((m) => m.user_id), applicationId: link.application_id },
+        },
+      ]);
+    } catch (error) {
+      this.#deps.logger.error(
+        { err: error, channelId, messageId },
+        'linked lobby kept a deleted channel message',
+      );
+    }
+  }
+
   async #mirror(row: ChannelMessage): Promise<void> {
     const { db } = this.#deps.storage;
     const link = await linkStore.findLinkOfChannel(db, row.channel_id);
