@@ -171,6 +171,7 @@ export const DM_DISPATCH_INTENTS: Readonly<Record<string, number>> = {
   MESSAGE_CREATE: GatewayIntents.DirectMessages,
   MESSAGE_UPDATE: GatewayIntents.DirectMessages,
   MESSAGE_DELETE: GatewayIntents.DirectMessages,
+  CHANNEL_PINS_UPDATE: GatewayIntents.DirectMessages,
   MESSAGE_REACTION_ADD: GatewayIntents.DirectMessageReactions,
   MESSAGE_REACTION_REMOVE: GatewayIntents.DirectMessageReactions,
   MESSAGE_REACTION_REMOVE_ALL: GatewayIntents.DirectMessageReactions,
