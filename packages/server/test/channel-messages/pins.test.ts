@@ -21,6 +21,7 @@ import {
 } from '../../../../test-support/guilds.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import { createPlayer } from '../../../../test-support/oauth.js';
+import { postgresAvailable, postgresSchema } from '../../../../test-support/services.js';
 import { identify, openDm, send } from './actions-support.js';
 import {
   call,
@@ -42,6 +43,7 @@ import {
 const BEFORE_CUTOVER = Date.parse('2026-02-01T00:00:00Z');
 const AFTER_CUTOVER = Date.parse('2026-03-01T00:00:00Z');
 const clock = new ManualClock(AFTER_CUTOVER);
+const withPostgres = await postgresAvailable();
 const { ViewChannel, ReadMessageHistory, ManageMessages, PinMessages } = PermissionFlags;
 
 const MAXIMUM_PINS = { code: 30003, message: 'Maximum number of pins reached for the channel (250)' };
@@ -110,6 +112,49 @@ async function dispatchesUntilBarrier(
     if (frame.t === 'BARRIER') return frames;
     frames.push(frame);
   }
+}
+
+/** Setup only: `count` pinned messages of the member stored directly (the pins under test go through HTTP). */
+async function seedPins(target: TestHearth, room: Room, count: number): Promise<string[]> {
+  const base = BigInt(room.channelId) + 1_000_000n;
+  const now = clock.now();
+  const rows = Array.from({ length: count }, (_, i) => ({
+    id: String(base + BigInt(i)),
+    channel_id: room.channelId,
+    guild_id: room.guild.id,
+    author_id: room.member.id,
+    content: `seeded ${i}`,
+    pinned: 1,
+    pinned_at: now - 10_000 + i,
+    created_at: now - 20_000 + i,
+  }));
+  await target.storage.db.insertInto('messages').values(rows).execute();
+  return rows.map((row) => row.id);
+}
+
+/**
+ * Pins racing in one channel count and mark one after another: of two pins for the last free place one
+ * wins (30003 for the other), and two pins of one message post one notice.
+ */
+async function racingPins(target: TestHearth): Promise<void> {
+  const put = (room: Room, messageId: string) =>
+    call(target, pinPath(room.channelId, messageId), { method: 'PUT', auth: room.owner.token });
+  const full = await createRoom(target);
+  await seedPins(target, full, PinLimits.perChannel - 1);
+  const a = await send(target, full.member.token, full.channelId, { content: 'a' });
+  const b = await send(target, full.member.token, full.channelId, { content: 'b' });
+  const raced = await Promise.all([put(full, a.id), put(full, b.id)]);
+  expect(raced.map((r) => r.status).sort()).toEqual([204, 400]);
+  expect(raced.find((r) => r.status === 400)?.body).toEqual(MAXIMUM_PINS);
+
+  const room = await createRoom(target);
+  const message = await send(target, room.member.token, room.channelId);
+  const twice = await Promise.all([put(room, message.id), put(room, message.id)]);
+  expect(twice.map((r) => r.status)).toEqual([204, 204]);
+  const all = await call<APIMessage[]>(target, `/channels/${room.channelId}/messages`, {
+    auth: room.owner.token,
+  });
+  expect(all.body.filter((m) => m.type === MessageTypes.ChannelPinnedMessage)).toHaveLength(1);
 }
 
 describe('Pin Message: PUT /channels/{id}/messages/pins/{message_id}', () => {
@@ -280,20 +325,7 @@ describe('Pin Message: PUT /channels/{id}/messages/pins/{message_id}', () => {
 
   it('holds 250 pins per channel: the 251st is 30003; unpinning one makes room', async () => {
     const room = await createRoom(hearth);
-    // Setup only: 249 pinned messages stored directly; the 250th and 251st go through HTTP.
-    const base = BigInt(room.channelId) + 1_000_000n;
-    const now = clock.now();
-    const seeded = Array.from({ length: PinLimits.perChannel - 1 }, (_, i) => ({
-      id: String(base + BigInt(i)),
-      channel_id: room.channelId,
-      guild_id: room.guild.id,
-      author_id: room.member.id,
-      content: `seeded ${i}`,
-      pinned: 1,
-      pinned_at: now - 10_000 + i,
-      created_at: now - 20_000 + i,
-    }));
-    await hearth.storage.db.insertInto('messages').values(seeded).execute();
+    const seeded = await seedPins(hearth, room, PinLimits.perChannel - 1);
     const at250 = await send(hearth, room.member.token, room.channelId);
     const at251 = await send(hearth, room.member.token, room.channelId);
     expect((await pin(room.owner.token, room.channelId, at250.id)).status).toBe(204);
@@ -304,10 +336,27 @@ describe('Pin Message: PUT /channels/{id}/messages/pins/{message_id}', () => {
     expect(
       await call(hearth, legacyPinPath(room.channelId, at251.id), { method: 'PUT', auth: room.owner.token }),
     ).toEqual({ status: 400, body: MAXIMUM_PINS });
-    expect((await unpin(room.owner.token, room.channelId, seeded[0]!.id)).status).toBe(204);
+    expect((await unpin(room.owner.token, room.channelId, seeded[0]!)).status).toBe(204);
     expect((await pin(room.owner.token, room.channelId, at251.id)).status).toBe(204);
     const page = await pins(room.owner.token, room.channelId, '?limit=1');
     expect(page.body.items[0]?.message.id).toBe(at251.id);
+  });
+});
+
+describe('racing pins (the 250 limit and one notice per pin) on both engines', () => {
+  it('on SQLite', async () => {
+    await racingPins(hearth);
+  });
+
+  it.skipIf(!withPostgres)('on PostgreSQL', async () => {
+    const schema = postgresSchema();
+    const onPostgres = await startHearth({ databaseUrl: schema.url, rateLimitGlobal: 1_000_000 }, clock);
+    try {
+      await racingPins(onPostgres);
+    } finally {
+      await onPostgres.close();
+      await schema.drop();
+    }
   });
 });
 

@@ -1,4 +1,4 @@
-import type { Executor } from '../../storage/database.js';
+import type { Engine, Executor } from '../../storage/database.js';
 import type { MessageRow } from './store.js';
 
 /**
@@ -53,4 +53,14 @@ export async function setPinned(db: Executor, messageId: string, at: number | nu
     .set({ pinned: at === null ? 0 : 1, pinned_at: at })
     .where('id', '=', messageId)
     .execute();
+}
+
+/**
+ * Locks the channel (a guild channel's or a DM's row) for the rest of the transaction on PostgreSQL, so
+ * that concurrent pins of a channel count and mark one after another (SQLite's single writer already does).
+ */
+export async function lockChannel(db: Executor, channelId: string, engine: Engine): Promise<void> {
+  if (engine !== 'postgres') return;
+  await db.selectFrom('channels').select('id').where('id', '=', channelId).forUpdate().execute();
+  await db.selectFrom('dm_channels').select('id').where('id', '=', channelId).forUpdate().execute();
 }

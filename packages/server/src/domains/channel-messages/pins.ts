@@ -115,6 +115,7 @@ export class PinsService {
     const change = await this.#deps.storage.transaction(async (tx): Promise<PinChange | undefined> => {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
       this.#requirePinPermission(place);
+      await pinsStore.lockChannel(tx, channelId, this.#deps.storage.engine);
       const message = await this.#message(tx, channelId, messageId);
       if (!PINNABLE_MESSAGE_TYPES.includes(Number(message.type)))
         throw new HearthError('CannotExecuteOnSystemMessage');
@@ -147,6 +148,7 @@ export class PinsService {
     const change = await this.#deps.storage.transaction(async (tx): Promise<PinChange | undefined> => {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
       this.#requirePinPermission(place);
+      await pinsStore.lockChannel(tx, channelId, this.#deps.storage.engine);
       const message = await this.#message(tx, channelId, messageId);
       if (message.pinned_at === null) return undefined;
       await pinsStore.setPinned(tx, messageId, null);
