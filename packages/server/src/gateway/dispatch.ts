@@ -2,6 +2,7 @@ import {
   GatewayCloseCodes,
   GatewayIntents,
   GatewayOpcodes,
+  type GatewaySoundboardSoundsData,
   GUILD_MEMBERS_NONCE_MAX_BYTES,
   isInEffect,
   isSnowflake,
@@ -99,7 +100,8 @@ function requestSoundboardSounds(_gateway: GatewayPort, connection: Connection, 
   const session = connection.session!;
   for (const guildId of new Set(guildIds as string[])) {
     if (!session.guildIds.has(guildId)) continue;
-    record(session, 'SOUNDBOARD_SOUNDS', { guild_id: guildId, soundboard_sounds: [] });
+    const sounds: GatewaySoundboardSoundsData = { guild_id: guildId, soundboard_sounds: [] };
+    record(session, 'SOUNDBOARD_SOUNDS', sounds);
   }
 }
 

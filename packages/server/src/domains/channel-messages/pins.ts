@@ -1,6 +1,7 @@
 import {
   AuditLogEvents,
   FormErrors,
+  type GatewayChannelPinsUpdateData,
   isInEffect,
   MessageDispatches,
   MessageReferenceTypes,
@@ -241,13 +242,14 @@ export class PinsService {
   async #publish(change: PinChange): Promise<void> {
     const { place } = change;
     await this.#deps.messages.publishMessage(MessageDispatches.MessageUpdate, place, change.message);
+    const pinsUpdate: GatewayChannelPinsUpdateData = {
+      ...(place.guildId === null ? {} : { guild_id: place.guildId }),
+      channel_id: place.channelId,
+      last_pin_timestamp: change.lastPinAt === null ? null : iso(change.lastPinAt),
+    };
     await this.#deps.bus.publish({
       type: PinDispatches.ChannelPinsUpdate,
-      data: {
-        ...(place.guildId === null ? {} : { guild_id: place.guildId }),
-        channel_id: place.channelId,
-        last_pin_timestamp: change.lastPinAt === null ? null : iso(change.lastPinAt),
-      },
+      data: { ...pinsUpdate },
       audience: audienceOf(place),
     });
     if (change.notice)
