@@ -171,6 +171,7 @@ export const DM_DISPATCH_INTENTS: Readonly<Record<string, number>> = {
   MESSAGE_CREATE: GatewayIntents.DirectMessages,
   MESSAGE_UPDATE: GatewayIntents.DirectMessages,
   MESSAGE_DELETE: GatewayIntents.DirectMessages,
+  CHANNEL_PINS_UPDATE: GatewayIntents.DirectMessages,
   MESSAGE_REACTION_ADD: GatewayIntents.DirectMessageReactions,
   MESSAGE_REACTION_REMOVE: GatewayIntents.DirectMessageReactions,
   MESSAGE_REACTION_REMOVE_ALL: GatewayIntents.DirectMessageReactions,
@@ -379,4 +380,22 @@ export interface GatewayRequestGuildMembersData {
   presences?: boolean;
   user_ids?: string | string[];
   nonce?: string;
+}
+
+/** op 31 REQUEST_SOUNDBOARD_SOUNDS: the guilds whose sounds the client wants (DOCS gateway events). */
+export interface GatewayRequestSoundboardSoundsData {
+  guild_ids: string[];
+}
+
+/** SOUNDBOARD_SOUNDS, once per guild asked for by op 31; Hearth has no soundboard, so the list is empty. */
+export interface GatewaySoundboardSoundsData {
+  guild_id: string;
+  soundboard_sounds: never[];
+}
+
+/** CHANNEL_PINS_UPDATE: `guild_id` in guild channels only; `last_pin_timestamp` null once nothing is pinned. */
+export interface GatewayChannelPinsUpdateData {
+  guild_id?: string;
+  channel_id: string;
+  last_pin_timestamp: string | null;
 }

@@ -1,5 +1,6 @@
 import type {
   GatewayActivity,
+  GatewayChannelPinsUpdateData,
   GatewayGuildMembersChunkData,
   GatewayHeartbeatAckFrame,
   GatewayHelloFrame,
@@ -11,8 +12,10 @@ import type {
   GatewayReadyData,
   GatewayReadyFrame,
   GatewayRequestGuildMembersData,
+  GatewayRequestSoundboardSoundsData,
   GatewayResumeData,
   GatewayResumedFrame,
+  GatewaySoundboardSoundsData,
   GatewayUser,
 } from '@hearth/protocol';
 import type {
@@ -20,7 +23,9 @@ import type {
   GatewayActivity as DiscordActivity,
   GatewayIdentifyData as DiscordIdentifyData,
   GatewayRequestGuildMembersData as DiscordRequestGuildMembersData,
+  GatewayRequestSoundboardSoundsData as DiscordRequestSoundboardSoundsData,
   GatewayResumeData as DiscordResumeData,
+  GatewayChannelPinsUpdateDispatchData,
   GatewayDispatchEvents,
   GatewayGuildMembersChunkDispatchData,
   GatewayHeartbeatAck,
@@ -29,6 +34,7 @@ import type {
   GatewayPresenceUpdateDispatchData,
   GatewayRateLimitedDispatchData,
   GatewayReadyDispatchData,
+  GatewaySoundboardSoundsDispatchData,
 } from 'discord-api-types/v10';
 import { describe, expectTypeOf, it } from 'vitest';
 
@@ -105,5 +111,14 @@ describe('gateway frames against discord-api-types v10 (PROTOCOL.md §D.2)', () 
     expectTypeOf<Wire<DiscordIdentifyData>>().toExtend<GatewayIdentifyData>();
     expectTypeOf<Wire<DiscordResumeData>>().toExtend<GatewayResumeData>();
     expectTypeOf<Wire<DiscordRequestGuildMembersData>>().toExtend<GatewayRequestGuildMembersData>();
+  });
+
+  it('op 31 REQUEST_SOUNDBOARD_SOUNDS is read as sent; its SOUNDBOARD_SOUNDS answer is the dispatch data', () => {
+    expectTypeOf<Wire<DiscordRequestSoundboardSoundsData>>().toExtend<GatewayRequestSoundboardSoundsData>();
+    expectTypeOf<GatewaySoundboardSoundsData>().toExtend<Wire<GatewaySoundboardSoundsDispatchData>>();
+  });
+
+  it('CHANNEL_PINS_UPDATE is GatewayChannelPinsUpdateDispatchData', () => {
+    expectTypeOf<GatewayChannelPinsUpdateData>().toExtend<Wire<GatewayChannelPinsUpdateDispatchData>>();
   });
 });

@@ -25,6 +25,8 @@ import { DmChannels } from './domains/channel-messages/dm-channels.js';
 import { Forwarding } from './domains/channel-messages/forwarding.js';
 import { MessageActionsService } from './domains/channel-messages/message-actions.js';
 import { messageActionsRoutes } from './domains/channel-messages/message-actions-routes.js';
+import { PinsService } from './domains/channel-messages/pins.js';
+import { pinsRoutes } from './domains/channel-messages/pins-routes.js';
 import { ReactionsService } from './domains/channel-messages/reactions.js';
 import { reactionsRoutes } from './domains/channel-messages/reactions-routes.js';
 import { channelMessagesRoutes } from './domains/channel-messages/routes.js';
@@ -116,6 +118,7 @@ export interface Services {
   dmChannels: DmChannels;
   reactions: ReactionsService;
   messageActions: MessageActionsService;
+  pins: PinsService;
   automod: AutoModService;
   lobbies: LobbiesService;
   oauth2: OAuth2Service;
@@ -345,6 +348,15 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     messages: channelMessages,
     attachments,
   });
+  const pins = new PinsService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    access: guildAccess,
+    auditLog,
+    messages: channelMessages,
+  });
   const dmChannels = new DmChannels({ storage, clock, snowflakes, users: accounts });
   const channels = new ChannelsService({
     storage,
@@ -517,6 +529,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     dmChannels,
     reactions,
     messageActions,
+    pins,
     automod,
     lobbies,
     oauth2,
@@ -553,6 +566,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       channelMessagesRoutes(channelMessages, dmChannels),
       reactionsRoutes(reactions),
       messageActionsRoutes(messageActions),
+      pinsRoutes(pins),
       automodRoutes(automod),
       lobbiesRoutes(lobbies),
       oauth2Routes(oauth2),

@@ -2,6 +2,7 @@ import {
   GatewayCloseCodes,
   GatewayIntents,
   GatewayOpcodes,
+  type GatewaySoundboardSoundsData,
   GUILD_MEMBERS_NONCE_MAX_BYTES,
   isInEffect,
   isSnowflake,
@@ -55,7 +56,7 @@ export const OPCODE_HANDLERS: Readonly<Record<number, Handler>> = {
   [GatewayOpcodes.RequestGuildMembers]: requestGuildMembers,
   [GatewayOpcodes.VoiceStateUpdate]: voiceStateUpdate,
   [GatewayOpcodes.LobbyVoiceStates]: notServedYet,
-  [GatewayOpcodes.RequestSoundboardSounds]: notServedYet,
+  [GatewayOpcodes.RequestSoundboardSounds]: requestSoundboardSounds,
   [GatewayOpcodes.LobbyVoiceServerPing]: notServedYet,
   [GatewayOpcodes.RequestChannelInfo]: notServedYet,
 };
@@ -84,6 +85,25 @@ export async function route(
  * drop clients that send them as a matter of course (discord.js voice sends op 4 on every join).
  */
 function notServedYet(): void {}
+
+/**
+ * Op 31 `{guild_ids}` (DOCS gateway events, Request Soundboard Sounds): one SOUNDBOARD_SOUNDS per guild of
+ * the session asked for, once each. Hearth has no soundboard, so each lists none; guilds the session is not
+ * in are passed over. A payload of another shape is 4002, as op 8's.
+ */
+function requestSoundboardSounds(_gateway: GatewayPort, connection: Connection, d: unknown): void {
+  const guildIds = (d as { guild_ids?: unknown } | null)?.guild_ids;
+  if (typeof d !== 'object' || d === null || !Array.isArray(guildIds) || !guildIds.every(isSnowflake)) {
+    connection.close(GatewayCloseCodes.DecodeError, 'Invalid Request Soundboard Sounds payload');
+    return;
+  }
+  const session = connection.session!;
+  for (const guildId of new Set(guildIds as string[])) {
+    if (!session.guildIds.has(guildId)) continue;
+    const sounds: GatewaySoundboardSoundsData = { guild_id: guildId, soundboard_sounds: [] };
+    record(session, 'SOUNDBOARD_SOUNDS', sounds);
+  }
+}
 
 /**
  * Op 4 (GUILDS.md §7.4): `{guild_id, channel_id, self_mute, self_deaf}` joins, moves or leaves (null) a
