@@ -30,6 +30,17 @@ export const GatewayOpcodes = {
 } as const;
 export type GatewayOpcode = (typeof GatewayOpcodes)[keyof typeof GatewayOpcodes];
 
+/** The fields Request Channel Info (op 43) may ask for; CHANNEL_INFO carries only those asked (PROTOCOL.md §D.7). */
+export const CHANNEL_INFO_FIELDS = ['status', 'voice_start_time'] as const;
+export type ChannelInfoField = (typeof CHANNEL_INFO_FIELDS)[number];
+
+/** One channel of a CHANNEL_INFO dispatch: `voice_start_time` in unix seconds. */
+export interface ChannelInfoChannel {
+  id: string;
+  status?: string | null;
+  voice_start_time?: number | null;
+}
+
 /** Close codes and whether a client may resume after them (PROTOCOL.md §D.4). */
 export const GatewayCloseCodes = {
   UnknownError: 4000,
