@@ -2,6 +2,7 @@ import {
   CHANNEL_INFO_FIELDS,
   type ChannelInfoChannel,
   type ChannelInfoField,
+  type GatewayChannelInfoData,
   GatewayCloseCodes,
   isSnowflake,
 } from '@hearth/protocol';
@@ -50,5 +51,5 @@ export async function requestChannelInfo(
   const asked = new Set(fields.filter((field): field is ChannelInfoField => KNOWN_FIELDS.has(field)));
   const channels = await gateway.channelInfo(session.identity.userId, guildId, asked);
   if (channels === undefined) return;
-  record(session, 'CHANNEL_INFO', { guild_id: guildId, channels });
+  record(session, 'CHANNEL_INFO', { guild_id: guildId, channels } satisfies GatewayChannelInfoData);
 }

@@ -2,6 +2,8 @@ import {
   AuditLogEvents,
   type ChannelInfoChannel,
   type ChannelInfoField,
+  type GatewayVoiceChannelStartTimeUpdateData,
+  type GatewayVoiceChannelStatusUpdateData,
   PermissionFlags,
   VOICE_STATUS_CHANNEL_TYPES,
 } from '@hearth/protocol';
@@ -181,7 +183,7 @@ function channelAudience(guildId: string, channelId: string) {
 function statusUpdate(guildId: string, channelId: string, status: string | null): BusEvent {
   return {
     type: 'VOICE_CHANNEL_STATUS_UPDATE',
-    data: { id: channelId, guild_id: guildId, status },
+    data: { id: channelId, guild_id: guildId, status } satisfies GatewayVoiceChannelStatusUpdateData,
     audience: channelAudience(guildId, channelId),
   };
 }
@@ -189,7 +191,11 @@ function statusUpdate(guildId: string, channelId: string, status: string | null)
 function startTimeUpdate(guildId: string, channelId: string, voiceStartTime: number | null): BusEvent {
   return {
     type: 'VOICE_CHANNEL_START_TIME_UPDATE',
-    data: { id: channelId, guild_id: guildId, voice_start_time: voiceStartTime },
+    data: {
+      id: channelId,
+      guild_id: guildId,
+      voice_start_time: voiceStartTime,
+    } satisfies GatewayVoiceChannelStartTimeUpdateData,
     audience: channelAudience(guildId, channelId),
   };
 }
