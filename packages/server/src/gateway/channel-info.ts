@@ -40,7 +40,6 @@ export async function requestChannelInfo(
     typeof request.guild_id !== 'string' ||
     !isSnowflake(request.guild_id) ||
     !Array.isArray(fields) ||
-    fields.length > 16 ||
     !fields.every((field) => typeof field === 'string')
   ) {
     connection.close(GatewayCloseCodes.DecodeError, 'Invalid Request Channel Info payload');
