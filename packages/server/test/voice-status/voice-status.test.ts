@@ -268,3 +268,22 @@ describe('status and start time are not channel fields (seed, Channel info)', ()
     }
   });
 });
+
+describe('a status goes with its channel', () => {
+  it('a voice channel with a status can be deleted, and so can a guild with one', async () => {
+    const doomed = await createTestGuild(hearth);
+    const first = await seedTestChannel(hearth, doomed.id, { type: ChannelTypes.GuildVoice });
+    const second = await seedTestChannel(hearth, doomed.id, { type: ChannelTypes.GuildVoice });
+    for (const channelId of [first, second])
+      expectNoContent(await put(channelId, doomed.owner.token, { status: 'soon gone' }));
+    expect((await call(hearth, doomed.owner.token, 'DELETE', `/channels/${first}`)).status).toBe(200);
+    expectError(await put(first, doomed.owner.token, { status: 'x' }), 404, 10003, 'Unknown Channel');
+    expect((await call(hearth, doomed.owner.token, 'DELETE', `/guilds/${doomed.id}`)).status).toBe(204);
+    const left = await hearth.storage.db
+      .selectFrom('voice_channel_statuses')
+      .select('channel_id')
+      .where('channel_id', 'in', [first, second])
+      .execute();
+    expect(left).toEqual([]);
+  });
+});
