@@ -1,5 +1,6 @@
 import type {
   GatewayActivity,
+  GatewayChannelInfoData,
   GatewayChannelPinsUpdateData,
   GatewayGuildMembersChunkData,
   GatewayHeartbeatAckFrame,
@@ -11,20 +12,25 @@ import type {
   GatewayRateLimitedData,
   GatewayReadyData,
   GatewayReadyFrame,
+  GatewayRequestChannelInfoData,
   GatewayRequestGuildMembersData,
   GatewayRequestSoundboardSoundsData,
   GatewayResumeData,
   GatewayResumedFrame,
   GatewaySoundboardSoundsData,
   GatewayUser,
+  GatewayVoiceChannelStartTimeUpdateData,
+  GatewayVoiceChannelStatusUpdateData,
 } from '@hearth/protocol';
 import type {
   APIUser,
   GatewayActivity as DiscordActivity,
   GatewayIdentifyData as DiscordIdentifyData,
+  GatewayRequestChannelInfoData as DiscordRequestChannelInfoData,
   GatewayRequestGuildMembersData as DiscordRequestGuildMembersData,
   GatewayRequestSoundboardSoundsData as DiscordRequestSoundboardSoundsData,
   GatewayResumeData as DiscordResumeData,
+  GatewayChannelInfoDispatchData,
   GatewayChannelPinsUpdateDispatchData,
   GatewayDispatchEvents,
   GatewayGuildMembersChunkDispatchData,
@@ -35,6 +41,8 @@ import type {
   GatewayRateLimitedDispatchData,
   GatewayReadyDispatchData,
   GatewaySoundboardSoundsDispatchData,
+  GatewayVoiceChannelStartTimeUpdateDispatchData,
+  GatewayVoiceChannelStatusUpdateDispatchData,
 } from 'discord-api-types/v10';
 import { describe, expectTypeOf, it } from 'vitest';
 
@@ -105,6 +113,17 @@ describe('gateway frames against discord-api-types v10 (PROTOCOL.md §D.2)', () 
 
   it('RATE_LIMITED for op 8 is GatewayRateLimitedDispatchData', () => {
     expectTypeOf<GatewayRateLimitedData>().toExtend<Wire<GatewayRateLimitedDispatchData>>();
+  });
+
+  it('CHANNEL_INFO and the voice channel events are what discord-api-types reads; op 43 as it sends it (§D.7)', () => {
+    expectTypeOf<GatewayChannelInfoData>().toExtend<Wire<GatewayChannelInfoDispatchData>>();
+    expectTypeOf<GatewayVoiceChannelStatusUpdateData>().toExtend<
+      Wire<GatewayVoiceChannelStatusUpdateDispatchData>
+    >();
+    expectTypeOf<GatewayVoiceChannelStartTimeUpdateData>().toExtend<
+      Wire<GatewayVoiceChannelStartTimeUpdateDispatchData>
+    >();
+    expectTypeOf<Wire<DiscordRequestChannelInfoData>>().toExtend<GatewayRequestChannelInfoData>();
   });
 
   it('what discord.js sends (IDENTIFY, RESUME, REQUEST_GUILD_MEMBERS) is what Hearth reads', () => {

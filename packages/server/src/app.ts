@@ -62,6 +62,8 @@ import type { PresenceInput } from './domains/presence/schemas.js';
 import { PresenceService } from './domains/presence/service.js';
 import { relationshipsRoutes } from './domains/relationships/routes.js';
 import { RelationshipsService } from './domains/relationships/service.js';
+import { voiceStatusRoutes } from './domains/voice-status/routes.js';
+import { VoiceStatusService } from './domains/voice-status/service.js';
 import { WebhooksService } from './domains/webhooks/service.js';
 import { DeliveryWorker } from './domains/webhooks/worker.js';
 import { GatewayServer } from './gateway/gateway-server.js';
@@ -296,7 +298,24 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const roles = new RolesService({ storage, clock, snowflakes, bus });
   const guildAccess = new GuildAccess({ clock });
   const auditLog = new AuditLog({ clock, snowflakes });
-  const moderation = { storage, clock, bus, accounts, access: guildAccess, auditLog };
+  // Voice status keeps each voice channel's start time as the guild's voice states change (PROTOCOL.md §D.7).
+  const voiceStatus: VoiceStatusService = new VoiceStatusService({
+    storage,
+    clock,
+    bus,
+    access: guildAccess,
+    auditLog,
+    connectedChannel: (db, guildId, userId) => voiceStates.connectedChannel(db, guildId, userId),
+  });
+  const moderation = {
+    storage,
+    clock,
+    bus,
+    accounts,
+    access: guildAccess,
+    auditLog,
+    voiceChannels: voiceStatus,
+  };
   const members = new MembersService({
     ...moderation,
     tokens: { authenticateAccessToken: (token) => oauth2!.authenticateAccessToken(token) },
@@ -451,6 +470,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     guilds,
     updateVoiceState: (userId, sessionId, payload) =>
       voiceStates.updateVoiceState(userId, sessionId, payload),
+    channelInfo: (userId, guildId, fields) => voiceStatus.channelInfo(userId, guildId, fields),
     snapshots: new GuildSnapshots({
       storage,
       clock,
@@ -562,6 +582,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       membersRoutes(members),
       bansRoutes(bans),
       voiceStatesRoutes(voiceStates),
+      voiceStatusRoutes(voiceStatus),
       channelsRoutes(channels),
       channelMessagesRoutes(channelMessages, dmChannels),
       reactionsRoutes(reactions),

@@ -8,6 +8,7 @@ import {
   isSnowflake,
 } from '@hearth/protocol';
 import type { Clock } from '../kernel/clock.js';
+import { type ChannelInfoPort, requestChannelInfo } from './channel-info.js';
 import type { ClientPayload, Connection } from './connection.js';
 import { record, type Session } from './sessions.js';
 
@@ -15,7 +16,7 @@ import { record, type Session } from './sessions.js';
  * What the opcode handlers ask of the gateway that routes to them; GatewayServer implements it. Declared
  * here so that handlers depend on this seam, not on the server that mounts them (STYLE.md rule 16).
  */
-export interface GatewayPort {
+export interface GatewayPort extends ChannelInfoPort {
   readonly clock: Clock;
   identify(connection: Connection, d: unknown): Promise<void>;
   resume(connection: Connection, d: unknown): Promise<void>;
@@ -58,7 +59,7 @@ export const OPCODE_HANDLERS: Readonly<Record<number, Handler>> = {
   [GatewayOpcodes.LobbyVoiceStates]: notServedYet,
   [GatewayOpcodes.RequestSoundboardSounds]: requestSoundboardSounds,
   [GatewayOpcodes.LobbyVoiceServerPing]: notServedYet,
-  [GatewayOpcodes.RequestChannelInfo]: notServedYet,
+  [GatewayOpcodes.RequestChannelInfo]: requestChannelInfo,
 };
 
 /** Routes one decoded frame: the single point where opcodes, session state and order are checked. */

@@ -55,6 +55,8 @@ export interface Schema {
   // ---- Gateway sessions shared by nodes (0022_gateway_sessions) ----
   gateway_sessions: GatewaySessionsTable;
   gateway_session_dispatches: GatewaySessionDispatchesTable;
+  // ---- Voice channel status and start time (0027_voice_status) ----
+  voice_channel_statuses: VoiceChannelStatusesTable;
 }
 
 export interface UsersTable {
@@ -652,4 +654,12 @@ export interface GatewaySessionDispatchesTable {
   seq: number;
   /** Sent as JSON. */
   sent: string;
+}
+
+/** A voice channel's ephemeral data (0027_voice_status): its status and when its voice session began (ms). */
+export interface VoiceChannelStatusesTable {
+  channel_id: string;
+  guild_id: string;
+  status: string | null;
+  voice_start_time: number | null;
 }

@@ -29,6 +29,7 @@ import type { MemberRow } from './members-store.js';
 import * as store from './members-store.js';
 import { toMemberObject } from './objects.js';
 import { basePermissions, has } from './permissions.js';
+import { type VoiceChannelOccupancy, voiceChannelsChanged } from './voice-occupancy.js';
 import { toVoiceStateObject } from './voice-states-objects.js';
 import * as voiceStore from './voice-states-store.js';
 
@@ -60,6 +61,8 @@ export interface GuildModerationDeps {
   accounts: AccountsService;
   access: GuildAccess;
   auditLog: AuditLog;
+  /** Told of every change of who is in which voice channel (voice start time, PROTOCOL.md §D.7). */
+  voiceChannels?: VoiceChannelOccupancy;
 }
 
 export type MemberObject = ReturnType<typeof toMemberObject<ReturnType<typeof toUserObject>>>;
@@ -75,6 +78,11 @@ export class GuildEvents {
 
   push(type: string, data: Record<string, unknown>): void {
     this.#events.push({ type, data, audience: { guildId: this.guildId } });
+  }
+
+  /** Queues events made elsewhere, with their own audience. */
+  queue(events: readonly BusEvent[]): void {
+    this.#events.push(...events);
   }
 
   async publish(): Promise<void> {
@@ -269,6 +277,7 @@ export class MembersService {
     const { storage, clock, bus, access } = this.#deps;
     const events = new GuildEvents(guildId, bus);
     const now = clock.now();
+    let occupancy: BusEvent[] = [];
     const voiceChanged = await storage.transaction(async (tx) => {
       const actor = await access.member(tx, guildId, caller.userId);
       const permissions = basePermissions(actor.input, now);
@@ -356,6 +365,7 @@ export class MembersService {
         await this.#auditRoles(tx, events, guildId, caller.userId, userId, rolesChange, reason);
 
       let disconnected: voiceStore.VoiceStateRow | undefined;
+      const channelBefore = voice?.channel_id;
       if (voice && (patch.mute !== undefined || patch.deaf !== undefined)) {
         await voiceStore.updateVoiceState(tx, guildId, userId, {
           ...(patch.mute !== undefined ? { mute: patch.mute } : {}),
@@ -390,6 +400,13 @@ export class MembersService {
         }
       }
       voice = disconnected ?? (await voiceStore.findVoiceState(tx, guildId, userId));
+      const channelAfter = disconnected ? null : voice?.channel_id;
+      if (channelBefore !== channelAfter) {
+        occupancy = await voiceChannelsChanged(tx, this.#deps.voiceChannels, guildId, [
+          channelBefore,
+          channelAfter,
+        ]);
+      }
       const voiceTouched =
         input.channel_id !== undefined || input.mute !== undefined || input.deaf !== undefined;
       return voiceTouched && voice ? { row: voice, gone: disconnected !== undefined } : undefined;
@@ -400,6 +417,7 @@ export class MembersService {
       const { row, gone } = voiceChanged;
       events.push('VOICE_STATE_UPDATE', toVoiceStateObject(row, member, gone ? null : row.channel_id));
     }
+    events.queue(occupancy);
     await events.publish();
     return member;
   }
@@ -544,7 +562,10 @@ export class MembersService {
     if (!row) return false;
     const voice = await voiceStore.findVoiceState(tx, guildId, userId);
     await store.deleteMember(tx, guildId, userId);
-    if (voice) events.push('VOICE_STATE_UPDATE', toVoiceStateObject(voice, undefined, null));
+    if (voice) {
+      events.push('VOICE_STATE_UPDATE', toVoiceStateObject(voice, undefined, null));
+      events.queue(await voiceChannelsChanged(tx, this.#deps.voiceChannels, guildId, [voice.channel_id]));
+    }
     events.push('GUILD_MEMBER_REMOVE', { guild_id: guildId, user: user ?? { id: userId } });
     return true;
   }
