@@ -81,9 +81,8 @@ export async function route(
 }
 
 /**
- * Voice, soundboard and channel-info opcodes get real handlers with the features that serve them. Until
- * then they are ignored, as the platform ignores a request it has nothing to answer with: closing would
- * drop clients that send them as a matter of course (discord.js voice sends op 4 on every join).
+ * The lobby voice opcodes get real handlers with lobby calls. Until then they are ignored, as the platform
+ * ignores a request it has nothing to answer with: closing would drop clients that send them as a matter of course.
  */
 function notServedYet(): void {}
 
