@@ -267,6 +267,18 @@ describe('voice start time follows who is connected (VOICE_CHANNEL_START_TIME_UP
     });
   });
 
+  it('a member who leaves the guild leaves voice: the channel they emptied ends its session', async () => {
+    const member = await newSession();
+    await connect(member.session, quiet);
+    await observer.nextDispatch('VOICE_CHANNEL_START_TIME_UPDATE');
+    const left = await call(hearth, `Bot ${member.game.botToken}`, 'DELETE', `/users/@me/guilds/${guild.id}`);
+    expect(left.status).toBe(204);
+    expect((await observer.nextDispatch('VOICE_CHANNEL_START_TIME_UPDATE')).d).toMatchObject({
+      id: quiet,
+      voice_start_time: null,
+    });
+  });
+
   it('members who cannot see a channel get none of its events', async () => {
     const insider = await addTestBot(hearth, guild);
     await hearth.storage.db

@@ -29,6 +29,7 @@ import type { MemberRow } from './members-store.js';
 import * as store from './members-store.js';
 import { toMemberObject } from './objects.js';
 import { basePermissions, has } from './permissions.js';
+import * as guildStore from './store.js';
 import { type VoiceChannelOccupancy, voiceChannelsChanged } from './voice-occupancy.js';
 import { toVoiceStateObject } from './voice-states-objects.js';
 import * as voiceStore from './voice-states-store.js';
@@ -547,8 +548,21 @@ export class MembersService {
     return { type: 'GUILD_MEMBER_UPDATE', data: { guild_id: guildId, ...member }, audience: { guildId } };
   }
 
+  /** DELETE /users/@me/guilds/{id}: 10004 for a guild the user is not in; the owner cannot leave (50055). */
+  async leave(userId: string, guildId: string): Promise<void> {
+    const events = new GuildEvents(guildId, this.#deps.bus);
+    const user = await this.#deps.accounts.getUser(userId);
+    await this.#deps.storage.transaction(async (tx) => {
+      const guild = await guildStore.findGuild(tx, guildId);
+      if (!guild || !(await store.findMember(tx, guildId, userId))) throw new HearthError('UnknownGuild');
+      if (guild.owner_id === userId) throw new HearthError('InvalidGuild');
+      await this.removeMemberIn(tx, events, guildId, userId, user && toUserObject(user));
+    });
+    await events.publish();
+  }
+
   /**
-   * Removes a member inside a transaction (kick, ban): their roles and voice state go with them; queues
+   * Removes a member inside a transaction (kick, ban, leave): their roles, voice state and guild tag go; queues
    * GUILD_MEMBER_REMOVE, and VOICE_STATE_UPDATE with no channel when they were in voice.
    */
   async removeMemberIn(
@@ -562,6 +576,7 @@ export class MembersService {
     if (!row) return false;
     const voice = await voiceStore.findVoiceState(tx, guildId, userId);
     await store.deleteMember(tx, guildId, userId);
+    await guildStore.clearPrimaryGuild(tx, guildId, userId);
     if (voice) {
       events.push('VOICE_STATE_UPDATE', toVoiceStateObject(voice, undefined, null));
       events.queue(await voiceChannelsChanged(tx, this.#deps.voiceChannels, guildId, [voice.channel_id]));
