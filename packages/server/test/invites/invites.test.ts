@@ -406,6 +406,26 @@ describe('Accept Invite (POST /invites/{code}, user sessions)', () => {
     expect(listed?.uses).toBe(1);
   });
 
+  it("the joining user's gateway sessions get the guild's GUILD_CREATE", async () => {
+    const { guild, channelId } = await place();
+    const code = await inviteCode(guild.owner.token, channelId);
+    const joiner = await player();
+    const client = await GatewayClient.connect(hearth.url);
+    try {
+      await client.nextOp(GatewayOpcodes.Hello);
+      client.send({ op: 2, d: { token: joiner.token, properties: PROPERTIES } });
+      await client.nextDispatch('READY');
+      expect((await accept(joiner.token, code)).status).toBe(200);
+      const created = await client.nextDispatch('GUILD_CREATE');
+      expect(created.d).toMatchObject({
+        id: guild.id,
+        channels: [expect.objectContaining({ id: channelId })],
+      });
+    } finally {
+      await client.close();
+    }
+  });
+
   it('a used-up code is 10006, and the invite is gone with INVITE_DELETE at its last use', async () => {
     const { guild, channelId } = await place();
     const code = await inviteCode(guild.owner.token, channelId, { max_uses: 1 });

@@ -28,8 +28,8 @@ export type CreateInvite = Static<typeof CreateInvite>;
 /** PUT /invites/{code}/target-users: the file part. */
 export const UpdateTargetUsers = Type.Object({ target_users_file: Type.String() });
 
-/** Invite codes: letters, digits, `-` and `_` (vanity codes included), at most 64 characters here. */
-export const InviteParams = Type.Object({ code: Type.String({ minLength: 1, maxLength: 64 }) });
+/** An invite code as a path parameter: any code that is not Hearth's is simply unknown (10006). */
+export const InviteParams = Type.Object({ code: Type.String({ minLength: 1, maxLength: 512 }) });
 export const ChannelParams = Type.Object({ channel_id: Snowflake });
 export const GuildParams = Type.Object({ guild_id: Snowflake });
 

@@ -148,7 +148,8 @@ export class InvitesService {
     const targetUserId = targetType === InviteTargetTypes.Stream ? (request.targetUserId ?? null) : null;
     const targetApplicationId =
       targetType === InviteTargetTypes.EmbeddedApplication ? (request.targetApplicationId ?? null) : null;
-    const roleIds = JSON.stringify([...new Set(request.roleIds ?? [])]);
+    // Sorted, so that `unique: false` finds the same set given in another order.
+    const roleIds = JSON.stringify([...new Set(request.roleIds ?? [])].sort());
     const targetUserIds = request.targetUserIds ?? [];
     if (request.unique !== true && targetUserIds.length === 0) {
       const similar = await store.findSimilar(
