@@ -1,4 +1,4 @@
-import { AuditLogEvents, GatewayOpcodes, PermissionFlags } from '@hearth/protocol';
+import { ApplicationFlags, AuditLogEvents, GatewayOpcodes, PermissionFlags } from '@hearth/protocol';
 import { ManualClock } from '@hearth/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient } from '../../../../test-support/gateway.js';
@@ -228,6 +228,18 @@ describe('Create Channel Invite (POST /channels/{channel.id}/invites)', () => {
       target_application_id: game.id,
     });
     expect(notEmbedded.body).toMatchObject(invalidForm({ target_application_id: expect.any(Object) }));
+    await hearth.storage.db
+      .updateTable('applications')
+      .set({ flags: Number(ApplicationFlags.Embedded) })
+      .where('id', '=', game.id)
+      .execute();
+    const embedded = await createInvite(auth, channelId, { target_type: 2, target_application_id: game.id });
+    expect(embedded).toMatchObject({
+      status: 200,
+      body: { target_type: 2, target_application: { id: game.id, flags: Number(ApplicationFlags.Embedded) } },
+    });
+    const resolved = await call(hearth, `/invites/${(embedded.body as { code: string }).code}`);
+    expect(resolved.body).toMatchObject({ target_application: { id: game.id } });
   });
 
   it('a multipart body carries fields and the target users file; a bad line is 50035 naming its number', async () => {
