@@ -241,6 +241,13 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
     'not-in-spec',
     'Delete Guild (docs: resources/guild, owner only); SPEC leaves it out with Create Guild',
   ),
+  ...route(
+    ['POST'],
+    '/invites/:code',
+    'not-in-spec',
+    "Accept Invite: the platform's user-session route that joins a guild through an invite (GUILDS.md §3.6); " +
+      'SPEC, which describes what apps call, leaves it out',
+  ),
   ...route(['GET'], '/avatars/:user_id/:file', 'hearth-only', CDN),
   ...route(['GET'], '/banners/:user_id/:file', 'hearth-only', CDN),
   ...route(['GET'], '/embed/avatars/:file', 'hearth-only', CDN),

@@ -20,6 +20,8 @@ export const JSONErrors = {
   UnknownApplication: { code: 10002, status: 404, message: 'Unknown Application' },
   UnknownChannel: { code: 10003, status: 404, message: 'Unknown Channel' },
   UnknownGuild: { code: 10004, status: 404, message: 'Unknown Guild' },
+  /** An invite code that does not exist, has expired or is used up (GUILDS.md §3.6). */
+  UnknownInvite: { code: 10006, status: 404, message: 'Unknown Invite' },
   UnknownMember: { code: 10007, status: 404, message: 'Unknown Member' },
   UnknownMessage: { code: 10008, status: 404, message: 'Unknown Message' },
   UnknownOverwrite: { code: 10009, status: 404, message: 'Unknown Overwrite' },
@@ -47,6 +49,7 @@ export const JSONErrors = {
   MaximumRoles: { code: 30005, status: 400, message: 'Maximum number of guild roles reached (250)' },
   MaximumReactions: { code: 30010, status: 400, message: 'Maximum number of reactions reached (20)' },
   MaximumChannels: { code: 30013, status: 400, message: 'Maximum number of guild channels reached (500)' },
+  MaximumInvites: { code: 30016, status: 400, message: 'Maximum number of invites reached (1000)' },
   // Hearth-defined: the platform publishes no code for the two lobby caps (PROTOCOL.md §A.2).
   MaximumLobbyMembers: {
     code: 30100,
@@ -436,6 +439,13 @@ export const FormErrors = {
     code: 'SET_TYPE_ALREADY_CONTAINS_VALUE',
     message: 'The set already contains this value',
   }),
+  /** A line of an invite's `target_users_file` that is not a user id (GUILDS.md §3.6: "Line 5: invalid user ID - …"). */
+  targetUsersLine: (line: number, value: string) => ({
+    code: 'INVALID_USER_ID',
+    message: `Line ${line}: invalid user ID - ${describe(value)}`,
+  }),
+  /** A `target_users_file` naming no user. */
+  targetUsersEmpty: () => ({ code: 'BASE_TYPE_REQUIRED', message: 'The file lists no user IDs' }),
   contentType: () => ({
     code: 'CONTENT_TYPE_INVALID',
     message: `Expected "Content-Type" header to be one of {'application/json', 'application/x-www-form-urlencoded', 'multipart/form-data'}.`,

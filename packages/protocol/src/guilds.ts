@@ -201,6 +201,33 @@ export const GuildLimits = {
   roleColorMax: 0xffffff,
 } as const;
 
+/** Invites (GUILDS.md §3.6; DOCS invite, channel "Create Channel Invite"). */
+export const InviteLimits = {
+  /** `max_age` in seconds: 0 (never expires) to 7 days; default 24 hours. */
+  maxAgeMax: 604_800,
+  maxAgeDefault: 86_400,
+  /** `max_uses`: 0 (unlimited) to 100. */
+  maxUsesMax: 100,
+  /** Invites one guild may hold (30016). */
+  invitesPerGuild: 1000,
+  /** `role_ids` of one invite (OAS `maxItems`). */
+  roleIdsMax: 250,
+  /** Bad lines of a `target_users_file` named in one 50035. */
+  targetUsersErrorsMax: 10,
+} as const;
+
+/** Invite `type` (GUILDS.md §3.6). */
+export const InviteTypes = { Guild: 0, GroupDM: 1, Friend: 2 } as const;
+
+/** Invite `target_type`: 1 STREAM (with `target_user_id`), 2 EMBEDDED_APPLICATION (`target_application_id`). */
+export const InviteTargetTypes = { Stream: 1, EmbeddedApplication: 2 } as const;
+
+/** `status` of GET /invites/{code}/target-users/job-status. */
+export const TargetUsersJobStatuses = { Unspecified: 0, Processing: 1, Completed: 2, Failed: 3 } as const;
+
+/** The header line of a target users CSV (seed: "header `user_id`"). */
+export const TARGET_USERS_CSV_HEADER = 'user_id';
+
 /** Name of a role created without one (POST /guilds/{id}/roles). */
 export const DEFAULT_ROLE_NAME = 'new role';
 

@@ -50,6 +50,8 @@ import { GuildsService } from './domains/guilds/service.js';
 import { GuildSnapshots } from './domains/guilds/snapshot.js';
 import { VoiceStatesService } from './domains/guilds/voice-states.js';
 import { voiceStatesRoutes } from './domains/guilds/voice-states-routes.js';
+import { invitesRoutes } from './domains/invites/routes.js';
+import { InvitesService } from './domains/invites/service.js';
 import { lobbiesRoutes } from './domains/lobbies/routes.js';
 import { LobbiesService } from './domains/lobbies/service.js';
 import { messagesRoutes } from './domains/messages/routes.js';
@@ -116,6 +118,7 @@ export interface Services {
   bans: BansService;
   voiceStates: VoiceStatesService;
   channels: ChannelsService;
+  invites: InvitesService;
   channelMessages: ChannelMessagesService;
   dmChannels: DmChannels;
   reactions: ReactionsService;
@@ -387,6 +390,18 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     channelDeleted: (tx, channelId) => channelMessages.channelDeleted(tx, channelId),
     privateChannel: (userId, channelId) => dmChannels.find(userId, channelId),
   });
+  const invites: InvitesService = new InvitesService({
+    storage,
+    clock,
+    bus,
+    access: guildAccess,
+    auditLog,
+    users: accounts,
+    applications,
+    members,
+    isOnline: (userId) =>
+      presence !== undefined && presence.presenceOf(userId).status !== PresenceStatuses.Offline,
+  });
   const automod = new AutoModService({ storage, clock, snowflakes, bus, access: guildAccess, auditLog });
   const gateway = new GatewayService({ publicUrl, counters, clock });
   const nodeId = `${config.workerId}.${config.processId}.${randomBytes(4).toString('hex')}`;
@@ -400,7 +415,14 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     onChange: (change) => presence!.relationshipChanged(change),
     playersOf: (tx, userIds, applicationId) => oauth2!.playersOf(tx, userIds, applicationId),
   });
-  presence = new PresenceService({ bus, clock, logger, relationships, nodeId });
+  presence = new PresenceService({
+    bus,
+    clock,
+    logger,
+    relationships,
+    nodeId,
+    lastSessionEnded: (userId) => invites.userDisconnected(userId),
+  });
   const provisional: ProvisionalAccounts = { isProvisional: (userId) => accounts.isProvisional(userId) };
   const messages = new MessagesService({
     storage,
@@ -545,6 +567,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bans,
     voiceStates,
     channels,
+    invites,
     channelMessages,
     dmChannels,
     reactions,
@@ -584,6 +607,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       voiceStatesRoutes(voiceStates),
       voiceStatusRoutes(voiceStatus),
       channelsRoutes(channels),
+      invitesRoutes(invites),
       channelMessagesRoutes(channelMessages, dmChannels),
       reactionsRoutes(reactions),
       messageActionsRoutes(messageActions),

@@ -46,6 +46,11 @@ export interface MultipartOptions {
   maxBodyBytes: number;
   /** Absent: a file part is refused (50035 at its name). */
   files?: FileUploads | undefined;
+  /**
+   * File parts read as text fields of the body, beside `payload_json` too (an invite's
+   * `target_users_file`); they count against the text fields' limit.
+   */
+  textFiles?: readonly string[] | undefined;
 }
 
 /** Kept in memory of each file: enough for an image's header (a JPEG's frame header may follow its EXIF). */
@@ -97,11 +102,12 @@ function malformed(): HearthError {
 /** The text fields in arrival order; the body is `payload_json` when there is one, else the fields. */
 class TextFields {
   #fields: Record<string, string> = Object.create(null);
-  #current: { name: string; chunks: Buffer[] } | undefined;
+  #files: Record<string, string> = Object.create(null);
+  #current: { name: string; chunks: Buffer[]; file: boolean } | undefined;
   #bytes = 0;
 
-  begin(name: string): void {
-    this.#current = { name, chunks: [] };
+  begin(name: string, file = false): void {
+    this.#current = { name, chunks: [], file };
   }
 
   add(event: DataEvent | EndEvent): void {
@@ -113,19 +119,26 @@ class TextFields {
       current.chunks.push(event.bytes);
       return;
     }
-    this.#fields[current.name] = Buffer.concat(current.chunks).toString('utf8');
+    (current.file ? this.#files : this.#fields)[current.name] = Buffer.concat(current.chunks).toString(
+      'utf8',
+    );
     this.#current = undefined;
   }
 
   body(): Record<string, unknown> {
     const payload = this.#fields['payload_json'];
-    if (payload === undefined) return { ...this.#fields };
+    if (payload === undefined) return { ...this.#fields, ...this.#files };
     assertJsonDepth(payload);
+    let body: unknown;
     try {
-      return JSON.parse(payload) as Record<string, unknown>;
+      body = JSON.parse(payload);
     } catch {
       throw new HearthError('InvalidJSON');
     }
+    const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
+    return isObject && Object.keys(this.#files).length > 0
+      ? { ...(body as Record<string, unknown>), ...this.#files }
+      : (body as Record<string, unknown>);
   }
 }
 
@@ -147,6 +160,7 @@ interface OpenFile {
 class FormReader {
   readonly #scanner: PartScanner;
   readonly #uploads: FileUploads | undefined;
+  readonly #textFiles: readonly string[];
   readonly #maxFileBytes: number;
   readonly #text = new TextFields();
   readonly #files: UploadedFile[] = [];
@@ -158,6 +172,7 @@ class FormReader {
   constructor(scanner: PartScanner, options: MultipartOptions) {
     this.#scanner = scanner;
     this.#uploads = options.files;
+    this.#textFiles = options.textFiles ?? [];
     this.#maxFileBytes = options.files?.maxFileBytes() ?? 0;
   }
 
@@ -212,6 +227,7 @@ class FormReader {
 
   async #begin(part: PartHead): Promise<void> {
     if (part.filename === undefined) return this.#text.begin(part.name);
+    if (this.#textFiles.includes(part.name)) return this.#text.begin(part.name, true);
     const uploads = this.#uploads;
     const index = Number(FILE_FIELD.exec(part.name)?.[1] ?? Number.NaN);
     if (!uploads || Number.isNaN(index) || this.#indexes.has(index)) {

@@ -47,6 +47,8 @@ declare module 'fastify' {
     legacyAlias?: boolean;
     /** The route takes `files[n]` parts in multipart bodies; absent: they are refused (50035). */
     files?: FileUploads;
+    /** File parts of a multipart body read as text fields (an invite's `target_users_file`). */
+    textFiles?: readonly string[];
   }
 }
 
@@ -296,7 +298,11 @@ function registerBodyParsers(app: FastifyInstance): void {
     if (Number(request.headers['content-length'] ?? 0) > maxBodyBytes) {
       throw new HearthError('RequestEntityTooLarge');
     }
-    const form = await readMultipart(payload, request.headers['content-type'] ?? '', { maxBodyBytes, files });
+    const form = await readMultipart(payload, request.headers['content-type'] ?? '', {
+      maxBodyBytes,
+      files,
+      textFiles: request.routeOptions.config.textFiles,
+    });
     if (files) request.uploads = form.files;
     return form.body;
   });

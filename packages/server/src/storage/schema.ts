@@ -57,6 +57,10 @@ export interface Schema {
   gateway_session_dispatches: GatewaySessionDispatchesTable;
   // ---- Voice channel status and start time (0027_voice_status) ----
   voice_channel_statuses: VoiceChannelStatusesTable;
+  // ---- Guild invites (0026_invites) ----
+  invites: InvitesTable;
+  invite_target_users: InviteTargetUsersTable;
+  invite_temporary_members: InviteTemporaryMembersTable;
 }
 
 export interface UsersTable {
@@ -662,4 +666,43 @@ export interface VoiceChannelStatusesTable {
   guild_id: string;
   status: string | null;
   voice_start_time: number | null;
+}
+
+/** A guild invite (0026_invites); `max_age` in seconds, `expires_at` null when it never expires. */
+export interface InvitesTable {
+  code: string;
+  guild_id: string;
+  channel_id: string;
+  inviter_id: string | null;
+  max_age: number;
+  max_uses: number;
+  uses: Generated<number>;
+  temporary: Generated<number>;
+  target_type: number | null;
+  target_user_id: string | null;
+  target_application_id: string | null;
+  /** JSON array of role ids granted on joining. */
+  role_ids: Generated<string>;
+  flags: Generated<number>;
+  created_at: number;
+  expires_at: number | null;
+  /** When the last target users file was received and processed; null: the invite has none. */
+  target_users_at: number | null;
+  target_users_completed_at: number | null;
+  target_users_total: Generated<number>;
+}
+
+/** The users a target users file allows to accept an invite. */
+export interface InviteTargetUsersTable {
+  code: string;
+  user_id: string;
+}
+
+/** Memberships granted by a temporary invite: removed when the member's last session ends. */
+export interface InviteTemporaryMembersTable {
+  guild_id: string;
+  user_id: string;
+  /** JSON array of the roles the invite gave. */
+  role_ids: Generated<string>;
+  joined_at: number;
 }

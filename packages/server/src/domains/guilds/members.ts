@@ -267,6 +267,42 @@ export class MembersService {
     return member;
   }
 
+  /**
+   * A user joins on their own (an invite): inside the caller's transaction, with `roleIds` (already checked
+   * by the caller) given; queues GUILD_MEMBER_ADD. Answers false when the user already is a member.
+   * 40007 when the guild banned them, 30001 when they are in too many guilds.
+   */
+  async joinIn(
+    tx: Executor,
+    events: GuildEvents,
+    guildId: string,
+    userId: string,
+    roleIds: readonly string[],
+  ): Promise<boolean> {
+    if (await store.isBanned(tx, guildId, userId)) throw new HearthError('BannedFromGuild');
+    if (await store.findMember(tx, guildId, userId)) return false;
+    if ((await store.countUserGuilds(tx, userId)) >= GuildLimits.guildsPerUser)
+      throw new HearthError('MaximumGuilds');
+    await store.insertMember(tx, {
+      guild_id: guildId,
+      user_id: userId,
+      joined_at: this.#deps.clock.now(),
+      nick: null,
+      avatar: null,
+      banner: null,
+      bio: null,
+      mute: 0,
+      deaf: 0,
+      flags: 0,
+      communication_disabled_until: null,
+    });
+    const known = (await store.rolesByIds(tx, guildId, roleIds)).map((role) => role.id);
+    await store.addMemberRoles(tx, guildId, userId, known);
+    const member = await this.memberObject(guildId, userId, tx);
+    events.push('GUILD_MEMBER_ADD', { ...member, guild_id: guildId });
+    return true;
+  }
+
   /** PATCH /guilds/{id}/members/{user_id} (GUILDS.md §3.2): each field with its own permission. */
   async modifyMember(
     caller: GuildCaller,

@@ -40,6 +40,8 @@ export interface PresenceDeps {
   relationships: Pick<RelationshipsService, 'friendIds' | 'gameFriendsByApplication' | 'standing'>;
   /** This node's name: the node whose session changed is the one that tells the friends. */
   nodeId: string;
+  /** Told, on the node where it happened, when a user's last session ended (temporary guild members leave). */
+  lastSessionEnded?: (userId: string) => Promise<void>;
 }
 
 /**
@@ -229,8 +231,15 @@ export class PresenceService {
       });
     }
     if (data.origin !== this.#deps.nodeId) return;
-    // One chain per user keeps that user's PRESENCE_UPDATEs in the order of the changes.
     const userId = data.user_id;
+    if (data.ended && !this.#sessions.has(userId) && this.#deps.lastSessionEnded) {
+      this.#deps
+        .lastSessionEnded(userId)
+        .catch((error: unknown) =>
+          this.#deps.logger.error({ err: error, userId }, 'presence: last session end failed'),
+        );
+    }
+    // One chain per user keeps that user's PRESENCE_UPDATEs in the order of the changes.
     const previous = this.#chains.get(userId) ?? Promise.resolve();
     const next = previous
       .then(() => this.#tellFriends(userId))
