@@ -44,6 +44,8 @@ export const JSONErrors = {
   },
   MaximumGuilds: { code: 30001, status: 400, message: 'Maximum number of guilds reached (100)' },
   MaximumFriends: { code: 30002, status: 400, message: 'Maximum number of friends reached (1000)' },
+  /** Pin Message past PinLimits.perChannel (GUILDS.md §3.7). */
+  MaximumPins: { code: 30003, status: 400, message: 'Maximum number of pins reached for the channel (250)' },
   MaximumRoles: { code: 30005, status: 400, message: 'Maximum number of guild roles reached (250)' },
   MaximumReactions: { code: 30010, status: 400, message: 'Maximum number of reactions reached (20)' },
   MaximumChannels: { code: 30013, status: 400, message: 'Maximum number of guild channels reached (500)' },

@@ -30,6 +30,43 @@ export const GatewayOpcodes = {
 } as const;
 export type GatewayOpcode = (typeof GatewayOpcodes)[keyof typeof GatewayOpcodes];
 
+/** The fields Request Channel Info (op 43) may ask for; CHANNEL_INFO carries only those asked (PROTOCOL.md §D.7). */
+export const CHANNEL_INFO_FIELDS = ['status', 'voice_start_time'] as const;
+export type ChannelInfoField = (typeof CHANNEL_INFO_FIELDS)[number];
+
+/** One channel of a CHANNEL_INFO dispatch: `voice_start_time` in unix seconds. */
+export interface ChannelInfoChannel {
+  id: string;
+  status?: string | null;
+  voice_start_time?: number | null;
+}
+
+/** Op 43 `d` as clients send it: a name this server does not know is allowed and skipped. */
+export interface GatewayRequestChannelInfoData {
+  guild_id: string;
+  fields: string[];
+}
+
+/** CHANNEL_INFO, the answer to op 43. */
+export interface GatewayChannelInfoData {
+  guild_id: string;
+  channels: ChannelInfoChannel[];
+}
+
+/** VOICE_CHANNEL_STATUS_UPDATE (GUILDS intent). */
+export interface GatewayVoiceChannelStatusUpdateData {
+  id: string;
+  guild_id: string;
+  status: string | null;
+}
+
+/** VOICE_CHANNEL_START_TIME_UPDATE (GUILDS intent): unix seconds, null when the channel emptied. */
+export interface GatewayVoiceChannelStartTimeUpdateData {
+  id: string;
+  guild_id: string;
+  voice_start_time: number | null;
+}
+
 /** Close codes and whether a client may resume after them (PROTOCOL.md §D.4). */
 export const GatewayCloseCodes = {
   UnknownError: 4000,
@@ -171,6 +208,7 @@ export const DM_DISPATCH_INTENTS: Readonly<Record<string, number>> = {
   MESSAGE_CREATE: GatewayIntents.DirectMessages,
   MESSAGE_UPDATE: GatewayIntents.DirectMessages,
   MESSAGE_DELETE: GatewayIntents.DirectMessages,
+  CHANNEL_PINS_UPDATE: GatewayIntents.DirectMessages,
   MESSAGE_REACTION_ADD: GatewayIntents.DirectMessageReactions,
   MESSAGE_REACTION_REMOVE: GatewayIntents.DirectMessageReactions,
   MESSAGE_REACTION_REMOVE_ALL: GatewayIntents.DirectMessageReactions,
@@ -379,4 +417,22 @@ export interface GatewayRequestGuildMembersData {
   presences?: boolean;
   user_ids?: string | string[];
   nonce?: string;
+}
+
+/** op 31 REQUEST_SOUNDBOARD_SOUNDS: the guilds whose sounds the client wants (DOCS gateway events). */
+export interface GatewayRequestSoundboardSoundsData {
+  guild_ids: string[];
+}
+
+/** SOUNDBOARD_SOUNDS, once per guild asked for by op 31; Hearth has no soundboard, so the list is empty. */
+export interface GatewaySoundboardSoundsData {
+  guild_id: string;
+  soundboard_sounds: never[];
+}
+
+/** CHANNEL_PINS_UPDATE: `guild_id` in guild channels only; `last_pin_timestamp` null once nothing is pinned. */
+export interface GatewayChannelPinsUpdateData {
+  guild_id?: string;
+  channel_id: string;
+  last_pin_timestamp: string | null;
 }

@@ -36,6 +36,12 @@ export const GUILD_CHANNEL_TYPES: readonly number[] = [
 /** Voice-capable channel types: bitrate, user limit, RTC region, voice states. */
 export const VOICE_CHANNEL_TYPES: readonly number[] = [ChannelTypes.GuildVoice, ChannelTypes.GuildStageVoice];
 
+/**
+ * Channel types that carry a voice status and a voice start time (PUT /channels/{id}/voice-status, op 43):
+ * the platform documents them for voice channels only; stages have their stage instance's topic.
+ */
+export const VOICE_STATUS_CHANNEL_TYPES: readonly number[] = [ChannelTypes.GuildVoice];
+
 /** Thread auto-archive durations in minutes, a channel's `default_auto_archive_duration` (GUILDS.md §2.2). */
 export const THREAD_AUTO_ARCHIVE_DURATIONS: readonly number[] = [60, 1440, 4320, 10080];
 

@@ -291,3 +291,26 @@ export const FORWARDABLE_MESSAGE_TYPES: readonly number[] = [
  * tolerated; names are 2–32 of letters, digits and `_` (the platform's emoji names).
  */
 export const CUSTOM_REACTION_EMOJI_PATTERN = /^(?:(a):)?([A-Za-z0-9_]{2,32}):([0-9]{1,20})$/;
+
+/** Pins (GUILDS.md §3.7; DOCS message resource, Get Channel Pins). */
+export const PinLimits = {
+  /** Pinned messages per channel; one more is 30003. */
+  perChannel: 250,
+  /** GET /channels/{id}/messages/pins `limit`. */
+  listMin: 1,
+  listMax: 50,
+  listDefault: 50,
+  /** The deprecated GET /channels/{id}/pins answers the newest this many. */
+  legacyList: 50,
+} as const;
+
+/** Messages a member may pin: what users, bots and commands write; pinning a system message is 50021. */
+export const PINNABLE_MESSAGE_TYPES: readonly number[] = [
+  MessageTypes.Default,
+  MessageTypes.Reply,
+  MessageTypes.ChatInputCommand,
+  MessageTypes.ContextMenuCommand,
+];
+
+/** Gateway dispatch of a pin or unpin (DOCS gateway events, Channel Pins Update). */
+export const PinDispatches = { ChannelPinsUpdate: 'CHANNEL_PINS_UPDATE' } as const;

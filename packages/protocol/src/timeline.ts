@@ -5,6 +5,8 @@
 export const Timeline = {
   voiceGatewayV4Required: '2024-11-18T00:00:00Z',
   fileUploadLimit10MiB: '2025-01-16T00:00:00Z',
+  /** The paginated pin routes arrive; GET/PUT/DELETE /channels/{id}/pins are deprecated (change log 25 Jun 2025). */
+  paginatedPinRoutes: '2025-06-25T00:00:00Z',
   createGuildRemovedForApps: '2025-07-15T00:00:00Z',
   requestAllGuildMembersLimitAllServers: '2025-10-01T00:00:00Z',
   permissionsOf2026_02_23: '2026-02-23T00:00:00Z',

@@ -1,5 +1,7 @@
 import type {
   GatewayActivity,
+  GatewayChannelInfoData,
+  GatewayChannelPinsUpdateData,
   GatewayGuildMembersChunkData,
   GatewayHeartbeatAckFrame,
   GatewayHelloFrame,
@@ -10,17 +12,26 @@ import type {
   GatewayRateLimitedData,
   GatewayReadyData,
   GatewayReadyFrame,
+  GatewayRequestChannelInfoData,
   GatewayRequestGuildMembersData,
+  GatewayRequestSoundboardSoundsData,
   GatewayResumeData,
   GatewayResumedFrame,
+  GatewaySoundboardSoundsData,
   GatewayUser,
+  GatewayVoiceChannelStartTimeUpdateData,
+  GatewayVoiceChannelStatusUpdateData,
 } from '@hearth/protocol';
 import type {
   APIUser,
   GatewayActivity as DiscordActivity,
   GatewayIdentifyData as DiscordIdentifyData,
+  GatewayRequestChannelInfoData as DiscordRequestChannelInfoData,
   GatewayRequestGuildMembersData as DiscordRequestGuildMembersData,
+  GatewayRequestSoundboardSoundsData as DiscordRequestSoundboardSoundsData,
   GatewayResumeData as DiscordResumeData,
+  GatewayChannelInfoDispatchData,
+  GatewayChannelPinsUpdateDispatchData,
   GatewayDispatchEvents,
   GatewayGuildMembersChunkDispatchData,
   GatewayHeartbeatAck,
@@ -29,6 +40,9 @@ import type {
   GatewayPresenceUpdateDispatchData,
   GatewayRateLimitedDispatchData,
   GatewayReadyDispatchData,
+  GatewaySoundboardSoundsDispatchData,
+  GatewayVoiceChannelStartTimeUpdateDispatchData,
+  GatewayVoiceChannelStatusUpdateDispatchData,
 } from 'discord-api-types/v10';
 import { describe, expectTypeOf, it } from 'vitest';
 
@@ -101,9 +115,29 @@ describe('gateway frames against discord-api-types v10 (PROTOCOL.md §D.2)', () 
     expectTypeOf<GatewayRateLimitedData>().toExtend<Wire<GatewayRateLimitedDispatchData>>();
   });
 
+  it('CHANNEL_INFO and the voice channel events are what discord-api-types reads; op 43 as it sends it (§D.7)', () => {
+    expectTypeOf<GatewayChannelInfoData>().toExtend<Wire<GatewayChannelInfoDispatchData>>();
+    expectTypeOf<GatewayVoiceChannelStatusUpdateData>().toExtend<
+      Wire<GatewayVoiceChannelStatusUpdateDispatchData>
+    >();
+    expectTypeOf<GatewayVoiceChannelStartTimeUpdateData>().toExtend<
+      Wire<GatewayVoiceChannelStartTimeUpdateDispatchData>
+    >();
+    expectTypeOf<Wire<DiscordRequestChannelInfoData>>().toExtend<GatewayRequestChannelInfoData>();
+  });
+
   it('what discord.js sends (IDENTIFY, RESUME, REQUEST_GUILD_MEMBERS) is what Hearth reads', () => {
     expectTypeOf<Wire<DiscordIdentifyData>>().toExtend<GatewayIdentifyData>();
     expectTypeOf<Wire<DiscordResumeData>>().toExtend<GatewayResumeData>();
     expectTypeOf<Wire<DiscordRequestGuildMembersData>>().toExtend<GatewayRequestGuildMembersData>();
+  });
+
+  it('op 31 REQUEST_SOUNDBOARD_SOUNDS is read as sent; its SOUNDBOARD_SOUNDS answer is the dispatch data', () => {
+    expectTypeOf<Wire<DiscordRequestSoundboardSoundsData>>().toExtend<GatewayRequestSoundboardSoundsData>();
+    expectTypeOf<GatewaySoundboardSoundsData>().toExtend<Wire<GatewaySoundboardSoundsDispatchData>>();
+  });
+
+  it('CHANNEL_PINS_UPDATE is GatewayChannelPinsUpdateDispatchData', () => {
+    expectTypeOf<GatewayChannelPinsUpdateData>().toExtend<Wire<GatewayChannelPinsUpdateDispatchData>>();
   });
 });

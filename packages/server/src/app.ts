@@ -25,6 +25,8 @@ import { DmChannels } from './domains/channel-messages/dm-channels.js';
 import { Forwarding } from './domains/channel-messages/forwarding.js';
 import { MessageActionsService } from './domains/channel-messages/message-actions.js';
 import { messageActionsRoutes } from './domains/channel-messages/message-actions-routes.js';
+import { PinsService } from './domains/channel-messages/pins.js';
+import { pinsRoutes } from './domains/channel-messages/pins-routes.js';
 import { ReactionsService } from './domains/channel-messages/reactions.js';
 import { reactionsRoutes } from './domains/channel-messages/reactions-routes.js';
 import { channelMessagesRoutes } from './domains/channel-messages/routes.js';
@@ -64,6 +66,8 @@ import type { PresenceInput } from './domains/presence/schemas.js';
 import { PresenceService } from './domains/presence/service.js';
 import { relationshipsRoutes } from './domains/relationships/routes.js';
 import { RelationshipsService } from './domains/relationships/service.js';
+import { voiceStatusRoutes } from './domains/voice-status/routes.js';
+import { VoiceStatusService } from './domains/voice-status/service.js';
 import { WebhooksService } from './domains/webhooks/service.js';
 import { DeliveryWorker } from './domains/webhooks/worker.js';
 import { GatewayServer } from './gateway/gateway-server.js';
@@ -121,6 +125,7 @@ export interface Services {
   dmChannels: DmChannels;
   reactions: ReactionsService;
   messageActions: MessageActionsService;
+  pins: PinsService;
   automod: AutoModService;
   lobbies: LobbiesService;
   lobbyLinking: LobbyLinking;
@@ -299,7 +304,24 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const roles = new RolesService({ storage, clock, snowflakes, bus });
   const guildAccess = new GuildAccess({ clock });
   const auditLog = new AuditLog({ clock, snowflakes });
-  const moderation = { storage, clock, bus, accounts, access: guildAccess, auditLog };
+  // Voice status keeps each voice channel's start time as the guild's voice states change (PROTOCOL.md §D.7).
+  const voiceStatus: VoiceStatusService = new VoiceStatusService({
+    storage,
+    clock,
+    bus,
+    access: guildAccess,
+    auditLog,
+    connectedChannel: (db, guildId, userId) => voiceStates.connectedChannel(db, guildId, userId),
+  });
+  const moderation = {
+    storage,
+    clock,
+    bus,
+    accounts,
+    access: guildAccess,
+    auditLog,
+    voiceChannels: voiceStatus,
+  };
   const members = new MembersService({
     ...moderation,
     tokens: { authenticateAccessToken: (token) => oauth2!.authenticateAccessToken(token) },
@@ -357,6 +379,15 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     auditLog,
     messages: channelMessages,
     attachments,
+  });
+  const pins = new PinsService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    access: guildAccess,
+    auditLog,
+    messages: channelMessages,
   });
   const dmChannels = new DmChannels({ storage, clock, snowflakes, users: accounts });
   const channels = new ChannelsService({
@@ -474,6 +505,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     guilds,
     updateVoiceState: (userId, sessionId, payload) =>
       voiceStates.updateVoiceState(userId, sessionId, payload),
+    channelInfo: (userId, guildId, fields) => voiceStatus.channelInfo(userId, guildId, fields),
     snapshots: new GuildSnapshots({
       storage,
       clock,
@@ -566,6 +598,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     dmChannels,
     reactions,
     messageActions,
+    pins,
     automod,
     lobbies,
     lobbyLinking,
@@ -599,11 +632,13 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       membersRoutes(members),
       bansRoutes(bans),
       voiceStatesRoutes(voiceStates),
+      voiceStatusRoutes(voiceStatus),
       channelsRoutes(channels),
       invitesRoutes(invites),
       channelMessagesRoutes(channelMessages, dmChannels),
       reactionsRoutes(reactions),
       messageActionsRoutes(messageActions),
+      pinsRoutes(pins),
       automodRoutes(automod),
       lobbiesRoutes(lobbies),
       linkingRoutes(lobbyLinking),

@@ -2,11 +2,13 @@ import {
   GatewayCloseCodes,
   GatewayIntents,
   GatewayOpcodes,
+  type GatewaySoundboardSoundsData,
   GUILD_MEMBERS_NONCE_MAX_BYTES,
   isInEffect,
   isSnowflake,
 } from '@hearth/protocol';
 import type { Clock } from '../kernel/clock.js';
+import { type ChannelInfoPort, requestChannelInfo } from './channel-info.js';
 import type { ClientPayload, Connection } from './connection.js';
 import { record, type Session } from './sessions.js';
 
@@ -14,7 +16,7 @@ import { record, type Session } from './sessions.js';
  * What the opcode handlers ask of the gateway that routes to them; GatewayServer implements it. Declared
  * here so that handlers depend on this seam, not on the server that mounts them (STYLE.md rule 16).
  */
-export interface GatewayPort {
+export interface GatewayPort extends ChannelInfoPort {
   readonly clock: Clock;
   identify(connection: Connection, d: unknown): Promise<void>;
   resume(connection: Connection, d: unknown): Promise<void>;
@@ -55,9 +57,9 @@ export const OPCODE_HANDLERS: Readonly<Record<number, Handler>> = {
   [GatewayOpcodes.RequestGuildMembers]: requestGuildMembers,
   [GatewayOpcodes.VoiceStateUpdate]: voiceStateUpdate,
   [GatewayOpcodes.LobbyVoiceStates]: notServedYet,
-  [GatewayOpcodes.RequestSoundboardSounds]: notServedYet,
+  [GatewayOpcodes.RequestSoundboardSounds]: requestSoundboardSounds,
   [GatewayOpcodes.LobbyVoiceServerPing]: notServedYet,
-  [GatewayOpcodes.RequestChannelInfo]: notServedYet,
+  [GatewayOpcodes.RequestChannelInfo]: requestChannelInfo,
 };
 
 /** Routes one decoded frame: the single point where opcodes, session state and order are checked. */
@@ -79,11 +81,29 @@ export async function route(
 }
 
 /**
- * Voice, soundboard and channel-info opcodes get real handlers with the features that serve them. Until
- * then they are ignored, as the platform ignores a request it has nothing to answer with: closing would
- * drop clients that send them as a matter of course (discord.js voice sends op 4 on every join).
+ * The lobby voice opcodes get real handlers with lobby calls. Until then they are ignored, as the platform
+ * ignores a request it has nothing to answer with: closing would drop clients that send them as a matter of course.
  */
 function notServedYet(): void {}
+
+/**
+ * Op 31 `{guild_ids}` (DOCS gateway events, Request Soundboard Sounds): one SOUNDBOARD_SOUNDS per guild of
+ * the session asked for, once each. Hearth has no soundboard, so each lists none; guilds the session is not
+ * in are passed over. A payload of another shape is 4002, as op 8's.
+ */
+function requestSoundboardSounds(_gateway: GatewayPort, connection: Connection, d: unknown): void {
+  const guildIds = (d as { guild_ids?: unknown } | null)?.guild_ids;
+  if (typeof d !== 'object' || d === null || !Array.isArray(guildIds) || !guildIds.every(isSnowflake)) {
+    connection.close(GatewayCloseCodes.DecodeError, 'Invalid Request Soundboard Sounds payload');
+    return;
+  }
+  const session = connection.session!;
+  for (const guildId of new Set(guildIds as string[])) {
+    if (!session.guildIds.has(guildId)) continue;
+    const sounds: GatewaySoundboardSoundsData = { guild_id: guildId, soundboard_sounds: [] };
+    record(session, 'SOUNDBOARD_SOUNDS', sounds);
+  }
+}
 
 /**
  * Op 4 (GUILDS.md §7.4): `{guild_id, channel_id, self_mute, self_deaf}` joins, moves or leaves (null) a

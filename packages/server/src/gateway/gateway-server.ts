@@ -3,6 +3,8 @@ import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import {
   ALL_INTENTS,
+  type ChannelInfoChannel,
+  type ChannelInfoField,
   dispatchIntent,
   GATEWAY_PATH,
   GATEWAY_VERSIONS,
@@ -78,6 +80,12 @@ export interface GatewayServerDeps {
   presence?: PresenceHooks;
   /** Op 4: joins, moves or leaves a guild's voice (the guild domain's voice states); throws on a refusal. */
   updateVoiceState?: (userId: string, sessionId: string, payload: unknown) => Promise<unknown>;
+  /** Op 43: a guild's voice channel status and start time (the voice-status domain); throws on a refusal. */
+  channelInfo?: (
+    userId: string,
+    guildId: string,
+    fields: ReadonlySet<ChannelInfoField>,
+  ) => Promise<ChannelInfoChannel[]>;
 }
 
 /** What presence needs of the gateway's sessions (PROTOCOL.md §B.8): parsing, lifecycle, READY extras. */
@@ -683,6 +691,23 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     } catch (error) {
       if (!(error instanceof HearthError)) throw error;
       this.logger.debug({ session: session.id, code: error.code }, 'gateway voice state update refused');
+    }
+  }
+
+  /** Op 43 of a session in the guild; a refusal (no longer a member) answers nothing. */
+  async channelInfo(
+    userId: string,
+    guildId: string,
+    fields: ReadonlySet<ChannelInfoField>,
+  ): Promise<ChannelInfoChannel[] | undefined> {
+    const channelInfo = this.#deps.channelInfo;
+    if (!channelInfo) return undefined;
+    try {
+      return await channelInfo(userId, guildId, fields);
+    } catch (error) {
+      if (!(error instanceof HearthError)) throw error;
+      this.logger.debug({ guild: guildId, code: error.code }, 'gateway channel info refused');
+      return undefined;
     }
   }
 

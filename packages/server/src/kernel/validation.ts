@@ -130,6 +130,8 @@ function formatLeaf(format: string, value: unknown): FormErrorLeaf {
       return FormErrors.email();
     case 'uri':
       return FormErrors.url();
+    case 'date-time':
+      return FormErrors.dateTime(value);
     default:
       return FormErrors.invalid();
   }

@@ -56,6 +56,8 @@ export interface Schema {
   // ---- Gateway sessions shared by nodes (0022_gateway_sessions) ----
   gateway_sessions: GatewaySessionsTable;
   gateway_session_dispatches: GatewaySessionDispatchesTable;
+  // ---- Voice channel status and start time (0027_voice_status) ----
+  voice_channel_statuses: VoiceChannelStatusesTable;
   // ---- Guild invites (0026_invites) ----
   invites: InvitesTable;
   invite_target_users: InviteTargetUsersTable;
@@ -669,6 +671,14 @@ export interface GatewaySessionDispatchesTable {
   seq: number;
   /** Sent as JSON. */
   sent: string;
+}
+
+/** A voice channel's ephemeral data (0027_voice_status): its status and when its voice session began (ms). */
+export interface VoiceChannelStatusesTable {
+  channel_id: string;
+  guild_id: string;
+  status: string | null;
+  voice_start_time: number | null;
 }
 
 /** A guild invite (0026_invites); `max_age` in seconds, `expires_at` null when it never expires. */

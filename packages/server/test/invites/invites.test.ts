@@ -1,4 +1,4 @@
-import { AuditLogEvents, GatewayOpcodes, PermissionFlags } from '@hearth/protocol';
+import { ApplicationFlags, AuditLogEvents, GatewayOpcodes, PermissionFlags } from '@hearth/protocol';
 import { ManualClock } from '@hearth/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient } from '../../../../test-support/gateway.js';
@@ -228,6 +228,18 @@ describe('Create Channel Invite (POST /channels/{channel.id}/invites)', () => {
       target_application_id: game.id,
     });
     expect(notEmbedded.body).toMatchObject(invalidForm({ target_application_id: expect.any(Object) }));
+    await hearth.storage.db
+      .updateTable('applications')
+      .set({ flags: Number(ApplicationFlags.Embedded) })
+      .where('id', '=', game.id)
+      .execute();
+    const embedded = await createInvite(auth, channelId, { target_type: 2, target_application_id: game.id });
+    expect(embedded).toMatchObject({
+      status: 200,
+      body: { target_type: 2, target_application: { id: game.id, flags: Number(ApplicationFlags.Embedded) } },
+    });
+    const resolved = await call(hearth, `/invites/${(embedded.body as { code: string }).code}`);
+    expect(resolved.body).toMatchObject({ target_application: { id: game.id } });
   });
 
   it('a multipart body carries fields and the target users file; a bad line is 50035 naming its number', async () => {
@@ -404,6 +416,26 @@ describe('Accept Invite (POST /invites/{code}, user sessions)', () => {
     const [listed] = (await call(hearth, `/channels/${channelId}/invites`, { auth: guild.owner.token }))
       .body as Array<{ uses: number }>;
     expect(listed?.uses).toBe(1);
+  });
+
+  it("the joining user's gateway sessions get the guild's GUILD_CREATE", async () => {
+    const { guild, channelId } = await place();
+    const code = await inviteCode(guild.owner.token, channelId);
+    const joiner = await player();
+    const client = await GatewayClient.connect(hearth.url);
+    try {
+      await client.nextOp(GatewayOpcodes.Hello);
+      client.send({ op: 2, d: { token: joiner.token, properties: PROPERTIES } });
+      await client.nextDispatch('READY');
+      expect((await accept(joiner.token, code)).status).toBe(200);
+      const created = await client.nextDispatch('GUILD_CREATE');
+      expect(created.d).toMatchObject({
+        id: guild.id,
+        channels: [expect.objectContaining({ id: channelId })],
+      });
+    } finally {
+      await client.close();
+    }
   });
 
   it('a used-up code is 10006, and the invite is gone with INVITE_DELETE at its last use', async () => {

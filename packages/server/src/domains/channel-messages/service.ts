@@ -449,6 +449,11 @@ export class ChannelMessagesService {
     return this.#reading.objects(db, rows, viewerId);
   }
 
+  /** Message objects of rows as the actor reads them over REST in `place` (pins list them so). */
+  readableBy(actor: Actor, place: Place, rows: readonly store.MessageRow[]): Promise<MessageObject[]> {
+    return this.#readable(actor, place, rows);
+  }
+
   #readable(actor: Actor, place: Place, rows: readonly store.MessageRow[]): Promise<MessageObject[]> {
     return this.#reading.readable(actor, place.guildId !== null, rows);
   }

@@ -36,6 +36,15 @@ export const reasonOf = (request: FastifyRequest) => auditLogReason(request.head
 /** Guild member routes (GUILDS.md §3.2). */
 export function membersRoutes(members: MembersService): FastifyPluginAsync {
   return async (app) => {
+    app.delete<Guild>(
+      '/users/@me/guilds/:guild_id',
+      { config: MEMBER, schema: { params: GuildParams } },
+      async (request, reply) => {
+        await members.leave(request.principal!.userId, request.params.guild_id);
+        return reply.code(204).send();
+      },
+    );
+
     app.get<Guild & { Querystring: Static<typeof ListMembersQuery> }>(
       '/guilds/:guild_id/members',
       { config: MEMBER, schema: { params: GuildParams, querystring: ListMembersQuery } },

@@ -29,6 +29,8 @@ import type { MemberRow } from './members-store.js';
 import * as store from './members-store.js';
 import { toMemberObject } from './objects.js';
 import { basePermissions, has } from './permissions.js';
+import * as guildStore from './store.js';
+import { type VoiceChannelOccupancy, voiceChannelsChanged } from './voice-occupancy.js';
 import { toVoiceStateObject } from './voice-states-objects.js';
 import * as voiceStore from './voice-states-store.js';
 
@@ -60,6 +62,8 @@ export interface GuildModerationDeps {
   accounts: AccountsService;
   access: GuildAccess;
   auditLog: AuditLog;
+  /** Told of every change of who is in which voice channel (voice start time, PROTOCOL.md §D.7). */
+  voiceChannels?: VoiceChannelOccupancy;
 }
 
 export type MemberObject = ReturnType<typeof toMemberObject<ReturnType<typeof toUserObject>>>;
@@ -75,6 +79,11 @@ export class GuildEvents {
 
   push(type: string, data: Record<string, unknown>): void {
     this.#events.push({ type, data, audience: { guildId: this.guildId } });
+  }
+
+  /** Queues events made elsewhere, with their own audience. */
+  queue(events: readonly BusEvent[]): void {
+    this.#events.push(...events);
   }
 
   async publish(): Promise<void> {
@@ -305,6 +314,7 @@ export class MembersService {
     const { storage, clock, bus, access } = this.#deps;
     const events = new GuildEvents(guildId, bus);
     const now = clock.now();
+    let occupancy: BusEvent[] = [];
     const voiceChanged = await storage.transaction(async (tx) => {
       const actor = await access.member(tx, guildId, caller.userId);
       const permissions = basePermissions(actor.input, now);
@@ -392,6 +402,7 @@ export class MembersService {
         await this.#auditRoles(tx, events, guildId, caller.userId, userId, rolesChange, reason);
 
       let disconnected: voiceStore.VoiceStateRow | undefined;
+      const channelBefore = voice?.channel_id;
       if (voice && (patch.mute !== undefined || patch.deaf !== undefined)) {
         await voiceStore.updateVoiceState(tx, guildId, userId, {
           ...(patch.mute !== undefined ? { mute: patch.mute } : {}),
@@ -426,6 +437,13 @@ export class MembersService {
         }
       }
       voice = disconnected ?? (await voiceStore.findVoiceState(tx, guildId, userId));
+      const channelAfter = disconnected ? null : voice?.channel_id;
+      if (channelBefore !== channelAfter) {
+        occupancy = await voiceChannelsChanged(tx, this.#deps.voiceChannels, guildId, [
+          channelBefore,
+          channelAfter,
+        ]);
+      }
       const voiceTouched =
         input.channel_id !== undefined || input.mute !== undefined || input.deaf !== undefined;
       return voiceTouched && voice ? { row: voice, gone: disconnected !== undefined } : undefined;
@@ -436,6 +454,7 @@ export class MembersService {
       const { row, gone } = voiceChanged;
       events.push('VOICE_STATE_UPDATE', toVoiceStateObject(row, member, gone ? null : row.channel_id));
     }
+    events.queue(occupancy);
     await events.publish();
     return member;
   }
@@ -565,8 +584,21 @@ export class MembersService {
     return { type: 'GUILD_MEMBER_UPDATE', data: { guild_id: guildId, ...member }, audience: { guildId } };
   }
 
+  /** DELETE /users/@me/guilds/{id}: 10004 for a guild the user is not in; the owner cannot leave (50055). */
+  async leave(userId: string, guildId: string): Promise<void> {
+    const events = new GuildEvents(guildId, this.#deps.bus);
+    const user = await this.#deps.accounts.getUser(userId);
+    await this.#deps.storage.transaction(async (tx) => {
+      const guild = await guildStore.findGuild(tx, guildId);
+      if (!guild || !(await store.findMember(tx, guildId, userId))) throw new HearthError('UnknownGuild');
+      if (guild.owner_id === userId) throw new HearthError('InvalidGuild');
+      await this.removeMemberIn(tx, events, guildId, userId, user && toUserObject(user));
+    });
+    await events.publish();
+  }
+
   /**
-   * Removes a member inside a transaction (kick, ban): their roles and voice state go with them; queues
+   * Removes a member inside a transaction (kick, ban, leave): their roles, voice state and guild tag go; queues
    * GUILD_MEMBER_REMOVE, and VOICE_STATE_UPDATE with no channel when they were in voice.
    */
   async removeMemberIn(
@@ -580,7 +612,11 @@ export class MembersService {
     if (!row) return false;
     const voice = await voiceStore.findVoiceState(tx, guildId, userId);
     await store.deleteMember(tx, guildId, userId);
-    if (voice) events.push('VOICE_STATE_UPDATE', toVoiceStateObject(voice, undefined, null));
+    await guildStore.clearPrimaryGuild(tx, guildId, userId);
+    if (voice) {
+      events.push('VOICE_STATE_UPDATE', toVoiceStateObject(voice, undefined, null));
+      events.queue(await voiceChannelsChanged(tx, this.#deps.voiceChannels, guildId, [voice.channel_id]));
+    }
     events.push('GUILD_MEMBER_REMOVE', { guild_id: guildId, user: user ?? { id: userId } });
     return true;
   }

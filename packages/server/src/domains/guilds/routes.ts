@@ -64,15 +64,6 @@ export function guildsRoutes(guilds: GuildsService): FastifyPluginAsync {
       async (request) => guilds.getPreview(request.principal!.userId, request.params.guild_id),
     );
 
-    app.delete<Guild>(
-      '/users/@me/guilds/:guild_id',
-      { config: MEMBER, schema: { params: GuildParams } },
-      async (request, reply) => {
-        await guilds.leaveGuild(request.principal!.userId, request.params.guild_id);
-        return reply.code(204).send();
-      },
-    );
-
     // Hearth's route: the platform sets the primary guild through client settings it does not publish.
     app.put('/users/@me/primary-guild', { config: { auth: { user: true } } }, async (request, reply) => {
       await guilds.setPrimaryGuild(request.principal!.userId, request.body ?? {});

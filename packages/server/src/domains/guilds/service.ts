@@ -436,24 +436,6 @@ export class GuildsService {
     await this.#publish(guildId, [{ type: 'GUILD_DELETE', data: { id: guildId } }]);
   }
 
-  /** DELETE /users/@me/guilds/{id}: 10004 for a guild the user is not in; the owner cannot leave (50055). */
-  async leaveGuild(userId: string, guildId: string): Promise<void> {
-    await this.#deps.storage.transaction(async (tx) => {
-      const guild = await store.findGuild(tx, guildId);
-      if (!guild || !(await store.findMember(tx, guildId, userId))) throw new HearthError('UnknownGuild');
-      if (guild.owner_id === userId) throw new HearthError('InvalidGuild');
-      await store.deleteMember(tx, guildId, userId);
-      await store.clearPrimaryGuild(tx, guildId, userId);
-    });
-    const user = (await this.#deps.users.getUsers([userId])).get(userId);
-    await this.#publish(guildId, [
-      {
-        type: 'GUILD_MEMBER_REMOVE',
-        data: { guild_id: guildId, user: user ? toUserObject(user) : { id: userId } },
-      },
-    ]);
-  }
-
   // ---- Guild tags (GUILDS.md §3.4) ----
 
   /**

@@ -11,6 +11,7 @@ import {
 } from './members-schemas.js';
 import * as membersStore from './members-store.js';
 import { has } from './permissions.js';
+import { voiceChannelsChanged } from './voice-occupancy.js';
 import { toVoiceStateObject, type VoiceStateObject } from './voice-states-objects.js';
 import * as store from './voice-states-store.js';
 
@@ -122,6 +123,7 @@ export class VoiceStatesService {
         if (!before) return null;
         await store.deleteVoiceState(tx, guildId, userId);
         await this.#queue(tx, events, before, null);
+        await this.#occupancyChanged(tx, events, guildId, [before.channel_id]);
         return null;
       }
       const channel = await this.#joinableChannel(tx, access, input.channel_id, before?.channel_id);
@@ -144,13 +146,30 @@ export class VoiceStatesService {
         request_to_speak_timestamp: sameChannel && before ? before.request_to_speak_timestamp : null,
       };
       await store.upsertVoiceState(tx, row);
-      return this.#queue(tx, events, row);
+      const object = await this.#queue(tx, events, row);
+      if (!sameChannel) await this.#occupancyChanged(tx, events, guildId, [before?.channel_id, channel.id]);
+      return object;
     });
     await events.publish();
     return state;
   }
 
+  /** The voice channel a member is connected to in the guild, if any (voice status: "connected"). */
+  async connectedChannel(db: Executor, guildId: string, userId: string): Promise<string | undefined> {
+    return (await store.findVoiceState(db, guildId, userId))?.channel_id;
+  }
+
   // ---- Steps ----
+
+  /** Voice start times follow who is in each channel (PROTOCOL.md §D.7). */
+  async #occupancyChanged(
+    tx: Executor,
+    events: GuildEvents,
+    guildId: string,
+    channelIds: ReadonlyArray<string | undefined>,
+  ): Promise<void> {
+    events.queue(await voiceChannelsChanged(tx, this.#deps.voiceChannels, guildId, channelIds));
+  }
 
   /** The voice state object of a row, with its member. */
   async #object(db: Executor, row: store.VoiceStateRow, channelId: string | null = row.channel_id) {

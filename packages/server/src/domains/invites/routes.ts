@@ -57,7 +57,7 @@ export function invitesRoutes(invites: InvitesService): FastifyPluginAsync {
       '/invites/:code/target-users',
       { config: MEMBER, schema: { params: InviteParams } },
       async (request, reply) => {
-        const csv = await invites.targetUsers(userOf(request), request.params.code);
+        const csv = await invites.targetUsers.get(userOf(request), request.params.code);
         return reply.type('text/csv').send(csv);
       },
     );
@@ -65,14 +65,14 @@ export function invitesRoutes(invites: InvitesService): FastifyPluginAsync {
       '/invites/:code/target-users',
       { config: { ...MEMBER, textFiles: TARGET_USERS_FILE }, schema: { params: InviteParams } },
       async (request, reply) => {
-        await invites.updateTargetUsers(userOf(request), request.params.code, request.body);
+        await invites.targetUsers.update(userOf(request), request.params.code, request.body);
         return reply.code(204).send();
       },
     );
     app.get<Invite>(
       '/invites/:code/target-users/job-status',
       { config: MEMBER, schema: { params: InviteParams } },
-      async (request) => invites.targetUsersJobStatus(userOf(request), request.params.code),
+      async (request) => invites.targetUsers.jobStatus(userOf(request), request.params.code),
     );
   };
 }

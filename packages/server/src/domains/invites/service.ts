@@ -8,7 +8,6 @@ import {
   InviteLimits,
   InviteTargetTypes,
   PermissionFlags,
-  TargetUsersJobStatuses,
 } from '@hearth/protocol';
 import type { Bus, BusEvent } from '../../bus/bus.js';
 import type { Clock } from '../../kernel/clock.js';
@@ -33,10 +32,11 @@ import {
   toInviteCreateEvent,
   toInviteObject,
 } from './objects.js';
-import { CreateInvite, type GetInviteQuery, UpdateTargetUsers } from './schemas.js';
+import { CreateInvite, type GetInviteQuery, normalizeCreateInvite } from './schemas.js';
 import type { InviteRow } from './store.js';
 import * as store from './store.js';
-import { parseTargetUsers, targetUsersCsv } from './target-users.js';
+import { InviteTargetUsers, usableInvite } from './target-users.js';
+import { parseTargetUsers } from './target-users-file.js';
 
 /** The guild members side an invite needs: joining, and leaving when a temporary membership ends. */
 export interface InviteMembers {
@@ -123,9 +123,12 @@ const INVITABLE_TYPES: readonly number[] = [
  */
 export class InvitesService {
   readonly #deps: InvitesDeps;
+  /** GET/PUT /invites/{code}/target-users and its job status. */
+  readonly targetUsers: InviteTargetUsers;
 
   constructor(deps: InvitesDeps) {
     this.#deps = deps;
+    this.targetUsers = new InviteTargetUsers(deps);
   }
 
   // ---- Create ----
@@ -145,7 +148,8 @@ export class InvitesService {
     const targetUserId = targetType === InviteTargetTypes.Stream ? (request.targetUserId ?? null) : null;
     const targetApplicationId =
       targetType === InviteTargetTypes.EmbeddedApplication ? (request.targetApplicationId ?? null) : null;
-    const roleIds = JSON.stringify([...new Set(request.roleIds ?? [])]);
+    // Sorted, so that `unique: false` finds the same set given in another order.
+    const roleIds = JSON.stringify([...new Set(request.roleIds ?? [])].sort());
     const targetUserIds = request.targetUserIds ?? [];
     if (request.unique !== true && targetUserIds.length === 0) {
       const similar = await store.findSimilar(
@@ -223,7 +227,7 @@ export class InvitesService {
     input: unknown,
     options: { form: boolean; reason: string | null },
   ): Promise<InviteObject> {
-    const body = parse(CreateInvite, normalize(input, options.form));
+    const body = parse(CreateInvite, normalizeCreateInvite(input, options.form));
     const targetUserIds =
       body.target_users_file == null ? [] : parseTargetUsers(body.target_users_file, 'target_users_file');
     const created = await this.#deps.storage.transaction(async (tx) => {
@@ -374,48 +378,6 @@ export class InvitesService {
     }
   }
 
-  // ---- Target users ----
-
-  /** GET /invites/{code}/target-users: the CSV (seed); the inviter, MANAGE_GUILD or VIEW_AUDIT_LOG. */
-  async targetUsers(userId: string, code: string): Promise<string> {
-    const db = this.#deps.storage.db;
-    const row = await this.#usable(db, code);
-    await this.#requireInviterOr(db, row, userId, [P.ManageGuild, P.ViewAuditLog]);
-    return targetUsersCsv(await store.targetUserIds(db, code));
-  }
-
-  /** PUT /invites/{code}/target-users: replaces the list; the inviter or MANAGE_GUILD. */
-  async updateTargetUsers(userId: string, code: string, input: unknown): Promise<void> {
-    const body = parse(UpdateTargetUsers, input ?? {});
-    const userIds = parseTargetUsers(body.target_users_file, 'target_users_file');
-    await this.#deps.storage.transaction(async (tx) => {
-      const row = await this.#usable(tx, code);
-      await this.#requireInviterOr(tx, row, userId, [P.ManageGuild]);
-      await store.replaceTargetUsers(tx, code, userIds, this.#deps.clock.now());
-    });
-  }
-
-  /**
-   * GET /invites/{code}/target-users/job-status: files are processed as they arrive, so a file's job is
-   * COMPLETED at once; an invite without one answers UNSPECIFIED.
-   */
-  async targetUsersJobStatus(userId: string, code: string) {
-    const db = this.#deps.storage.db;
-    const row = await this.#usable(db, code);
-    await this.#requireInviterOr(db, row, userId, [P.ManageGuild, P.ViewAuditLog]);
-    const iso = (ms: number | null) => (ms === null ? null : new Date(Number(ms)).toISOString());
-    const total = Number(row.target_users_total);
-    return {
-      status:
-        row.target_users_at === null ? TargetUsersJobStatuses.Unspecified : TargetUsersJobStatuses.Completed,
-      total_users: total,
-      processed_users: total,
-      created_at: iso(row.target_users_at),
-      completed_at: iso(row.target_users_completed_at),
-      error_message: null,
-    };
-  }
-
   // ---- Steps ----
 
   /** INVITES_DISABLED (GUILDS.md §3.1): the guild has paused invites; only its members pass. */
@@ -426,15 +388,8 @@ export class InvitesService {
     return (await guildStore.findMember(db, guildId, userId)) === undefined;
   }
 
-  /** The invite if it can still be used now; 10006 otherwise. */
-  async #usable(db: Executor, code: string): Promise<InviteRow> {
-    const row = await store.findInvite(db, code);
-    if (!row) throw new HearthError('UnknownInvite');
-    const now = this.#deps.clock.now();
-    const expired = row.expires_at !== null && Number(row.expires_at) <= now;
-    const usedUp = Number(row.max_uses) > 0 && Number(row.uses) >= Number(row.max_uses);
-    if (expired || usedUp) throw new HearthError('UnknownInvite');
-    return row;
+  #usable(db: Executor, code: string): Promise<InviteRow> {
+    return usableInvite(db, code, this.#deps.clock.now());
   }
 
   async #channel(db: Executor, channelId: string): Promise<ChannelRow> {
@@ -450,13 +405,6 @@ export class InvitesService {
     if (!has(permissions, P.ViewChannel)) throw new HearthError('MissingAccess');
     if (!has(permissions, bits)) throw new HearthError('MissingPermissions');
     return permissions;
-  }
-
-  /** The invite's creator, or a member holding one of `anyOf` at guild level. */
-  async #requireInviterOr(db: Executor, row: InviteRow, userId: string, anyOf: readonly bigint[]) {
-    if (row.inviter_id === userId) return;
-    const permissions = this.#base(await this.#deps.access.member(db, row.guild_id, userId));
-    if (!anyOf.some((bits) => has(permissions, bits))) throw new HearthError('MissingPermissions');
   }
 
   #base(access: MemberAccess): bigint {
@@ -564,34 +512,4 @@ export class InvitesService {
   async #publish(events: readonly BusEvent[]): Promise<void> {
     for (const event of events) await this.#deps.bus.publish(event);
   }
-}
-
-/**
- * Multipart and url-encoded bodies carry every field as text: their numbers and booleans are read back.
- * `role_ids` may be one comma-separated string in any body (OAS allows a string).
- */
-function normalize(input: unknown, form: boolean): unknown {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) return input ?? {};
-  const body: Record<string, unknown> = { ...(input as Record<string, unknown>) };
-  if (typeof body['role_ids'] === 'string') body['role_ids'] = splitIds(body['role_ids']);
-  if (!form) return body;
-  for (const key of ['max_age', 'max_uses', 'target_type']) {
-    const value = body[key];
-    if (typeof value === 'string' && /^-?[0-9]{1,16}$/.test(value)) body[key] = Number(value);
-  }
-  for (const key of ['temporary', 'unique']) {
-    const value = body[key];
-    if (value === 'true' || value === 'false') body[key] = value === 'true';
-  }
-  for (const key of ['target_user_id', 'target_application_id', 'target_type']) {
-    if (body[key] === '') body[key] = null;
-  }
-  return body;
-}
-
-function splitIds(text: string): string[] {
-  return text
-    .split(',')
-    .map((id) => id.trim())
-    .filter((id) => id !== '');
 }

@@ -13,7 +13,9 @@ import { intentsReview } from './0015_intents_review.js';
 import { messages } from './0016_messages.js';
 import { tokenGrants } from './0021_token_grants.js';
 import { gatewaySessions } from './0022_gateway_sessions.js';
+import { pins } from './0024_pins.js';
 import { invites } from './0026_invites.js';
+import { voiceStatus } from './0027_voice_status.js';
 import { linkedChannels } from './0028_linked_channels.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
@@ -32,7 +34,9 @@ const migrations: Record<string, Migration> = {
   '0016_messages': messages,
   '0021_token_grants': tokenGrants,
   '0022_gateway_sessions': gatewaySessions,
+  '0024_pins': pins,
   '0026_invites': invites,
+  '0027_voice_status': voiceStatus,
   '0028_linked_channels': linkedChannels,
 };
 
