@@ -1,4 +1,5 @@
 import { API } from '@discordjs/core';
+import { API as NextAPI } from '@discordjs/core-next';
 import { REST } from '@discordjs/rest';
 import {
   AuditLogEvents,
@@ -651,6 +652,44 @@ describe('@discordjs/core and @discordjs/rest drive the pin routes', () => {
       has_more: false,
     });
 
+    await expect(api.channels.pinMessage(room.channelId, '1234567890123456789')).rejects.toMatchObject({
+      status: 404,
+      code: 10008,
+    });
+  });
+});
+
+describe('@discordjs/core 3 (the next major, pinned as @discordjs/core-next) uses the paginated pin routes', () => {
+  it('a bot pins and unpins with PUT/DELETE …/messages/pins/{id} and pages Get Channel Pins with `before` and `limit`', async () => {
+    const room = await createRoom(hearth);
+    const bot = await addTestBot(hearth, room.guild);
+    await grantTestRole(hearth, room.guild, MEMBER_PERMISSIONS | PinMessages, [bot.botUserId]);
+    const rest = new REST({ api: `${hearth.url}/api`, retries: 0 }).setToken(bot.botToken);
+    // The next major brings its own @discordjs/rest 3; the instance of the released one speaks the same wire.
+    const api = new NextAPI(rest as unknown as ConstructorParameters<typeof NextAPI>[0]);
+    const ids: string[] = [];
+    for (const content of ['one', 'two', 'three']) {
+      const message = await api.channels.createMessage(room.channelId, { content });
+      await api.channels.pinMessage(room.channelId, message.id, { reason: 'next pin' });
+      ids.push(message.id);
+      clock.advance(1_000);
+    }
+    const first = await api.channels.getPins(room.channelId, { limit: 2 });
+    expect(first.has_more).toBe(true);
+    expect(first.items.map((item) => item.message.id)).toEqual([ids[2], ids[1]]);
+    const second = await api.channels.getPins(room.channelId, {
+      limit: 2,
+      before: first.items[1]!.pinned_at,
+    });
+    expect(second).toMatchObject({ has_more: false });
+    expect(second.items.map((item) => item.message.id)).toEqual([ids[0]]);
+
+    await api.channels.unpinMessage(room.channelId, ids[1]!);
+    const after = await api.channels.getPins(room.channelId);
+    expect(after.items.map((item) => [item.message.id, item.message.pinned])).toEqual([
+      [ids[2], true],
+      [ids[0], true],
+    ]);
     await expect(api.channels.pinMessage(room.channelId, '1234567890123456789')).rejects.toMatchObject({
       status: 404,
       code: 10008,
