@@ -107,6 +107,16 @@ export interface ChannelMessagesDeps {
   guards?: readonly MessageGuard[];
   /** Forwards (`message_reference.type` FORWARD); without it only replies are referenced. */
   forwarding?: Forwarding;
+  /** The guild message search index (domains/search), written in each create's and edit's transaction. */
+  searchIndex?: MessageSearchIndex;
+}
+
+/**
+ * What the message core tells the search index, inside the writing transaction. Deletions need no call:
+ * a message's document goes with it by cascade (0025_search).
+ */
+export interface MessageSearchIndex {
+  index(tx: Executor, messageId: string): Promise<void>;
 }
 
 const {
@@ -320,6 +330,7 @@ export class ChannelMessagesService {
       const changed = Object.keys(changes).length > 0;
       if (changed) await store.updateMessage(tx, current.id, changes);
       if (attachments) await this.#deps.attachments?.save(tx, current.id, attachments);
+      if (changed || attachments) await this.#deps.searchIndex?.index(tx, current.id);
       return { row: (await store.findMessage(tx, channelId, messageId))!, place, changed, attachments };
     });
     const { row, place, changed, attachments } = await this.#settling(settles, editing);
@@ -477,6 +488,7 @@ export class ChannelMessagesService {
     };
     await store.insertMessage(tx, row);
     if (draft.attachments) await this.#deps.attachments?.save(tx, id, draft.attachments);
+    await this.#deps.searchIndex?.index(tx, id);
     await this.#rememberNonce(tx, actor, body.nonce, id);
     if (place.guildId !== null) await channelStore.updateChannel(tx, channelId, { last_message_id: id });
     return id;
@@ -749,6 +761,7 @@ export class ChannelMessagesService {
       embeds: JSON.stringify(alert.embeds),
       created_at: snowflakeTimestamp(id),
     });
+    await this.#deps.searchIndex?.index(tx, id);
     await channelStore.updateChannel(tx, alert.channelId, { last_message_id: id });
     const row = (await store.findMessage(tx, alert.channelId, id))!;
     const place = {
