@@ -1,3 +1,4 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { Clock } from '../../kernel/clock.js';
 import { HearthError } from '../../kernel/errors.js';
 import type { Executor, Storage } from '../../storage/database.js';
@@ -22,6 +23,12 @@ export interface SearchIndexDeps {
 
 /** Messages indexed per batch of the background job. */
 export const BATCH_SIZE = 500;
+
+/** A guild's next batch is due this long after the last one (by the injected clock). */
+export const BATCH_PAUSE_MS = 10;
+
+/** Batches one run does at most; the timer's next run goes on (shutdown never waits for a whole guild). */
+const BATCHES_PER_RUN = 40;
 
 /**
  * A rebuild's first batch waits this long: the `retry_after` (seconds) a search is told meanwhile is the
@@ -67,7 +74,7 @@ export class SearchIndex implements MessageSearchIndex {
     const wait = Number(state.not_before) - this.#deps.clock.now();
     return {
       documentsIndexed: Number(state.documents_indexed),
-      retryAfter: wait > 0 ? Math.ceil(wait / 1000) : 0,
+      retryAfter: Math.max(0, Math.round(wait / 1000)),
     };
   }
 
@@ -99,12 +106,25 @@ export class SearchIndex implements MessageSearchIndex {
   }
 
   async #drain(): Promise<number> {
+    const { storage, clock } = this.#deps;
     let indexed = 0;
-    for (;;) {
-      const due = await store.dueGuilds(this.#deps.storage.db, this.#deps.clock.now());
-      if (due.length === 0) return indexed;
-      for (const state of due) indexed += await this.#batch(state.guild_id);
+    for (let batches = 0; batches < BATCHES_PER_RUN; ) {
+      const due = await store.dueGuilds(storage.db, clock.now());
+      if (due.length === 0) {
+        // The next batch is a pause away: wait for it, unless the clock does not move on (a test's clock
+        // moves only when told, so each of its steps runs the batches then due and no more).
+        const next = await store.nextDue(storage.db);
+        if (next === undefined || next - clock.now() > BATCH_PAUSE_MS) return indexed;
+        await delay(BATCH_PAUSE_MS);
+        if (clock.now() < next) return indexed;
+        continue;
+      }
+      for (const state of due) {
+        indexed += await this.#batch(state.guild_id);
+        batches += 1;
+      }
     }
+    return indexed;
   }
 
   /** One batch of a guild: the next messages after the cursor; the last (short) batch completes the index. */
@@ -131,6 +151,7 @@ export class SearchIndex implements MessageSearchIndex {
           id: last.id,
         });
       if (rows.length < size) await store.finishBuilding(tx, guildId);
+      else await store.pauseBuilding(tx, guildId, this.#deps.clock.now() + BATCH_PAUSE_MS);
       return rows.length;
     });
   }

@@ -217,6 +217,24 @@ export async function finishBuilding(db: Executor, guildId: string): Promise<voi
   await tables(db).deleteFrom('message_search_guilds').where('guild_id', '=', guildId).execute();
 }
 
+/** The guild's next batch waits until `notBefore`. */
+export async function pauseBuilding(db: Executor, guildId: string, notBefore: number): Promise<void> {
+  await tables(db)
+    .updateTable('message_search_guilds')
+    .set({ not_before: notBefore })
+    .where('guild_id', '=', guildId)
+    .execute();
+}
+
+/** When the soonest batch of any guild being built is due; undefined when none is being built. */
+export async function nextDue(db: Executor): Promise<number | undefined> {
+  const row = await tables(db)
+    .selectFrom('message_search_guilds')
+    .select((eb) => eb.fn.min('not_before').as('next'))
+    .executeTakeFirst();
+  return row?.next === null || row?.next === undefined ? undefined : Number(row.next);
+}
+
 /** Guilds being built whose next batch is due, oldest rebuild first. */
 export async function dueGuilds(db: Executor, now: number): Promise<IndexState[]> {
   return tables(db)
