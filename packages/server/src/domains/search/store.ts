@@ -64,12 +64,13 @@ export async function insertDocument(db: Executor, engine: Engine, doc: SearchDo
     created_at: doc.createdAt,
   };
   if (engine === 'sqlite') {
-    const { doc_id } = await tables(db)
+    // The key is the snowflake (below 2^63, bound as a bigint): key order is time order.
+    const docId = BigInt(doc.messageId);
+    await tables(db)
       .insertInto('message_search_documents')
-      .values(row)
-      .returning('doc_id')
-      .executeTakeFirstOrThrow();
-    await sql`INSERT INTO message_search_fts (rowid, body) VALUES (${doc_id}, ${doc.text})`.execute(db);
+      .values({ ...row, doc_id: sql<number>`${docId}` })
+      .execute();
+    await sql`INSERT INTO message_search_fts (rowid, body) VALUES (${docId}, ${doc.text})`.execute(db);
   } else {
     await tables(db)
       .insertInto('message_search_documents')
@@ -287,41 +288,59 @@ export async function search(
   query: IndexQuery,
 ): Promise<{ total: number; rows: MessageRow[] }> {
   if (query.words !== undefined && query.words.length === 0) return { total: 0, rows: [] };
-  const { from, conditions, rank } = plan(engine, query);
+  const { from, conditions, rank, byTime } = plan(engine, query);
   const where = sql.join(conditions, sql` AND `);
   const counted = await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${from} WHERE ${where}`.execute(
     db,
   );
   const total = Number(counted.rows[0]?.n ?? 0);
   if (total === 0 || query.offset >= total) return { total, rows: [] };
-  const direction = sql.raw(query.sortOrder === 'asc' ? 'ASC' : 'DESC');
-  const byTime = sql`d.created_at ${direction}, d.message_id ${direction}`;
+  const newest = byTime('DESC');
   const order =
-    query.sortBy === 'relevance' && rank ? sql`${rank}, d.created_at DESC, d.message_id DESC` : byTime;
-  const page = await sql<MessageRow>`SELECT m.* FROM ${from} WHERE ${where} ORDER BY ${order}
-    LIMIT ${query.limit} OFFSET ${query.offset}`.execute(db);
-  return { total, rows: page.rows };
+    query.sortBy === 'relevance' && rank
+      ? sql`${rank}, ${newest}`
+      : byTime(query.sortOrder === 'asc' ? 'ASC' : 'DESC');
+  const page = await sql<{ message_id: string }>`SELECT d.message_id FROM ${from} WHERE ${where}
+    ORDER BY ${order} LIMIT ${query.limit} OFFSET ${query.offset}`.execute(db);
+  const ids = page.rows.map((row) => row.message_id);
+  const rows =
+    ids.length === 0 ? [] : await db.selectFrom('messages').selectAll().where('id', 'in', ids).execute();
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  return { total, rows: ids.flatMap((id) => byId.get(id) ?? []) };
 }
 
 function plan(
   engine: Engine,
   query: IndexQuery,
-): { from: RawBuilder<unknown>; conditions: RawBuilder<unknown>[]; rank: RawBuilder<unknown> | undefined } {
+): {
+  from: RawBuilder<unknown>;
+  conditions: RawBuilder<unknown>[];
+  rank: RawBuilder<unknown> | undefined;
+  byTime: (direction: 'ASC' | 'DESC') => RawBuilder<unknown>;
+} {
   const conditions: RawBuilder<unknown>[] = [
     sql`d.guild_id = ${query.guildId}`,
     sql`d.channel_id IN (${sql.join(query.channelIds)})`,
   ];
-  let from = sql`message_search_documents d JOIN messages m ON m.id = d.message_id`;
+  // Messages are joined only for what the documents do not hold (`pinned` is the pin routes' to change).
+  const messages = query.pinned === undefined ? sql`` : sql` JOIN messages m ON m.id = d.message_id`;
+  let from = sql`message_search_documents d${messages}`;
   let rank: RawBuilder<unknown> | undefined;
+  // On SQLite a document's key is its message's snowflake, so key order is time order: the FTS5 match
+  // streams in it and a page stops early. PostgreSQL orders by the instant, then the id.
+  let byTime = (direction: 'ASC' | 'DESC') =>
+    engine === 'sqlite'
+      ? sql`d.doc_id ${sql.raw(direction)}`
+      : sql`d.created_at ${sql.raw(direction)}, d.message_id ${sql.raw(direction)}`;
   let onContent = false;
   if (query.words !== undefined) {
     if (engine === 'sqlite') {
       // Each word quoted: the query is words, never FTS5 syntax.
       const match = query.words.map((word) => `"${word.replaceAll('"', '""')}"`).join(' ');
-      from = sql`message_search_fts JOIN message_search_documents d ON d.doc_id = message_search_fts.rowid
-        JOIN messages m ON m.id = d.message_id`;
+      from = sql`message_search_fts JOIN message_search_documents d ON d.doc_id = message_search_fts.rowid${messages}`;
       conditions.push(sql`message_search_fts MATCH ${match}`);
       rank = sql`message_search_fts.rank ASC`;
+      byTime = (direction) => sql`message_search_fts.rowid ${sql.raw(direction)}`;
     } else {
       const text = query.words.join(' ');
       conditions.push(sql`d.content_tsv @@ plainto_tsquery('simple', ${text})`);
@@ -357,7 +376,7 @@ function plan(
     conditions.push(sql`(d.author_id = ${reader} OR EXISTS (SELECT 1 FROM message_search_terms r
       WHERE r.message_id = d.message_id AND r.kind = 'mention' AND r.value = ${reader}))`);
   }
-  return { from, conditions, rank };
+  return { from, conditions, rank, byTime };
 }
 
 /** Facets that come from a message's content (the message-content rule covers them). */

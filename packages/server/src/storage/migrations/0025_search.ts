@@ -3,7 +3,7 @@ import { type Kysely, type Migration, SqliteAdapter, sql } from 'kysely';
 /**
  * Guild message search (GUILDS.md §4.11): one document per guild message with the columns its filters read
  * (ordinary indexes), the multi-valued facets beside it, and the words of its content in a real full-text
- * index — SQLite FTS5 (contentless, keyed by `doc_id`) or a PostgreSQL `tsvector` under GIN. A document
+ * index — SQLite FTS5 (contentless, keyed by `doc_id`, the message's snowflake) or a PostgreSQL `tsvector` under GIN. A document
  * goes with its message by cascade, in the deleting transaction (FTS5 rows follow by trigger).
  */
 export const search: Migration = {
@@ -11,8 +11,9 @@ export const search: Migration = {
     const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
     await db.schema
       .createTable('message_search_documents')
+      // SQLite: the message's snowflake as an integer, the FTS5 rowid too (key order is time order).
       .addColumn('doc_id', sqlite ? 'integer' : 'bigint', (c) =>
-        sqlite ? c.primaryKey().autoIncrement() : c.primaryKey().generatedAlwaysAsIdentity(),
+        sqlite ? c.primaryKey() : c.primaryKey().generatedAlwaysAsIdentity(),
       )
       .addColumn('message_id', 'text', (c) =>
         c.notNull().unique().references('messages.id').onDelete('cascade'),
