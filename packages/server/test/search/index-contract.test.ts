@@ -1,3 +1,4 @@
+import { ManualClock } from '@hearth/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addTestMember, createTestGuild, seedTestChannel } from '../../../../test-support/guilds.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
@@ -27,9 +28,11 @@ for (const engine of engines) {
   describe.skipIf(!engine.available)(`search index contract: ${engine.name}`, () => {
     let hearth: TestHearth;
     let room: Room;
+    // Background batches run only when the test moves this clock.
+    const clock = new ManualClock();
 
     beforeAll(async () => {
-      hearth = await startHearth({ databaseUrl: engine.databaseUrl, rateLimitGlobal: 1_000_000 });
+      hearth = await startHearth({ databaseUrl: engine.databaseUrl, rateLimitGlobal: 1_000_000 }, clock);
       room = await createRoom(hearth);
     });
 
@@ -175,6 +178,21 @@ for (const engine of engines) {
         expect(await count('message_search_documents')).toBeGreaterThan(0);
       },
     );
+
+    it("a rebuild indexes the guild's messages again in batches, with the same results", async () => {
+      const before = await found('lanterns');
+      const everything = (await searchGuild(hearth, room.guild.id, room.owner.token, { limit: 25 })).body;
+      await hearth.services.searchIndex.rebuild(room.guild.id);
+      expect(
+        (await searchGuild(hearth, room.guild.id, room.owner.token, { content: 'lanterns' })).status,
+      ).toBe(202);
+      clock.advance(60_000);
+      expect(await hearth.services.searchIndex.runBatches()).toBe(everything.total_results);
+      expect(await found('lanterns')).toEqual(before);
+      expect((await searchGuild(hearth, room.guild.id, room.owner.token, { limit: 25 })).body).toEqual(
+        everything,
+      );
+    });
 
     it('a write whose transaction fails leaves no document', async () => {
       // An empty message is refused inside the create's transaction, after nothing was stored.

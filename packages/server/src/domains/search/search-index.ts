@@ -93,8 +93,9 @@ export class SearchIndex implements MessageSearchIndex {
   }
 
   /**
-   * Runs the batches that are due (by the injected clock) until none is; answers how many messages were
-   * indexed. The server's timer calls it; so may a test or a command, never overlapping another run.
+   * Runs the batches that are due by the injected clock, one guild's after another, until none is (or
+   * BATCHES_PER_RUN); answers how many messages were indexed. The server's timer calls it; so may a test or
+   * a command, never overlapping another run.
    */
   runBatches(): Promise<number> {
     const run = this.#running.then(

@@ -106,16 +106,6 @@ export async function deleteGuildDocuments(db: Executor, guildId: string): Promi
   await tables(db).deleteFrom('message_search_documents').where('guild_id', '=', guildId).execute();
 }
 
-/** How many documents a guild has. */
-export async function countGuildDocuments(db: Executor, guildId: string): Promise<number> {
-  const row = await tables(db)
-    .selectFrom('message_search_documents')
-    .select((eb) => eb.fn.countAll<number | string>().as('n'))
-    .where('guild_id', '=', guildId)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
-}
-
 // ---- The source: messages (read only) ----
 
 export function findMessage(db: Executor, id: string): Promise<MessageRow | undefined> {
