@@ -79,6 +79,25 @@ for (const engine of engines) {
       expect(await found('2026 und')).toEqual([created.id]);
     });
 
+    it('orders by time both ways and by relevance, pages, and bounds by id alike on both engines', async () => {
+      const ids: string[] = [];
+      for (const content of [
+        'kestrel once among many other words',
+        'kestrel kestrel kestrel',
+        'kestrel twice kestrel',
+      ])
+        ids.push((await post(hearth, room.channelId, room.member.token, { content })).body.id);
+      const order = async (query: Parameters<typeof searchGuild>[3]) =>
+        idsOf(
+          (await searchGuild(hearth, room.guild.id, room.owner.token, { content: 'kestrel', ...query })).body,
+        );
+      expect(await order({})).toEqual([...ids].reverse());
+      expect(await order({ sort_order: 'asc' })).toEqual(ids);
+      expect(await order({ sort_by: 'relevance' })).toEqual([ids[1], ids[2], ids[0]]);
+      expect(await order({ limit: 1, offset: 1 })).toEqual([ids[1]]);
+      expect(await order({ min_id: ids[0]!, max_id: ids[2]! })).toEqual([ids[1]]);
+    });
+
     it('a deleted message leaves the index with its request', async () => {
       const { body: created } = await post(hearth, room.channelId, room.member.token, {
         content: 'ephemeral mayfly note',
