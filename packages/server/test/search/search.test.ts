@@ -152,6 +152,9 @@ describe('content (GUILDS.md §4.11: content ≤ 1024)', () => {
     expect(idsOf((await search(member(), { content: 'cafe' })).body)).toEqual([m['mention']!.id]);
     expect((await search(member(), { content: 'dragon unicorn' })).body.total_results).toBe(0);
     expect((await search(member(), { content: '!!!' })).body.total_results).toBe(0);
+    const all = (await search(member(), {})).body.total_results;
+    expect(all).toBeGreaterThan(5);
+    expect((await search(member(), { content: ' ' })).body.total_results).toBe(all);
   });
 
   it('searches word by word, so FTS syntax in the query is only text', async () => {

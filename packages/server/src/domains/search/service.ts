@@ -70,7 +70,8 @@ export class SearchService {
     const { total, rows } = await store.search(db, this.#deps.storage.engine, {
       guildId,
       channelIds: scope.channelIds,
-      words: query.content === undefined ? undefined : words(query.content),
+      // An empty `content` filters nothing; text without words (punctuation only) matches nothing.
+      words: query.content === undefined || query.content.trim() === '' ? undefined : words(query.content),
       authorIds: query.author_id ?? [],
       authorTypes: authorTypes(query.author_type ?? []),
       has: hasBits(query.has ?? []),
