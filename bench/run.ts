@@ -12,6 +12,7 @@ import lobbyChat from './lobby-chat.js';
 import presenceFanout from './presence-fanout.js';
 import provisionalToken from './provisional-token.js';
 import readPath from './read-path.js';
+import search from './search.js';
 import tokenExchange from './token-exchange.js';
 import webhookDelivery from './webhook-delivery.js';
 
@@ -27,6 +28,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   presenceFanout,
   guildCreate,
   guildChat,
+  search,
 ];
 
 type Outcome = { benchmark: Benchmark; results: Result[] } | { benchmark: Benchmark; error: Error };

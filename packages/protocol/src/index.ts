@@ -12,6 +12,7 @@ export * from './permissions.js';
 export * from './provisional.js';
 export * from './scopes.js';
 export * from './sdk-versions.js';
+export * from './search.js';
 export * from './snowflake.js';
 export * from './social.js';
 export * from './timeline.js';

@@ -29,6 +29,7 @@ import { PinsService } from './domains/channel-messages/pins.js';
 import { pinsRoutes } from './domains/channel-messages/pins-routes.js';
 import { ReactionsService } from './domains/channel-messages/reactions.js';
 import { reactionsRoutes } from './domains/channel-messages/reactions-routes.js';
+import { MessageReading } from './domains/channel-messages/reading.js';
 import { channelMessagesRoutes } from './domains/channel-messages/routes.js';
 import { ChannelMessagesService } from './domains/channel-messages/service.js';
 import { channelsRoutes } from './domains/channels/routes.js';
@@ -66,6 +67,9 @@ import type { PresenceInput } from './domains/presence/schemas.js';
 import { PresenceService } from './domains/presence/service.js';
 import { relationshipsRoutes } from './domains/relationships/routes.js';
 import { RelationshipsService } from './domains/relationships/service.js';
+import { searchRoutes } from './domains/search/routes.js';
+import { SearchIndex } from './domains/search/search-index.js';
+import { SearchService } from './domains/search/service.js';
 import { voiceStatusRoutes } from './domains/voice-status/routes.js';
 import { VoiceStatusService } from './domains/voice-status/service.js';
 import { WebhooksService } from './domains/webhooks/service.js';
@@ -87,7 +91,7 @@ import { Quotas } from './ratelimit/quota.js';
 import { RedisRateLimitStore } from './ratelimit/redis-store.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import { connectRedis } from './redis.js';
-import { openStorage, type Storage } from './storage/database.js';
+import { type Executor, openStorage, type Storage } from './storage/database.js';
 
 export interface HearthOptions {
   /** Gateway timing, for tests of heartbeats; default: the platform's 41250 ms and IDENTIFY_TIMEOUT_MS. */
@@ -139,6 +143,8 @@ export interface Services {
   relationships: RelationshipsService;
   presence: PresenceService;
   messages: MessagesService;
+  search: SearchService;
+  searchIndex: SearchIndex;
 }
 
 export interface Hearth {
@@ -169,6 +175,8 @@ export interface RegisteredRoute {
 
 /** How often each node marks its players' lobbies active and deletes idle ones (shortest timeout: 5 s). */
 const LOBBY_SWEEP_INTERVAL_MS = 1000;
+/** How often each node looks for due batches of guild search indexes being built. */
+const SEARCH_INDEX_INTERVAL_MS = 250;
 
 /** The composition root: the only place where storage, counters, clock, services and transports meet. */
 export async function createHearth(options: HearthOptions): Promise<Hearth> {
@@ -347,6 +355,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     alerts: { postAlert: (tx, alert) => channelMessages.postAlert(tx, alert) },
     timeouts: members,
   });
+  const applicationFlags = async (db: Executor, id: string) =>
+    (await applications.getApplicationIn(db, id))?.flags;
+  const searchIndex = new SearchIndex({ storage, clock, users: accounts, attachments });
   const channelMessages: ChannelMessagesService = new ChannelMessagesService({
     storage,
     clock,
@@ -355,7 +366,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     access: guildAccess,
     users: accounts,
     attachments,
-    applicationFlags: async (db, id) => (await applications.getApplicationIn(db, id))?.flags,
+    applicationFlags,
     forwarding: new Forwarding({
       access: guildAccess,
       quotas,
@@ -368,6 +379,14 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
         messageDeleted: (channelId, messageId) => lobbyLinking.channelMessageDeleted(channelId, messageId),
       },
     ],
+    searchIndex,
+  });
+  const search = new SearchService({
+    storage,
+    clock,
+    access: guildAccess,
+    index: searchIndex,
+    reading: new MessageReading({ storage, users: accounts, applicationFlags, attachments }),
   });
   const reactions = new ReactionsService({ storage, clock, bus, access: guildAccess, users: accounts });
   const messageActions = new MessageActionsService({
@@ -612,6 +631,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     relationships,
     presence,
     messages,
+    search,
+    searchIndex,
   };
 
   const http = createHttpServer(
@@ -648,6 +669,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       provisionalRoutes({ link: accountLink, providers: identityProviders, adminToken: config.adminToken }),
       relationshipsRoutes(relationships),
       messagesRoutes(messages),
+      searchRoutes(search),
     ],
     [oauth2Pages(oauth2, publicUrl), cdnRoutes(accounts), attachmentsCdnRoutes(attachments, storage)],
   );
@@ -665,6 +687,16 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     LOBBY_SWEEP_INTERVAL_MS,
     (error) => logger.error({ err: error }, 'lobby sweep failed'),
   );
+  // Guilds whose index is being built (older messages, operator rebuilds) get their batches in the background.
+  // One-shot commands (which skip webhook delivery too) leave that work to the servers.
+  const indexing =
+    options.deliverWebhooks === false
+      ? undefined
+      : new Sweeper(
+          () => searchIndex.runBatches(),
+          SEARCH_INDEX_INTERVAL_MS,
+          (error) => logger.error({ err: error }, 'search index batch failed'),
+        );
   if (options.deliverWebhooks !== false) deliveryWorker.start();
 
   return {
@@ -690,6 +722,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
     async close() {
       await sweeping.stop();
+      await indexing?.stop();
       await deliveryWorker.stop();
       await gatewayServer.close();
       presence.close();

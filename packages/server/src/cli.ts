@@ -385,11 +385,30 @@ export function buildProgram(): Command {
       });
     });
 
-  // ---- webhooks, SKUs, entitlements, subscriptions ----
+  // ---- webhooks, SKUs, entitlements, subscriptions, search ----
   webhookCommands(program);
   entitlementCommands(program);
+  searchCommands(program);
 
   return program;
+}
+
+/** `hearth search rebuild`: a guild's message search index is built again by the servers, in batches. */
+function searchCommands(program: Command): void {
+  const search = program.command('search').description('the guild message search index');
+  withSettings(
+    search.command('rebuild').description("drop a guild's search index and build it again in the background"),
+    isStorage,
+  )
+    .requiredOption('--guild <id>', 'guild id')
+    .option('--json', 'print JSON', false)
+    .action(async (options: Record<string, string | boolean | undefined>, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        const guildId = String(options['guild']);
+        await hearth.services.searchIndex.rebuild(guildId);
+        print(options['json'] === true, { guild_id: guildId, status: 'rebuilding' });
+      });
+    });
 }
 
 /** `hearth webhooks log | replay` (README: Commands). */

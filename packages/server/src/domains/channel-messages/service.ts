@@ -109,6 +109,8 @@ export interface ChannelMessagesDeps {
   forwarding?: Forwarding;
   /** Told of each message `create` stored, once published (a linked lobby mirrors it; PROTOCOL.md §A.5). */
   observers?: readonly MessageObserver[];
+  /** The guild message search index (domains/search), written in each create's and edit's transaction. */
+  searchIndex?: MessageSearchIndex;
 }
 
 /** Something that follows new channel messages; it handles its own failures (the create has succeeded). */
@@ -126,6 +128,14 @@ export interface LobbyMessageCopy {
   applicationId: string;
   content: string;
   flags: number;
+}
+
+/**
+ * What the message core tells the search index, inside the writing transaction. Deletions need no call:
+ * a message's document goes with it by cascade (0025_search).
+ */
+export interface MessageSearchIndex {
+  index(tx: Executor, messageId: string): Promise<void>;
 }
 
 const {
@@ -261,6 +271,7 @@ export class ChannelMessagesService {
         application_id: copy.applicationId,
         created_at: snowflakeTimestamp(copy.id),
       });
+      await this.#deps.searchIndex?.index(tx, copy.id);
       await channelStore.updateChannel(tx, channel.id, { last_message_id: copy.id });
       return { row: (await store.findMessage(tx, channel.id, copy.id))!, place };
     });
@@ -387,6 +398,7 @@ export class ChannelMessagesService {
       const changed = Object.keys(changes).length > 0;
       if (changed) await store.updateMessage(tx, current.id, changes);
       if (attachments) await this.#deps.attachments?.save(tx, current.id, attachments);
+      if (changed || attachments) await this.#deps.searchIndex?.index(tx, current.id);
       return { row: (await store.findMessage(tx, channelId, messageId))!, place, changed, attachments };
     });
     const { row, place, changed, attachments } = await this.#settling(settles, editing);
@@ -550,6 +562,7 @@ export class ChannelMessagesService {
     };
     await store.insertMessage(tx, row);
     if (draft.attachments) await this.#deps.attachments?.save(tx, id, draft.attachments);
+    await this.#deps.searchIndex?.index(tx, id);
     await this.#rememberNonce(tx, actor, body.nonce, id);
     if (place.guildId !== null) await channelStore.updateChannel(tx, channelId, { last_message_id: id });
     return id;
@@ -822,6 +835,7 @@ export class ChannelMessagesService {
       embeds: JSON.stringify(alert.embeds),
       created_at: snowflakeTimestamp(id),
     });
+    await this.#deps.searchIndex?.index(tx, id);
     await channelStore.updateChannel(tx, alert.channelId, { last_message_id: id });
     const row = (await store.findMessage(tx, alert.channelId, id))!;
     const place = {

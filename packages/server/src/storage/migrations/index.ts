@@ -14,6 +14,7 @@ import { messages } from './0016_messages.js';
 import { tokenGrants } from './0021_token_grants.js';
 import { gatewaySessions } from './0022_gateway_sessions.js';
 import { pins } from './0024_pins.js';
+import { search } from './0025_search.js';
 import { invites } from './0026_invites.js';
 import { voiceStatus } from './0027_voice_status.js';
 import { linkedChannels } from './0028_linked_channels.js';
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '0021_token_grants': tokenGrants,
   '0022_gateway_sessions': gatewaySessions,
   '0024_pins': pins,
+  '0025_search': search,
   '0026_invites': invites,
   '0027_voice_status': voiceStatus,
   '0028_linked_channels': linkedChannels,

@@ -1,0 +1,219 @@
+import { ChannelTypes, MESSAGE_CHANNEL_TYPES, MessageSearchLimits, PermissionFlags } from '@hearth/protocol';
+import type { Clock } from '../../kernel/clock.js';
+import { HearthError } from '../../kernel/errors.js';
+import { parse } from '../../kernel/validation.js';
+import type { Executor, Storage } from '../../storage/database.js';
+import type { ContentReader } from '../channel-messages/content-access.js';
+import type { MessageObject } from '../channel-messages/objects.js';
+import type { Actor } from '../channel-messages/places.js';
+import * as channelStore from '../channels/store.js';
+import type { GuildAccess, MemberAccess } from '../guilds/access.js';
+import { channelPermissions, has } from '../guilds/permissions.js';
+import { AuthorKinds, HasBits, type HasKind, TermKinds, words } from './documents.js';
+import { QUERY_TRUE, SearchQuery } from './schemas.js';
+import type { SearchIndex } from './search-index.js';
+import * as store from './store.js';
+
+export interface SearchDeps {
+  storage: Storage;
+  clock: Clock;
+  access: GuildAccess;
+  index: SearchIndex;
+  /** Message objects as the actor reads them over REST (the message-content rule applied). */
+  reading: {
+    readable(actor: Actor, inGuild: boolean, rows: readonly store.MessageRow[]): Promise<MessageObject[]>;
+    reader(actor: Actor, db?: Executor): Promise<ContentReader>;
+  };
+}
+
+/** A search result message: the message object without `reactions`, marked as a hit (SearchMessageResponse). */
+export type SearchMessage = Omit<MessageObject, 'reactions'> & { hit: true };
+
+/** The 200 body of Search Guild Messages (GuildSearchResponse). */
+export interface SearchResult {
+  doing_deep_historical_index: boolean;
+  total_results: number;
+  messages: SearchMessage[][];
+}
+
+const { ViewChannel, ReadMessageHistory } = PermissionFlags;
+const THREAD_TYPES: readonly number[] = [
+  ChannelTypes.AnnouncementThread,
+  ChannelTypes.PublicThread,
+  ChannelTypes.PrivateThread,
+];
+
+/** The channels a search covers, as the caller stands in them. */
+interface Scope {
+  channelIds: string[];
+}
+
+/**
+ * Search Guild Messages (GUILDS.md §4.11): the checked query, the caller's readable channels, then one
+ * query of the index and the messages as the caller reads them.
+ */
+export class SearchService {
+  readonly #deps: SearchDeps;
+
+  constructor(deps: SearchDeps) {
+    this.#deps = deps;
+  }
+
+  async search(actor: Actor, guildId: string, input: unknown): Promise<SearchResult> {
+    const query = parse(SearchQuery, input ?? {});
+    const db = this.#deps.storage.db;
+    const member = await this.#deps.access.member(db, guildId, actor.userId);
+    await this.#requireIndex(db, guildId);
+    const scope = await this.#scope(db, guildId, member, query);
+    if (scope.channelIds.length === 0) return emptyResult();
+    const reader = await this.#deps.reading.reader(actor);
+    const { total, rows } = await store.search(db, this.#deps.storage.engine, {
+      guildId,
+      channelIds: scope.channelIds,
+      // An empty `content` filters nothing; text without words (punctuation only) matches nothing.
+      words: query.content === undefined || query.content.trim() === '' ? undefined : words(query.content),
+      authorIds: query.author_id ?? [],
+      authorTypes: authorTypes(query.author_type ?? []),
+      has: hasBits(query.has ?? []),
+      terms: termFilters(query),
+      mentionEveryone: bool(query.mention_everyone),
+      pinned: bool(query.pinned),
+      minId: query.min_id,
+      maxId: query.max_id,
+      contentReader: reader.bot && !reader.contentAccess ? reader.userId : undefined,
+      sortBy: query.sort_by ?? 'timestamp',
+      sortOrder: query.sort_order ?? 'desc',
+      limit: query.limit ?? MessageSearchLimits.limitDefault,
+      offset: query.offset ?? 0,
+    });
+    const messages = await this.#deps.reading.readable(actor, true, rows);
+    return {
+      doing_deep_historical_index: false,
+      total_results: total,
+      messages: messages.map((message) => [asHit(message)]),
+    };
+  }
+
+  /** 202 with 110000 while the guild's index is being built (PROTOCOL.md §E.2). */
+  async #requireIndex(db: Executor, guildId: string): Promise<void> {
+    const building = await this.#deps.index.building(db, guildId);
+    if (building)
+      throw new HearthError('IndexNotYetAvailable', {
+        extra: { documents_indexed: building.documentsIndexed, retry_after: building.retryAfter },
+      });
+  }
+
+  /**
+   * The channels searched: the requested ones (or every message channel of the guild) where the caller
+   * holds VIEW_CHANNEL and READ_MESSAGE_HISTORY; age-restricted ones only with `include_nsfw`. Unreadable
+   * channels are left out; when none of the requested ones is readable: 50001 if none is visible, else 50013.
+   */
+  async #scope(db: Executor, guildId: string, member: MemberAccess, query: SearchQuery): Promise<Scope> {
+    const channels = await channelStore.guildChannels(db, guildId);
+    const byId = new Map(channels.map((channel) => [channel.id, channel]));
+    const overwrites = new Map<string, channelStore.OverwriteRow[]>();
+    for (const row of await channelStore.guildOverwrites(db, guildId))
+      overwrites.set(row.channel_id, [...(overwrites.get(row.channel_id) ?? []), row]);
+    const now = this.#deps.clock.now();
+    // A thread stands as its parent does: the parent's overwrites and age restriction.
+    const governing = (channel: channelStore.ChannelRow) =>
+      THREAD_TYPES.includes(Number(channel.type)) && channel.parent_id !== null
+        ? (byId.get(channel.parent_id) ?? channel)
+        : channel;
+    const permissionsIn = (channel: channelStore.ChannelRow) =>
+      channelPermissions(
+        member.input,
+        (overwrites.get(governing(channel).id) ?? []).map((row) => ({
+          id: row.target_id,
+          type: Number(row.type),
+          allow: BigInt(row.allow),
+          deny: BigInt(row.deny),
+        })),
+        now,
+      );
+
+    const requested = query.channel_id;
+    const candidates = (
+      requested === undefined
+        ? channels
+        : requested.flatMap((id) => {
+            const channel = byId.get(id);
+            return channel ? [channel] : [];
+          })
+    ).filter((channel) => MESSAGE_CHANNEL_TYPES.includes(Number(channel.type)));
+    let visible = 0;
+    const readable: channelStore.ChannelRow[] = [];
+    for (const channel of candidates) {
+      const permissions = permissionsIn(channel);
+      if (!has(permissions, ViewChannel)) continue;
+      visible += 1;
+      if (has(permissions, ReadMessageHistory)) readable.push(channel);
+    }
+    const asked = requested === undefined ? candidates.length : requested.length;
+    if (readable.length === 0 && asked > 0)
+      throw new HearthError(visible === 0 ? 'MissingAccess' : 'MissingPermissions');
+    const includeNsfw = bool(query.include_nsfw) === true;
+    return {
+      channelIds: readable
+        .filter((channel) => includeNsfw || Number(governing(channel).nsfw) !== 1)
+        .map((channel) => channel.id),
+    };
+  }
+}
+
+function emptyResult(): SearchResult {
+  return { doing_deep_historical_index: false, total_results: 0, messages: [] };
+}
+
+function asHit(message: MessageObject): SearchMessage {
+  const { reactions: _reactions, ...rest } = message;
+  return { ...rest, hit: true };
+}
+
+function bool(value: string | undefined): boolean | undefined {
+  return value === undefined ? undefined : QUERY_TRUE.includes(value);
+}
+
+/** `author_type`: the named kinds (any of them), minus the negated ones. */
+function authorTypes(values: readonly string[]): { include: number[]; exclude: number[] } {
+  const include: number[] = [];
+  const exclude: number[] = [];
+  for (const value of values) {
+    const negated = value.startsWith('-');
+    const kind = AuthorKinds[(negated ? value.slice(1) : value) as keyof typeof AuthorKinds];
+    (negated ? exclude : include).push(kind);
+  }
+  return { include, exclude };
+}
+
+/** `has`: every named thing present, every negated one absent. */
+function hasBits(values: readonly string[]): { all: number; none: number } {
+  let all = 0;
+  let none = 0;
+  for (const value of values) {
+    if (value.startsWith('-')) none |= HasBits[value.slice(1) as HasKind];
+    else all |= HasBits[value as HasKind];
+  }
+  return { all, none };
+}
+
+/** Facet filters, each matching any of its values; names and hosts compare case-insensitively. */
+function termFilters(query: SearchQuery): store.TermFilter[] {
+  const lower = (values: readonly string[] | undefined) => values?.map((value) => value.toLowerCase());
+  const extension = (values: readonly string[] | undefined) =>
+    values?.map((value) => value.toLowerCase().replace(/^\./, ''));
+  const filters: Array<[store.TermFilter['kind'], readonly string[] | undefined]> = [
+    [TermKinds.mention, query.mentions],
+    [TermKinds.mentionRole, query.mentions_role_id],
+    [TermKinds.repliedUser, query.replied_to_user_id],
+    [TermKinds.repliedMessage, query.replied_to_message_id],
+    [TermKinds.linkHostname, lower(query.link_hostname)],
+    [TermKinds.attachmentFilename, lower(query.attachment_filename)],
+    [TermKinds.attachmentExtension, extension(query.attachment_extension)],
+    [TermKinds.embedType, query.embed_type],
+    [TermKinds.embedProvider, query.embed_provider],
+  ];
+  return filters.flatMap(([kind, values]) =>
+    values !== undefined && values.length > 0 ? [{ kind, values }] : [],
+  );
+}
