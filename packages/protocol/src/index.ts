@@ -17,3 +17,4 @@ export * from './social.js';
 export * from './timeline.js';
 export * from './user.js';
 export * from './webhooks.js';
+export * from './threads.js';

@@ -60,6 +60,10 @@ import type { PresenceInput } from './domains/presence/schemas.js';
 import { PresenceService } from './domains/presence/service.js';
 import { relationshipsRoutes } from './domains/relationships/routes.js';
 import { RelationshipsService } from './domains/relationships/service.js';
+import { ThreadListing } from './domains/threads/listing.js';
+import { ThreadMembersService } from './domains/threads/members.js';
+import { threadsRoutes } from './domains/threads/routes.js';
+import { ThreadsService } from './domains/threads/service.js';
 import { WebhooksService } from './domains/webhooks/service.js';
 import { DeliveryWorker } from './domains/webhooks/worker.js';
 import { GatewayServer } from './gateway/gateway-server.js';
@@ -113,6 +117,7 @@ export interface Services {
   voiceStates: VoiceStatesService;
   channels: ChannelsService;
   channelMessages: ChannelMessagesService;
+  threads: ThreadsService;
   dmChannels: DmChannels;
   reactions: ReactionsService;
   messageActions: MessageActionsService;
@@ -158,6 +163,8 @@ export interface RegisteredRoute {
 
 /** How often each node marks its players' lobbies active and deletes idle ones (shortest timeout: 5 s). */
 const LOBBY_SWEEP_INTERVAL_MS = 1000;
+/** How often threads whose auto-archive time has come are archived (each read also archives them lazily). */
+const THREAD_SWEEP_INTERVAL_MS = 60_000;
 
 /** The composition root: the only place where storage, counters, clock, services and transports meet. */
 export async function createHearth(options: HearthOptions): Promise<Hearth> {
@@ -333,6 +340,36 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       quotas,
     }),
     guards: [automodEnforcement.messageGuard()],
+    threads: {
+      messageCreated: (tx, place, messageId) => threads.messageCreated(tx, place, messageId),
+      messagesDeleted: (tx, place, ids) => threads.messagesDeleted(tx, place, ids),
+      threadsOf: (db, ids) => threads.threadsOf(db, ids),
+    },
+  });
+  // Threads: sub-channels whose messages the message core stores (it tells them of each one above).
+  const threads: ThreadsService = new ThreadsService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    access: guildAccess,
+    auditLog,
+    users: accounts,
+    messages: channelMessages,
+  });
+  const threadMembers = new ThreadMembersService({
+    storage,
+    clock,
+    bus,
+    access: guildAccess,
+    users: accounts,
+    events: threads.events,
+    archiveDue: (guildId) => threads.archiveDue(guildId),
+  });
+  const threadListing = new ThreadListing({
+    storage,
+    access: guildAccess,
+    archiveDue: (guildId) => threads.archiveDue(guildId),
   });
   const reactions = new ReactionsService({ storage, clock, bus, access: guildAccess, users: accounts });
   const messageActions = new MessageActionsService({
@@ -353,8 +390,12 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bus,
     access: guildAccess,
     auditLog,
-    channelDeleted: (tx, channelId) => channelMessages.channelDeleted(tx, channelId),
+    channelDeleted: async (tx, channelId) => {
+      await threads.parentDeleted(tx, channelId);
+      await channelMessages.channelDeleted(tx, channelId);
+    },
     privateChannel: (userId, channelId) => dmChannels.find(userId, channelId),
+    threads,
   });
   const automod = new AutoModService({ storage, clock, snowflakes, bus, access: guildAccess, auditLog });
   const gateway = new GatewayService({ publicUrl, counters, clock });
@@ -514,6 +555,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     voiceStates,
     channels,
     channelMessages,
+    threads,
     dmChannels,
     reactions,
     messageActions,
@@ -553,6 +595,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       channelMessagesRoutes(channelMessages, dmChannels),
       reactionsRoutes(reactions),
       messageActionsRoutes(messageActions),
+      threadsRoutes(threads, threadMembers, threadListing, channelMessages.uploads),
       automodRoutes(automod),
       lobbiesRoutes(lobbies),
       oauth2Routes(oauth2),
@@ -577,6 +620,11 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     () => lobbies.sweep(),
     LOBBY_SWEEP_INTERVAL_MS,
     (error) => logger.error({ err: error }, 'lobby sweep failed'),
+  );
+  const threadSweeping = new Sweeper(
+    () => threads.archiveDue(),
+    THREAD_SWEEP_INTERVAL_MS,
+    (error) => logger.error({ err: error }, 'thread auto-archive sweep failed'),
   );
   if (options.deliverWebhooks !== false) deliveryWorker.start();
 
@@ -603,6 +651,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
     async close() {
       await sweeping.stop();
+      await threadSweeping.stop();
       await deliveryWorker.stop();
       await gatewayServer.close();
       presence.close();

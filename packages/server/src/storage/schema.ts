@@ -55,6 +55,9 @@ export interface Schema {
   // ---- Gateway sessions shared by nodes (0022_gateway_sessions) ----
   gateway_sessions: GatewaySessionsTable;
   gateway_session_dispatches: GatewaySessionDispatchesTable;
+  // ---- Threads (0023_threads) ----
+  threads: ThreadsTable;
+  thread_members: ThreadMembersTable;
 }
 
 export interface UsersTable {
@@ -652,4 +655,37 @@ export interface GatewaySessionDispatchesTable {
   seq: number;
   /** Sent as JSON. */
   sent: string;
+}
+
+export interface ThreadsTable {
+  id: string;
+  guild_id: string;
+  parent_id: string;
+  type: number;
+  name: string;
+  owner_id: string;
+  flags: Generated<number>;
+  rate_limit_per_user: Generated<number>;
+  last_message_id: string | null;
+  last_pin_timestamp: number | null;
+  archived: Generated<number>;
+  auto_archive_duration: number;
+  archive_timestamp: number;
+  locked: Generated<number>;
+  /** Private threads only. */
+  invitable: number | null;
+  message_count: Generated<number>;
+  total_message_sent: Generated<number>;
+  /** JSON array of forum tag ids. */
+  applied_tags: Generated<string>;
+  /** The last activity: auto-archive counts from it. */
+  last_activity_at: number;
+  created_at: number;
+}
+
+export interface ThreadMembersTable {
+  thread_id: string;
+  user_id: string;
+  join_timestamp: number;
+  flags: Generated<number>;
 }

@@ -45,6 +45,24 @@ export interface ChannelsDeps {
   channelDeleted?: (tx: Executor, channelId: string) => Promise<void>;
   /** Channels that are not a guild's (DM channels): GET /channels/{id} answers them for a participant. */
   privateChannel?: (userId: string, channelId: string) => Promise<Record<string, unknown> | undefined>;
+  /** Threads, which the channel routes read, modify and delete too; undefined when no thread has the id. */
+  threads?: ThreadChannels;
+}
+
+/** What GET, PATCH and DELETE /channels/{id} ask of the threads domain (declared here, implemented there). */
+export interface ThreadChannels {
+  get(userId: string, threadId: string): Promise<Record<string, unknown> | undefined>;
+  modify(
+    userId: string,
+    threadId: string,
+    input: unknown,
+    reason: string | null,
+  ): Promise<Record<string, unknown> | undefined>;
+  delete(
+    userId: string,
+    threadId: string,
+    reason: string | null,
+  ): Promise<Record<string, unknown> | undefined>;
 }
 
 type Tx = Transaction<Schema>;
@@ -126,6 +144,8 @@ export class ChannelsService {
     const db = this.#deps.storage.db;
     const row = await store.findChannel(db, channelId);
     if (!row) {
+      const thread = await this.#deps.threads?.get(userId, channelId);
+      if (thread) return thread;
       const other = await this.#deps.privateChannel?.(userId, channelId);
       if (other) return other;
     }
@@ -215,7 +235,11 @@ export class ChannelsService {
     channelId: string,
     input: unknown,
     reason: string | null,
-  ): Promise<ChannelObject> {
+  ): Promise<ChannelObject | Record<string, unknown>> {
+    if (this.#deps.threads && !(await store.findChannel(this.#deps.storage.db, channelId))) {
+      const thread = await this.#deps.threads.modify(userId, channelId, input, reason);
+      if (thread) return thread;
+    }
     const body = parse(ModifyChannel, input ?? {});
     const updated = await this.#deps.storage.transaction(async (tx) => {
       const row = await this.#channel(tx, channelId);
@@ -263,7 +287,15 @@ export class ChannelsService {
   // ---- Delete ----
 
   /** Deletes a channel; a category's children lose their parent, guild settings naming it are cleared. */
-  async deleteChannel(userId: string, channelId: string, reason: string | null): Promise<ChannelObject> {
+  async deleteChannel(
+    userId: string,
+    channelId: string,
+    reason: string | null,
+  ): Promise<ChannelObject | Record<string, unknown>> {
+    if (this.#deps.threads && !(await store.findChannel(this.#deps.storage.db, channelId))) {
+      const thread = await this.#deps.threads.delete(userId, channelId, reason);
+      if (thread) return thread;
+    }
     const events: BusEvent[] = [];
     const deleted = await this.#deps.storage.transaction(async (tx) => {
       const row = await this.#channel(tx, channelId);
