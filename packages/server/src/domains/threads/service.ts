@@ -5,6 +5,7 @@ import {
   DEFAULT_THREAD_AUTO_ARCHIVE_DURATION,
   FormErrors,
   MessageFlags,
+  MessageReferenceTypes,
   MessageTypes,
   PermissionFlags,
   ThreadLimits,
@@ -139,6 +140,7 @@ export class ThreadsService {
       const threadPlace = await placeOf(tx, this.#deps.access, actor, row.id);
       events.push(
         await this.#systemMessage(tx, threadPlace, actor, MessageTypes.ThreadStarterMessage, '', {
+          type: MessageReferenceTypes.Default,
           channel_id: channelId,
           guild_id: row.guild_id,
           message_id: messageId,
@@ -194,6 +196,7 @@ export class ThreadsService {
         const parentPlace = await placeOf(tx, this.#deps.access, actor, channelId);
         events.push(
           await this.#systemMessage(tx, parentPlace, actor, MessageTypes.ThreadCreated, row.name, {
+            type: MessageReferenceTypes.Default,
             channel_id: row.id,
             guild_id: row.guild_id,
           }),
