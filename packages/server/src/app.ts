@@ -485,6 +485,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       clock,
       users: (ids) => accounts.getUsers(ids),
       presenceOf: (userId) => presence!.presenceOf(userId),
+      threadsOf: (guildId, userId) => threadListing.guildCreateThreads(guildId, userId),
     }),
     gateway,
     lobbiesOf: (userId, applicationId) => lobbies.lobbiesOf(userId, applicationId),

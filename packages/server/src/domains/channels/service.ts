@@ -63,7 +63,18 @@ export interface ThreadChannels {
     threadId: string,
     reason: string | null,
   ): Promise<Record<string, unknown> | undefined>;
+  accessChanging: AccessChanging;
 }
+
+/**
+ * Told inside a transaction, before a channel's overwrites change, of the change to come; what it answers
+ * is called after the change in the same transaction and answers events to publish once committed (the
+ * threads domain: THREAD_LIST_SYNC to members who gained access to the channel).
+ */
+export type AccessChanging = (
+  tx: Executor,
+  channelId: string,
+) => Promise<(tx: Executor) => Promise<BusEvent[]>>;
 
 type Tx = Transaction<Schema>;
 type GuildRow = NonNullable<Awaited<ReturnType<typeof guildStore.findGuild>>>;
@@ -241,6 +252,7 @@ export class ChannelsService {
       if (thread) return thread;
     }
     const body = parse(ModifyChannel, input ?? {});
+    const synced: BusEvent[] = [];
     const updated = await this.#deps.storage.transaction(async (tx) => {
       const row = await this.#channel(tx, channelId);
       const guildId = row.guild_id;
@@ -265,7 +277,9 @@ export class ChannelsService {
       await store.updateChannel(tx, channelId, changes);
       if (body.permission_overwrites !== undefined) {
         if (!has(permissions, ManageRoles)) throw new HearthError('MissingPermissions');
+        const changed = await this.#accessChanging(tx, channelId);
         await this.#replaceOverwrites(tx, access, row, body.permission_overwrites ?? [], userId, reason);
+        synced.push(...(await changed(tx)));
       }
       const after = await this.#object(tx, await this.#channel(tx, channelId));
       const diff = diffChanges(before, after, AUDITED_KEYS);
@@ -280,7 +294,10 @@ export class ChannelsService {
         });
       return after;
     });
-    await this.#publish([{ type: 'CHANNEL_UPDATE', data: updated, audience: { guildId: updated.guild_id } }]);
+    await this.#publish([
+      { type: 'CHANNEL_UPDATE', data: updated, audience: { guildId: updated.guild_id } },
+      ...synced,
+    ]);
     return updated;
   }
 
@@ -410,6 +427,7 @@ export class ChannelsService {
     reason: string | null,
   ): Promise<void> {
     const body = parse(EditOverwrite, input ?? {});
+    const synced: BusEvent[] = [];
     const updated = await this.#deps.storage.transaction(async (tx) => {
       const row = await this.#channel(tx, channelId);
       const access = await this.#deps.access.member(tx, row.guild_id, userId);
@@ -419,10 +437,15 @@ export class ChannelsService {
         { id: targetId, type: body.type, allow: body.allow ?? null, deny: body.deny ?? null },
       ]);
       const next = [...current.filter((overwrite) => overwrite.id !== targetId), wanted as OverwriteValue];
+      const changed = await this.#accessChanging(tx, channelId);
       await this.#applyOverwrites(tx, access, row, current, next, userId, reason);
+      synced.push(...(await changed(tx)));
       return this.#object(tx, await this.#channel(tx, channelId));
     });
-    await this.#publish([{ type: 'CHANNEL_UPDATE', data: updated, audience: { guildId: updated.guild_id } }]);
+    await this.#publish([
+      { type: 'CHANNEL_UPDATE', data: updated, audience: { guildId: updated.guild_id } },
+      ...synced,
+    ]);
   }
 
   /** DELETE /channels/{id}/permissions/{overwrite_id}: 10009 when there is none. */
@@ -432,13 +455,16 @@ export class ChannelsService {
     targetId: string,
     reason: string | null,
   ): Promise<void> {
+    const synced: BusEvent[] = [];
     const updated = await this.#deps.storage.transaction(async (tx) => {
       const row = await this.#channel(tx, channelId);
       const access = await this.#deps.access.member(tx, row.guild_id, userId);
       await this.#requireIn(tx, access, channelId, ManageRoles);
       const current = (await store.channelOverwrites(tx, channelId)).map(fromRow);
       if (!current.some((overwrite) => overwrite.id === targetId)) throw new HearthError('UnknownOverwrite');
+      const changed = await this.#accessChanging(tx, channelId);
       await store.deleteOverwrite(tx, channelId, targetId);
+      synced.push(...(await changed(tx)));
       await recordOverwriteChanges(
         tx,
         this.#deps.auditLog,
@@ -448,10 +474,17 @@ export class ChannelsService {
       );
       return this.#object(tx, row);
     });
-    await this.#publish([{ type: 'CHANNEL_UPDATE', data: updated, audience: { guildId: updated.guild_id } }]);
+    await this.#publish([
+      { type: 'CHANNEL_UPDATE', data: updated, audience: { guildId: updated.guild_id } },
+      ...synced,
+    ]);
   }
 
   // ---- Steps ----
+
+  async #accessChanging(tx: Tx, channelId: string): Promise<(tx: Executor) => Promise<BusEvent[]>> {
+    return (await this.#deps.threads?.accessChanging(tx, channelId)) ?? (async () => []);
+  }
 
   async #replaceOverwrites(
     tx: Tx,

@@ -107,6 +107,33 @@ export class ThreadEvents {
     }));
   }
 
+  /**
+   * THREAD_LIST_SYNC to one user who gained access to a channel: its active threads they can see, and their
+   * memberships among them (gateway events, Thread List Sync).
+   */
+  async listSync(
+    db: Executor,
+    guildId: string,
+    channelId: string,
+    userId: string,
+    rows: readonly ThreadRow[],
+  ): Promise<BusEvent> {
+    const ids = rows.map((row) => row.id);
+    const memberships = await store.membershipsOf(db, ids, userId);
+    const threads: Record<string, unknown>[] = [];
+    for (const row of rows) threads.push(await this.#object(db, row));
+    return {
+      type: ThreadDispatches.ThreadListSync,
+      data: {
+        guild_id: guildId,
+        channel_ids: [channelId],
+        threads,
+        members: memberships.map((member) => toThreadMemberObject(member)),
+      },
+      audience: { guildId, users: [userId] },
+    };
+  }
+
   async #object(db: Executor, row: ThreadRow): Promise<Record<string, unknown>> {
     return toThreadObject(row, await store.countMembers(db, row.id));
   }

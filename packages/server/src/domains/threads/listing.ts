@@ -54,6 +54,24 @@ export class ThreadListing {
     return this.#list(db, userId, visible, false);
   }
 
+  /**
+   * GUILD_CREATE's `threads`: the active threads the user can see, each with `member` when they joined it
+   * (its `id` and `user_id` left out there, gateway events Guild Create).
+   */
+  async guildCreateThreads(guildId: string, userId: string): Promise<ThreadObject[]> {
+    const db = this.#deps.storage.db;
+    const visible: ThreadRow[] = [];
+    for (const row of await store.activeThreads(db, guildId))
+      if (await this.#sees(db, userId, row)) visible.push(row);
+    const list = await this.#list(db, userId, visible, false);
+    return list.threads.map((thread) => {
+      const member = list.members.find((entry) => entry.id === thread.id);
+      return member
+        ? { ...thread, member: { join_timestamp: member.join_timestamp, flags: member.flags } }
+        : thread;
+    }) as ThreadObject[];
+  }
+
   /** GET /channels/{id}/threads/archived/public: READ_MESSAGE_HISTORY; by archive time descending. */
   async archivedPublic(userId: string, channelId: string, query: unknown): Promise<ThreadList> {
     const { before, limit = ThreadLimits.archivedPageDefault } = parse(ArchivedThreadsQuery, query ?? {});

@@ -425,6 +425,42 @@ export class ThreadsService {
     }
   }
 
+  // ---- Gaining access ----
+
+  /**
+   * Before a channel's overwrites change: who can view it now. After: THREAD_LIST_SYNC to each member who
+   * gained access, with the channel's active threads they can see (Threads topic, Gaining Access to
+   * Channels). Nothing when the channel has no active thread.
+   */
+  async accessChanging(tx: Executor, channelId: string): Promise<(tx: Executor) => Promise<BusEvent[]>> {
+    const threads = await store.activeThreadsIn(tx, channelId);
+    if (threads.length === 0) return async () => [];
+    const guildId = threads[0]!.guild_id;
+    const before = await this.#viewers(tx, guildId, channelId);
+    return async (after) => {
+      const events: BusEvent[] = [];
+      for (const userId of await this.#viewers(after, guildId, channelId)) {
+        if (before.has(userId)) continue;
+        const visible: ThreadRow[] = [];
+        for (const row of threads) {
+          const standing = await standingIn(after, this.#deps.access, userId, row).catch(() => undefined);
+          if (standing) visible.push(row);
+        }
+        events.push(await this.#events.listSync(after, guildId, channelId, userId, visible));
+      }
+      return events;
+    };
+  }
+
+  async #viewers(db: Executor, guildId: string, channelId: string): Promise<Set<string>> {
+    const viewers = new Set<string>();
+    for (const userId of await store.guildMemberIds(db, guildId)) {
+      const access = await this.#deps.access.member(db, guildId, userId);
+      if (has(await this.#deps.access.permissionsIn(db, access, channelId), ViewChannel)) viewers.add(userId);
+    }
+    return viewers;
+  }
+
   // ---- Auto-archive ----
 
   /**

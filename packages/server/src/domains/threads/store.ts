@@ -44,6 +44,17 @@ export function activeThreads(db: Executor, guildId: string): Promise<ThreadRow[
     .then((rows) => rows.sort(byIdDescending));
 }
 
+/** Active threads of one parent channel. */
+export function activeThreadsIn(db: Executor, parentId: string): Promise<ThreadRow[]> {
+  return db
+    .selectFrom('threads')
+    .selectAll()
+    .where('parent_id', '=', parentId)
+    .where('archived', '=', 0)
+    .execute()
+    .then((rows) => rows.sort(byIdDescending));
+}
+
 export async function countActiveThreads(db: Executor, guildId: string): Promise<number> {
   const row = await db
     .selectFrom('threads')
