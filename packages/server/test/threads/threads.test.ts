@@ -274,6 +274,12 @@ describe('Start Thread in Forum or Media Channel', () => {
       status: 400,
       body: { code: 50006, message: 'Cannot send an empty message' },
     });
+    // The first message's own checks report under `message`, as the request nests it.
+    expect((await start({ name: 'n', message: { content: 'm', flags: 1 } })).body).toEqual(
+      invalidForm({
+        message: { flags: { _errors: [{ code: 'BASE_TYPE_INVALID', message: 'Invalid value.' }] } },
+      }),
+    );
     const strict = await seedTestChannel(hearth, room.guild.id, { type: 16, name: 'media' });
     await call(hearth, `/channels/${strict}`, {
       method: 'PATCH',
@@ -461,6 +467,18 @@ describe('Modify and delete a thread (PATCH / DELETE /channels/{id})', () => {
     expect(await patchThread(hearth, id, room.member.token, { applied_tags: [room.tags.staff] })).toEqual({
       status: 403,
       body: MISSING_PERMISSIONS,
+    });
+    // One refused field refuses the whole request: the name stays.
+    expect(
+      (
+        await patchThread(hearth, id, room.member.token, {
+          name: 'renamed',
+          applied_tags: ['1234567890123456789'],
+        })
+      ).body,
+    ).toMatchObject({ code: 50035, errors: { applied_tags: { '0': {} } } });
+    expect((await call(hearth, `/channels/${id}`, { auth: room.member.token })).body).toMatchObject({
+      name: 'tagged',
     });
     expect(await patchThread(hearth, id, room.member.token, { flags: 2 })).toEqual({
       status: 403,

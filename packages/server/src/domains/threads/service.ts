@@ -245,10 +245,9 @@ export class ThreadsService {
         // A forum's `last_message_id` is its newest post (Threads topic, Forum and Media Channel Fields).
         await channelStore.updateChannel(tx, channelId, { last_message_id: id });
         events.push(await this.#events.created(tx, row));
-        pending = await this.#deps.messages.createWithin(tx, actor, id, body.message, uploads, {
-          id,
-          firstPost: true,
-        });
+        pending = await this.#deps.messages
+          .createWithin(tx, actor, id, body.message, uploads, { id, firstPost: true })
+          .catch(underMessage);
         events.push(await this.#events.membersUpdate(tx, row, [actor.userId], []));
         await this.#audit(tx, actor.userId, row, AuditLogEvents.ThreadCreate, reason);
         return this.#object(tx, id, actor.userId);
@@ -718,6 +717,13 @@ function checkTags(
   if (changed.some((id) => available.get(id)?.moderated === true) && !has(parent.permissions, ManageThreads))
     throw new HearthError('MissingPermissions');
   return tags;
+}
+
+/** A form error of a post's first message, reported under `message` as the request nests it. */
+function underMessage(error: unknown): never {
+  if (error instanceof HearthError && error.error === 'InvalidFormBody' && error.errors)
+    throw new HearthError('InvalidFormBody', { errors: { message: error.errors } });
+  throw error;
 }
 
 /** A thread's audited values, as its audit entries name them. */
