@@ -365,6 +365,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     users: accounts,
     events: threads.events,
     archiveDue: (guildId) => threads.archiveDue(guildId),
+    applicationFlags: async (db, id) => (await applications.getApplicationIn(db, id))?.flags,
   });
   const threadListing = new ThreadListing({
     storage,

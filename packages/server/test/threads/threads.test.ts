@@ -44,12 +44,14 @@ let hearth: TestHearth;
 let room: ThreadRoom;
 let api: API;
 let botId: string;
+let botApplicationId: string;
 
 beforeAll(async () => {
   hearth = await startHearth({ rateLimitGlobal: 1_000_000 }, clock);
   room = await createThreadRoom(hearth);
   const bot = await addTestBot(hearth, room.guild);
   botId = bot.botUserId;
+  botApplicationId = bot.id;
   await grantTestRole(hearth, room.guild, MEMBER_PERMISSIONS, [botId]);
   api = new API(new REST({ api: `${hearth.url}/api`, retries: 0 }).setToken(bot.botToken));
 });
@@ -275,6 +277,19 @@ describe('Start Thread in Forum or Media Channel', () => {
       body: { code: 50006, message: 'Cannot send an empty message' },
     });
     // The first message's own checks report under `message`, as the request nests it.
+    expect((await start({ name: 'n', message: { components: [{ type: 1, components: [] }] } })).body).toEqual(
+      invalidForm({
+        message: {
+          components: {
+            '0': {
+              components: {
+                _errors: [{ code: 'BASE_TYPE_BAD_LENGTH', message: 'Must be between 1 and 5 in length.' }],
+              },
+            },
+          },
+        },
+      }),
+    );
     expect((await start({ name: 'n', message: { content: 'm', flags: 1 } })).body).toEqual(
       invalidForm({
         message: { flags: { _errors: [{ code: 'BASE_TYPE_INVALID', message: 'Invalid value.' }] } },
@@ -519,6 +534,11 @@ describe('Thread members', () => {
     expect(withMember.body).toMatchObject({
       user_id: room.other.id,
       member: { user: { id: room.other.id } },
+    });
+    // Listing is restricted by the GUILD_MEMBERS privileged intent: an unapproved bot gets 50001.
+    await expect(api.threads.getAllMembers(thread)).rejects.toMatchObject({ status: 403, code: 50001 });
+    await hearth.services.applications.adminUpdate(botApplicationId, {
+      grant_flags: ['GatewayGuildMembersLimited'],
     });
     const all = await api.threads.getAllMembers(thread);
     const ids = [room.member.id, botId, room.other.id].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1));

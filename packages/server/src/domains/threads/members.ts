@@ -1,4 +1,10 @@
-import { ChannelTypes, PermissionFlags, ThreadLimits } from '@hearth/protocol';
+import {
+  ChannelTypes,
+  GatewayIntents,
+  PermissionFlags,
+  PRIVILEGED_INTENT_FLAGS,
+  ThreadLimits,
+} from '@hearth/protocol';
 import type { Bus, BusEvent } from '../../bus/bus.js';
 import type { Clock } from '../../kernel/clock.js';
 import { HearthError } from '../../kernel/errors.js';
@@ -23,6 +29,15 @@ export interface ThreadMembersDeps {
   events: ThreadEvents;
   /** Archives the guild's threads whose time has come, before membership is read or changed. */
   archiveDue: (guildId: string) => Promise<unknown>;
+  /** An application's flags: its GUILD_MEMBERS approval decides whether its bot lists thread members. */
+  applicationFlags: (db: Executor, applicationId: string) => Promise<bigint | undefined>;
+}
+
+/** Who lists thread members: a bot's application must be approved for GUILD_MEMBERS. */
+export interface MembersReader {
+  userId: string;
+  applicationId?: string | undefined;
+  bot: boolean;
 }
 
 const { ViewChannel, SendMessages } = PermissionFlags;
@@ -126,8 +141,12 @@ export class ThreadMembersService {
     );
   }
 
-  /** GET /channels/{id}/thread-members: by user id, `after` one, at most `limit` (100). */
-  async list(actorId: string, threadId: string, query: unknown): Promise<ThreadMemberObject[]> {
+  /**
+   * GET /channels/{id}/thread-members: by user id, `after` one, at most `limit` (100). Restricted by the
+   * GUILD_MEMBERS privileged intent: a bot whose application is not approved for it gets 50001.
+   */
+  async list(reader: MembersReader, threadId: string, query: unknown): Promise<ThreadMemberObject[]> {
+    const actorId = reader.userId;
     const {
       with_member = false,
       after,
@@ -135,6 +154,8 @@ export class ThreadMembersService {
     } = parse(ListThreadMembersQuery, query ?? {});
     const db = this.#deps.storage.db;
     const standing = await this.#standing(db, actorId, threadId);
+    if (reader.bot && !(await this.#approvedForMembers(db, reader.applicationId)))
+      throw new HearthError('MissingAccess');
     const rows = (await store.members(db, threadId))
       .filter((row) => after === undefined || BigInt(row.user_id) > BigInt(after))
       .slice(0, limit);
@@ -150,6 +171,13 @@ export class ThreadMembersService {
   }
 
   // ---- Steps ----
+
+  async #approvedForMembers(db: Executor, applicationId: string | undefined): Promise<boolean> {
+    if (applicationId === undefined) return false;
+    const flags = (await this.#deps.applicationFlags(db, applicationId)) ?? 0n;
+    const approval = PRIVILEGED_INTENT_FLAGS.find((entry) => entry.intent === GatewayIntents.GuildMembers);
+    return approval?.flags.some((flag) => (flags & flag) === flag) ?? false;
+  }
 
   /** One membership change: the thread (10003), the actor's standing, not archived (50083). */
   async #change(

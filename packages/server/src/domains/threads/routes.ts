@@ -105,7 +105,7 @@ export function threadsRoutes(
     app.get<Channel>(
       '/channels/:channel_id/thread-members',
       { config: MEMBER, schema: { params: ChannelParams, querystring: ListThreadMembersQuery } },
-      async (request) => members.list(userOf(request), request.params.channel_id, request.query),
+      async (request) => members.list(actorOf(request), request.params.channel_id, request.query),
     );
 
     app.get<Guild>(

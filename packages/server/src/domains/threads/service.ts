@@ -76,6 +76,8 @@ const AUDITED_KEYS = [
   'applied_tags',
 ] as const;
 
+const POST_MESSAGE_FLAGS = MessageFlags.SuppressEmbeds | MessageFlags.SuppressNotifications;
+
 const isForum = (type: number) => type === ChannelTypes.GuildForum || type === ChannelTypes.GuildMedia;
 
 /** The parent channel a thread is started in, as the caller stands in it. */
@@ -233,6 +235,9 @@ export class ThreadsService {
         const tags = checkTags(parent, [], body.applied_tags ?? []);
         if (tags.length === 0 && (Number(parent.row.flags) & ChannelFlags.RequireTag) !== 0)
           throw new HearthError('ForumTagRequired');
+        // A post's first message takes only SUPPRESS_EMBEDS and SUPPRESS_NOTIFICATIONS (channel resource).
+        if (((body.message.flags ?? 0) & ~POST_MESSAGE_FLAGS) !== 0)
+          throw invalidForm('message.flags', FormErrors.invalid());
         const id = this.#deps.snowflakes.next();
         const row = await this.#insert(tx, actor, parent, {
           id,
