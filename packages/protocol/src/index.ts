@@ -14,7 +14,7 @@ export * from './scopes.js';
 export * from './sdk-versions.js';
 export * from './snowflake.js';
 export * from './social.js';
+export * from './threads.js';
 export * from './timeline.js';
 export * from './user.js';
 export * from './webhooks.js';
-export * from './threads.js';

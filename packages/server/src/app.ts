@@ -303,6 +303,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const moderation = { storage, clock, bus, accounts, access: guildAccess, auditLog };
   const members = new MembersService({
     ...moderation,
+    rolesChanging: (tx, guildId, userId) => threads.rolesChanging(tx, guildId, userId),
     tokens: { authenticateAccessToken: (token) => oauth2!.authenticateAccessToken(token) },
     applications: { flagsOf: async (id) => (await applications.getApplication(id))?.flags },
   });

@@ -68,7 +68,7 @@ describe('THREAD_CREATE / UPDATE / DELETE', () => {
     await patchThread(hearth, thread, room.member.token, { name: 'second' });
     await call(hearth, `/channels/${thread}`, { method: 'DELETE', auth: room.moderator.token });
 
-    const [seen, unseen] = await threadEvents(room, watcher, outsider);
+    const [seen = [], unseen = []] = await threadEvents(room, watcher, outsider);
     expect(types(seen)).toEqual([
       'THREAD_CREATE',
       'MESSAGE_CREATE',
@@ -107,9 +107,9 @@ describe('THREAD_CREATE / UPDATE / DELETE', () => {
     const moderator = await identify(hearth, room.moderator.token);
     const thread = await startThread(hearth, room.textId, room.member.token, { type: 12 });
     await post(hearth, thread, room.member.token, { content: 'secret' });
-    const [ofOther, ofModerator] = await threadEvents(room, other, moderator);
+    const [ofOther = [], ofModerator = []] = await threadEvents(room, other, moderator);
     expect(ofOther).toEqual([]);
-    expect(types(ofModerator!)).toEqual(['THREAD_CREATE', 'THREAD_MEMBERS_UPDATE', 'MESSAGE_CREATE']);
+    expect(types(ofModerator)).toEqual(['THREAD_CREATE', 'THREAD_MEMBERS_UPDATE', 'MESSAGE_CREATE']);
 
     // Added, `other` gets THREAD_CREATE with its member, then the membership change, then the thread's messages.
     const added = await call(hearth, `/channels/${thread}/thread-members/${room.other.id}`, {
@@ -118,8 +118,8 @@ describe('THREAD_CREATE / UPDATE / DELETE', () => {
     });
     expect(added.status, JSON.stringify(added.body)).toBe(204);
     await post(hearth, thread, room.member.token, { content: 'now you see it' });
-    const [joined, again] = await threadEvents(room, other, moderator);
-    expect(types(again!)).toEqual(['THREAD_MEMBERS_UPDATE', 'MESSAGE_CREATE']);
+    const [joined = [], again = []] = await threadEvents(room, other, moderator);
+    expect(types(again)).toEqual(['THREAD_MEMBERS_UPDATE', 'MESSAGE_CREATE']);
     expect(types(joined)).toEqual(['THREAD_CREATE', 'THREAD_MEMBERS_UPDATE', 'MESSAGE_CREATE']);
     expect(joined[0]!.d).toMatchObject({ id: thread, member: { user_id: room.other.id } });
     expect(joined[0]!.d).not.toHaveProperty('newly_created');
@@ -149,12 +149,12 @@ describe('THREAD_MEMBERS_UPDATE and the GUILD_MEMBERS intent', () => {
       auth: room.other.token,
     });
 
-    const [plainFrames, membersFrames] = await threadEvents(room, plainSession, membersSession);
-    const ofPlain = plainFrames!.filter((f) => f.t === 'THREAD_MEMBERS_UPDATE');
+    const [plainFrames = [], membersFrames = []] = await threadEvents(room, plainSession, membersSession);
+    const ofPlain = plainFrames.filter((f) => f.t === 'THREAD_MEMBERS_UPDATE');
     expect(ofPlain.map((f) => f.d)).toEqual([
       expect.objectContaining({ added_members: [expect.objectContaining({ user_id: plain.botUserId })] }),
     ]);
-    const ofMembers = membersFrames!.filter((f) => f.t === 'THREAD_MEMBERS_UPDATE');
+    const ofMembers = membersFrames.filter((f) => f.t === 'THREAD_MEMBERS_UPDATE');
     expect(
       ofMembers.map((f) => (f.d as Data)['added_members'] ?? (f.d as Data)['removed_member_ids']),
     ).toEqual([
@@ -175,8 +175,8 @@ describe('Archive, unarchive and access', () => {
     clock.advance(60 * 60_000);
     expect(await hearth.services.threads.archiveDue()).toBeGreaterThanOrEqual(1);
     await post(hearth, thread, room.member.token, { content: 'wake up' });
-    const [frames] = await threadEvents(room, member);
-    const seen = frames!.filter((frame) => frame.t !== 'MESSAGE_CREATE');
+    const [frames = []] = await threadEvents(room, member);
+    const seen = frames.filter((frame) => frame.t !== 'MESSAGE_CREATE');
     expect(types(seen)).toEqual([
       'THREAD_CREATE',
       'THREAD_MEMBERS_UPDATE',
@@ -190,7 +190,7 @@ describe('Archive, unarchive and access', () => {
     await member.close();
   });
 
-  it('GUILD_CREATE carries the active threads a bot can see; THREAD_LIST_SYNC follows gained access', async () => {
+  it('GUILD_CREATE carries the active threads a bot can see; THREAD_LIST_SYNC follows access gained by an overwrite or a role', async () => {
     const room = await createThreadRoom(hearth);
     const closed = await seedTestChannel(hearth, room.guild.id, { name: 'closed' });
     const visible = await startThread(hearth, room.textId, room.member.token);
@@ -218,6 +218,23 @@ describe('Archive, unarchive and access', () => {
       threads: [{ id: behind, parent_id: closed }],
       members: [],
     });
+
+    // A role that opens another hidden channel, given to the bot: THREAD_LIST_SYNC for that channel.
+    const staff = await grantTestRole(hearth, room.guild, 0n, []);
+    const staffOnly = await seedTestChannel(hearth, room.guild.id, {
+      overwrites: [
+        { id: room.guild.id, type: 0, allow: 0n, deny: PermissionFlags.ViewChannel },
+        { id: staff, type: 0, allow: PermissionFlags.ViewChannel, deny: 0n },
+      ],
+    });
+    const staffThread = await startThread(hearth, staffOnly, room.owner.token);
+    const granted = await call(hearth, `/guilds/${room.guild.id}/members/${bot.botUserId}/roles/${staff}`, {
+      method: 'PUT',
+      auth: room.owner.token,
+    });
+    expect(granted.status).toBe(204);
+    const roleSync = await session.nextDispatch('THREAD_LIST_SYNC');
+    expect(roleSync.d).toMatchObject({ channel_ids: [staffOnly], threads: [{ id: staffThread }] });
     await session.close();
   });
 });

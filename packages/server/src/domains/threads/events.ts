@@ -108,13 +108,13 @@ export class ThreadEvents {
   }
 
   /**
-   * THREAD_LIST_SYNC to one user who gained access to a channel: its active threads they can see, and their
+   * THREAD_LIST_SYNC to one user who gained access to channels: their active threads they can see, and their
    * memberships among them (gateway events, Thread List Sync).
    */
   async listSync(
     db: Executor,
     guildId: string,
-    channelId: string,
+    channelIds: readonly string[],
     userId: string,
     rows: readonly ThreadRow[],
   ): Promise<BusEvent> {
@@ -126,7 +126,7 @@ export class ThreadEvents {
       type: ThreadDispatches.ThreadListSync,
       data: {
         guild_id: guildId,
-        channel_ids: [channelId],
+        channel_ids: [...channelIds],
         threads,
         members: memberships.map((member) => toThreadMemberObject(member)),
       },

@@ -450,10 +450,47 @@ export class ThreadsService {
           const standing = await standingIn(after, this.#deps.access, userId, row).catch(() => undefined);
           if (standing) visible.push(row);
         }
-        events.push(await this.#events.listSync(after, guildId, channelId, userId, visible));
+        events.push(await this.#events.listSync(after, guildId, [channelId], userId, visible));
       }
       return events;
     };
+  }
+
+  /**
+   * Before a member's roles change: the channels with active threads they can view. After: one
+   * THREAD_LIST_SYNC naming the channels they gained, with the threads there they can see.
+   */
+  async rolesChanging(
+    tx: Executor,
+    guildId: string,
+    userId: string,
+  ): Promise<(tx: Executor) => Promise<BusEvent[]>> {
+    const threads = await store.activeThreads(tx, guildId);
+    if (threads.length === 0) return async () => [];
+    const parents = [...new Set(threads.map((row) => row.parent_id))];
+    const before = await this.#viewable(tx, guildId, userId, parents);
+    return async (after) => {
+      const gained = [...(await this.#viewable(after, guildId, userId, parents))].filter(
+        (id) => !before.has(id),
+      );
+      if (gained.length === 0) return [];
+      const visible: ThreadRow[] = [];
+      for (const row of threads) {
+        if (!gained.includes(row.parent_id)) continue;
+        if (await standingIn(after, this.#deps.access, userId, row).catch(() => undefined)) visible.push(row);
+      }
+      return [await this.#events.listSync(after, guildId, gained, userId, visible)];
+    };
+  }
+
+  /** Which of `channelIds` the member can view. */
+  async #viewable(db: Executor, guildId: string, userId: string, channelIds: readonly string[]) {
+    const access = await this.#deps.access.member(db, guildId, userId);
+    const viewable = new Set<string>();
+    for (const channelId of channelIds)
+      if (has(await this.#deps.access.permissionsIn(db, access, channelId), ViewChannel))
+        viewable.add(channelId);
+    return viewable;
   }
 
   async #viewers(db: Executor, guildId: string, channelId: string): Promise<Set<string>> {
