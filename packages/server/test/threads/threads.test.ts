@@ -312,6 +312,27 @@ describe('Start Thread in Forum or Media Channel', () => {
     expect(active.body.threads.filter((t) => t['parent_id'] === strict)).toEqual([]);
   });
 
+  it('the forum’s rate_limit_per_user limits how often a member starts posts (429, 20016); bots are exempt', async () => {
+    const forum = await seedTestChannel(hearth, room.guild.id, { type: 15, name: 'slow' });
+    await call(hearth, `/channels/${forum}`, {
+      method: 'PATCH',
+      auth: room.owner.token,
+      body: { rate_limit_per_user: 60 },
+    });
+    const body = { name: 'n', message: { content: 'm' } };
+    const start = (token: string) =>
+      call(hearth, `/channels/${forum}/threads`, { method: 'POST', auth: token, body });
+    expect((await start(room.member.token)).status).toBe(201);
+    expect(await start(room.member.token)).toEqual({
+      status: 429,
+      body: expect.objectContaining({ code: 20016, retry_after: 60 }),
+    });
+    clock.advance(60_000);
+    expect((await start(room.member.token)).status).toBe(201);
+    await api.channels.createForumThread(forum, { name: 'bot 1', message: { content: 'm' } });
+    await api.channels.createForumThread(forum, { name: 'bot 2', message: { content: 'm' } });
+  });
+
   it('needs SEND_MESSAGES in the forum, not CREATE_PUBLIC_THREADS', async () => {
     const forum = await seedTestChannel(hearth, room.guild.id, {
       type: 15,
@@ -447,6 +468,23 @@ describe('Modify and delete a thread (PATCH / DELETE /channels/{id})', () => {
       body: UNKNOWN_CHANNEL,
     });
     expect(await call(hearth, `/channels/${thread.id}/messages`, { auth: room.moderator.token })).toEqual({
+      status: 404,
+      body: UNKNOWN_CHANNEL,
+    });
+  });
+
+  it('deleting the parent channel deletes its threads and their messages', async () => {
+    const parent = await seedTestChannel(hearth, room.guild.id, { name: 'doomed' });
+    const thread = await startThread(hearth, parent, room.member.token);
+    await post(hearth, thread, room.member.token, { content: 'gone soon' });
+    expect(
+      (await call(hearth, `/channels/${parent}`, { method: 'DELETE', auth: room.owner.token })).status,
+    ).toBe(200);
+    expect(await call(hearth, `/channels/${thread}`, { auth: room.owner.token })).toEqual({
+      status: 404,
+      body: UNKNOWN_CHANNEL,
+    });
+    expect(await call(hearth, `/channels/${thread}/messages`, { auth: room.owner.token })).toEqual({
       status: 404,
       body: UNKNOWN_CHANNEL,
     });

@@ -436,6 +436,14 @@ export class ChannelMessagesService {
     });
   }
 
+  /**
+   * Slowmode spent outside a message (a forum's `rate_limit_per_user` limits how often posts are started,
+   * Threads topic): 429 with 20016 while the member's period runs.
+   */
+  async spendSlowmode(tx: Executor, actor: Actor, place: Place): Promise<void> {
+    await this.#slowmode(tx as Tx, actor, place);
+  }
+
   /** Messages of a thread were deleted (bulk delete): the thread's counts follow. */
   async messagesDeletedIn(tx: Executor, place: Place, messageIds: readonly string[]): Promise<void> {
     if (place.thread) await this.#deps.threads?.messagesDeleted(tx, place, messageIds);

@@ -50,7 +50,7 @@ export interface ThreadsDeps {
   users: { getUserIn(db: Executor, id: string): Promise<User | undefined> };
   messages: Pick<
     ChannelMessagesService,
-    'createWithin' | 'postSystemMessage' | 'findMessageIn' | 'addFlags' | 'channelDeleted'
+    'createWithin' | 'postSystemMessage' | 'findMessageIn' | 'addFlags' | 'channelDeleted' | 'spendSlowmode'
   >;
 }
 
@@ -238,6 +238,12 @@ export class ThreadsService {
         // A post's first message takes only SUPPRESS_EMBEDS and SUPPRESS_NOTIFICATIONS (channel resource).
         if (((body.message.flags ?? 0) & ~POST_MESSAGE_FLAGS) !== 0)
           throw invalidForm('message.flags', FormErrors.invalid());
+        // The forum's own slowmode limits how often a member starts posts (Threads topic, Forum fields).
+        await this.#deps.messages.spendSlowmode(
+          tx,
+          actor,
+          await placeOf(tx, this.#deps.access, actor, channelId),
+        );
         const id = this.#deps.snowflakes.next();
         const row = await this.#insert(tx, actor, parent, {
           id,
