@@ -159,12 +159,7 @@ export const JSONErrors = {
     message: 'Cannot reply without permission to read message history',
   },
   /** Threads (GUILDS.md §2.5, §9): an archived thread refuses writes; a locked one those of non-moderators. */
-  ThreadArchived: {
-    code: 50083,
-    status: 400,
-    message:
-      'Tried to perform an operation on an archived thread, such as editing a message or adding a user to the thread',
-  },
+  ThreadArchived: { code: 50083, status: 400, message: 'Thread is archived' },
   ThreadAlreadyCreatedForMessage: {
     code: 160004,
     status: 400,

@@ -29,11 +29,7 @@ export const UNKNOWN_CHANNEL = { code: 10003, message: 'Unknown Channel' };
 export const UNKNOWN_MESSAGE = { code: 10008, message: 'Unknown Message' };
 export const UNKNOWN_MEMBER = { code: 10007, message: 'Unknown Member' };
 export const THREAD_LOCKED = { code: 160005, message: 'Thread is locked' };
-export const THREAD_ARCHIVED = {
-  code: 50083,
-  message:
-    'Tried to perform an operation on an archived thread, such as editing a message or adding a user to the thread',
-};
+export const THREAD_ARCHIVED = { code: 50083, message: 'Thread is archived' };
 export const ALREADY_CREATED = {
   code: 160004,
   message: 'A thread has already been created for this message',
