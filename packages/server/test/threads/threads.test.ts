@@ -376,6 +376,28 @@ describe('Messages in threads', () => {
     expect(await api.channels.get(thread)).toMatchObject({ message_count: 1, total_message_sent: 2 });
   });
 
+  it('the thread’s own slowmode applies to its messages; bulk delete lowers message_count', async () => {
+    const thread = await startThread(hearth, room.textId, room.member.token, { rate_limit_per_user: 30 });
+    expect((await post(hearth, thread, room.member.token, { content: 'one' })).status).toBe(200);
+    expect(await post(hearth, thread, room.member.token, { content: 'two' })).toEqual({
+      status: 429,
+      body: expect.objectContaining({ code: 20016, retry_after: 30 }),
+    });
+    const ids: string[] = [];
+    for (const content of ['a', 'b', 'c'])
+      ids.push((await post(hearth, thread, room.owner.token, { content })).body.id);
+    const bulk = await call(hearth, `/channels/${thread}/messages/bulk-delete`, {
+      method: 'POST',
+      auth: room.owner.token,
+      body: { messages: ids.slice(0, 2) },
+    });
+    expect(bulk.status).toBe(204);
+    expect((await call(hearth, `/channels/${thread}`, { auth: room.member.token })).body).toMatchObject({
+      message_count: 2,
+      total_message_sent: 4,
+    });
+  });
+
   it('sending needs SEND_MESSAGES_IN_THREADS, not SEND_MESSAGES', async () => {
     const parent = await seedTestChannel(hearth, room.guild.id, {
       overwrites: [{ id: room.guild.id, type: 0, allow: 0n, deny: PermissionFlags.SendMessagesInThreads }],
