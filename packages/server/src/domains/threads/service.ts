@@ -134,7 +134,13 @@ export class ThreadsService {
         parentType === ChannelTypes.GuildAnnouncement
           ? ChannelTypes.AnnouncementThread
           : ChannelTypes.PublicThread;
-      const row = await this.#insert(tx, actor, parent, { ...body, id: messageId, type });
+      const row = await this.#insert(tx, actor, parent, {
+        id: messageId,
+        type,
+        name: body.name,
+        auto_archive_duration: body.auto_archive_duration,
+        rate_limit_per_user: body.rate_limit_per_user,
+      });
       events.push(await this.#events.created(tx, row));
       const parentPlace = await placeOf(tx, this.#deps.access, actor, channelId);
       const updated = await this.#deps.messages.addFlags(tx, parentPlace, messageId, MessageFlags.HasThread);
@@ -189,9 +195,12 @@ export class ThreadsService {
         type === ChannelTypes.PrivateThread ? CreatePrivateThreads : CreatePublicThreads,
       );
       const row = await this.#insert(tx, actor, parent, {
-        ...body,
         id: this.#deps.snowflakes.next(),
         type,
+        name: body.name,
+        auto_archive_duration: body.auto_archive_duration,
+        rate_limit_per_user: body.rate_limit_per_user,
+        invitable: body.invitable,
       });
       events.push(await this.#events.created(tx, row));
       if (type !== ChannelTypes.PrivateThread) {
