@@ -105,6 +105,18 @@ export const JSONErrors = {
     status: 400,
     message: 'The entitlement for this SKU has already been granted',
   },
+  /** A tag from the forum's `available_tags` is required for a post there (REQUIRE_TAG flag). */
+  ForumTagRequired: {
+    code: 40067,
+    status: 400,
+    message: 'A tag is required to create a forum post in this channel',
+  },
+  /** Members of one thread (GUILDS.md §9: 30033). */
+  MaximumThreadParticipants: {
+    code: 30033,
+    status: 400,
+    message: 'Maximum number of thread participants has been reached (1000)',
+  },
   MissingAccess: { code: 50001, status: 403, message: 'Missing Access' },
   CannotExecuteOnDMChannel: { code: 50003, status: 403, message: 'Cannot execute action on a DM channel' },
   CannotEditOtherUsersMessage: {
@@ -164,6 +176,15 @@ export const JSONErrors = {
     status: 403,
     message: 'Cannot reply without permission to read message history',
   },
+  /** Threads (GUILDS.md §2.5, §9): an archived thread refuses writes; a locked one those of non-moderators. */
+  ThreadArchived: { code: 50083, status: 400, message: 'Thread is archived' },
+  ThreadAlreadyCreatedForMessage: {
+    code: 160004,
+    status: 400,
+    message: 'A thread has already been created for this message',
+  },
+  ThreadLocked: { code: 160005, status: 400, message: 'Thread is locked' },
+  MaximumActiveThreads: { code: 160006, status: 400, message: 'Maximum number of active threads reached' },
   ReactionBlocked: { code: 90001, status: 403, message: 'Reaction was blocked' },
   CannotForwardUnreadableMessage: {
     code: 160014,

@@ -15,6 +15,7 @@ export * from './sdk-versions.js';
 export * from './search.js';
 export * from './snowflake.js';
 export * from './social.js';
+export * from './threads.js';
 export * from './timeline.js';
 export * from './user.js';
 export * from './webhooks.js';

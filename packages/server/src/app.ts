@@ -70,6 +70,10 @@ import { RelationshipsService } from './domains/relationships/service.js';
 import { searchRoutes } from './domains/search/routes.js';
 import { SearchIndex } from './domains/search/search-index.js';
 import { SearchService } from './domains/search/service.js';
+import { ThreadListing } from './domains/threads/listing.js';
+import { ThreadMembersService } from './domains/threads/members.js';
+import { threadsRoutes } from './domains/threads/routes.js';
+import { ThreadsService } from './domains/threads/service.js';
 import { voiceStatusRoutes } from './domains/voice-status/routes.js';
 import { VoiceStatusService } from './domains/voice-status/service.js';
 import { WebhooksService } from './domains/webhooks/service.js';
@@ -126,6 +130,7 @@ export interface Services {
   channels: ChannelsService;
   invites: InvitesService;
   channelMessages: ChannelMessagesService;
+  threads: ThreadsService;
   dmChannels: DmChannels;
   reactions: ReactionsService;
   messageActions: MessageActionsService;
@@ -177,6 +182,8 @@ export interface RegisteredRoute {
 const LOBBY_SWEEP_INTERVAL_MS = 1000;
 /** How often each node looks for due batches of guild search indexes being built. */
 const SEARCH_INDEX_INTERVAL_MS = 250;
+/** How often threads whose auto-archive time has come are archived (each read also archives them lazily). */
+const THREAD_SWEEP_INTERVAL_MS = 60_000;
 
 /** The composition root: the only place where storage, counters, clock, services and transports meet. */
 export async function createHearth(options: HearthOptions): Promise<Hearth> {
@@ -332,6 +339,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   };
   const members = new MembersService({
     ...moderation,
+    rolesChanging: (tx, guildId, userId) => threads.rolesChanging(tx, guildId, userId),
     tokens: { authenticateAccessToken: (token) => oauth2!.authenticateAccessToken(token) },
     applications: { flagsOf: async (id) => (await applications.getApplication(id))?.flags },
   });
@@ -380,6 +388,11 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       },
     ],
     searchIndex,
+    threads: {
+      messageCreated: (tx, place, messageId) => threads.messageCreated(tx, place, messageId),
+      messagesDeleted: (tx, place, ids) => threads.messagesDeleted(tx, place, ids),
+      threadsOf: (db, ids) => threads.threadsOf(db, ids),
+    },
   });
   const search = new SearchService({
     storage,
@@ -387,6 +400,32 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     access: guildAccess,
     index: searchIndex,
     reading: new MessageReading({ storage, users: accounts, applicationFlags, attachments }),
+  });
+  // Threads: sub-channels whose messages the message core stores (it tells them of each one above).
+  const threads: ThreadsService = new ThreadsService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    access: guildAccess,
+    auditLog,
+    users: accounts,
+    messages: channelMessages,
+  });
+  const threadMembers = new ThreadMembersService({
+    storage,
+    clock,
+    bus,
+    access: guildAccess,
+    users: accounts,
+    events: threads.events,
+    archiveDue: (guildId) => threads.archiveDue(guildId),
+    applicationFlags: async (db, id) => (await applications.getApplicationIn(db, id))?.flags,
+  });
+  const threadListing = new ThreadListing({
+    storage,
+    access: guildAccess,
+    archiveDue: (guildId) => threads.archiveDue(guildId),
   });
   const reactions = new ReactionsService({ storage, clock, bus, access: guildAccess, users: accounts });
   const messageActions = new MessageActionsService({
@@ -417,10 +456,12 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     access: guildAccess,
     auditLog,
     channelDeleted: async (tx, channelId) => {
+      await threads.parentDeleted(tx, channelId);
       await channelMessages.channelDeleted(tx, channelId);
       return lobbyLinking.channelDeleted(tx, channelId);
     },
     privateChannel: (userId, channelId) => dmChannels.find(userId, channelId),
+    threads,
   });
   const invites: InvitesService = new InvitesService({
     storage,
@@ -530,6 +571,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       clock,
       users: (ids) => accounts.getUsers(ids),
       presenceOf: (userId) => presence!.presenceOf(userId),
+      threadsOf: (guildId, userId) => threadListing.guildCreateThreads(guildId, userId),
     }),
     gateway,
     lobbiesOf: (userId, applicationId) => lobbies.lobbiesOf(userId, applicationId),
@@ -614,6 +656,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     channels,
     invites,
     channelMessages,
+    threads,
     dmChannels,
     reactions,
     messageActions,
@@ -660,6 +703,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       reactionsRoutes(reactions),
       messageActionsRoutes(messageActions),
       pinsRoutes(pins),
+      threadsRoutes(threads, threadMembers, threadListing, channelMessages.uploads),
       automodRoutes(automod),
       lobbiesRoutes(lobbies),
       linkingRoutes(lobbyLinking),
@@ -697,6 +741,11 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
           SEARCH_INDEX_INTERVAL_MS,
           (error) => logger.error({ err: error }, 'search index batch failed'),
         );
+  const threadSweeping = new Sweeper(
+    () => threads.archiveDue(),
+    THREAD_SWEEP_INTERVAL_MS,
+    (error) => logger.error({ err: error }, 'thread auto-archive sweep failed'),
+  );
   if (options.deliverWebhooks !== false) deliveryWorker.start();
 
   return {
@@ -723,6 +772,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     async close() {
       await sweeping.stop();
       await indexing?.stop();
+      await threadSweeping.stop();
       await deliveryWorker.stop();
       await gatewayServer.close();
       presence.close();

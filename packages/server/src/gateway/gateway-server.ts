@@ -9,6 +9,7 @@ import {
   GATEWAY_PATH,
   GATEWAY_VERSIONS,
   GatewayCloseCodes,
+  GatewayIntents,
   GatewayOpcodes,
   IDENTIFY_WINDOW_MS,
   isScope,
@@ -867,7 +868,22 @@ function wants(target: Matchable, event: DeliveredEvent): boolean {
   if (audience.users && !audience.users.includes(target.identity.userId)) return false;
   if (audience.applicationId && target.identity.applicationId !== audience.applicationId) return false;
   if (audience.guildId && !target.guildIds.has(audience.guildId)) return false;
+  if (event.type === 'THREAD_MEMBERS_UPDATE' && !namesTarget(target, event)) {
+    // Others' thread membership needs GUILD_MEMBERS too (Threads topic, Syncing for other users).
+    if (target.identity.kind === 'bot' && (target.intents & GatewayIntents.GuildMembers) === 0) return false;
+  }
   return wantsType(target, event.type, audience.guildId !== undefined);
+}
+
+/** Whether a THREAD_MEMBERS_UPDATE adds or removes the target's own user. */
+function namesTarget(target: Matchable, event: DeliveredEvent): boolean {
+  const userId = target.identity.userId;
+  const added = event.data['added_members'];
+  const removed = event.data['removed_member_ids'];
+  return (
+    (Array.isArray(added) && added.some((member) => (member as { user_id?: unknown })?.user_id === userId)) ||
+    (Array.isArray(removed) && removed.includes(userId))
+  );
 }
 
 /**

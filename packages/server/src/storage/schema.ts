@@ -62,6 +62,9 @@ export interface Schema {
   invites: InvitesTable;
   invite_target_users: InviteTargetUsersTable;
   invite_temporary_members: InviteTemporaryMembersTable;
+  // ---- Threads (0023_threads) ----
+  threads: ThreadsTable;
+  thread_members: ThreadMembersTable;
 }
 
 export interface UsersTable {
@@ -718,4 +721,37 @@ export interface InviteTemporaryMembersTable {
   /** JSON array of the roles the invite gave. */
   role_ids: Generated<string>;
   joined_at: number;
+}
+
+export interface ThreadsTable {
+  id: string;
+  guild_id: string;
+  parent_id: string;
+  type: number;
+  name: string;
+  owner_id: string;
+  flags: Generated<number>;
+  rate_limit_per_user: Generated<number>;
+  last_message_id: string | null;
+  last_pin_timestamp: number | null;
+  archived: Generated<number>;
+  auto_archive_duration: number;
+  archive_timestamp: number;
+  locked: Generated<number>;
+  /** Private threads only. */
+  invitable: number | null;
+  message_count: Generated<number>;
+  total_message_sent: Generated<number>;
+  /** JSON array of forum tag ids. */
+  applied_tags: Generated<string>;
+  /** The last activity: auto-archive counts from it. */
+  last_activity_at: number;
+  created_at: number;
+}
+
+export interface ThreadMembersTable {
+  thread_id: string;
+  user_id: string;
+  join_timestamp: number;
+  flags: Generated<number>;
 }

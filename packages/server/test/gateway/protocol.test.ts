@@ -294,14 +294,17 @@ describe('Close codes (PROTOCOL.md §D.4); none of them takes the node down', ()
     [31, 'Request Soundboard Sounds', { guild_ids: ['1'] }],
     [42, 'Lobby Voice Server Ping', { lobby_id: '1' }],
     [43, 'Request Channel Info', { guild_id: '1', fields: ['status'] }],
-  ])('op %i (%s) about a lobby or guild the session is not in is ignored: the session stays open', async (op, _name, d) => {
-    const game = await createGame(hearth);
-    const { client } = await ready(hearth, game.botToken);
-    client.send({ op, d });
-    client.send({ op: 1, d: null });
-    expect(await client.nextOp(GatewayOpcodes.HeartbeatAck)).toEqual(ACK);
-    expect(client.socket.readyState).toBe(client.socket.OPEN);
-  });
+  ])(
+    'op %i (%s) about a lobby or guild the session is not in is ignored: the session stays open',
+    async (op, _name, d) => {
+      const game = await createGame(hearth);
+      const { client } = await ready(hearth, game.botToken);
+      client.send({ op, d });
+      client.send({ op: 1, d: null });
+      expect(await client.nextOp(GatewayOpcodes.HeartbeatAck)).toEqual(ACK);
+      expect(client.socket.readyState).toBe(client.socket.OPEN);
+    },
+  );
 
   it('4002 Decode error: a frame that is not JSON', async () => {
     const client = await helloed();

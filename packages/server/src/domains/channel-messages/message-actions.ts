@@ -16,7 +16,13 @@ import type { AuditLog } from '../guilds/audit-log.js';
 import { BulkDeleteMessages } from './message-actions-schemas.js';
 import { memberObjectOf } from './message-events.js';
 import type { MessageObject } from './objects.js';
-import { type Actor, placeOf, requireMessageChannel, requirePermissions } from './places.js';
+import {
+  type Actor,
+  placeOf,
+  requireMessageChannel,
+  requirePermissions,
+  requireThreadWrite,
+} from './places.js';
 import type { ReactionsDeps } from './reactions.js';
 import { audienceOf, type ChannelMessagesService } from './service.js';
 import * as store from './store.js';
@@ -24,7 +30,7 @@ import * as store from './store.js';
 export interface MessageActionsDeps extends ReactionsDeps {
   auditLog: AuditLog;
   /** The message service: objects as a reader sees them, and MESSAGE_UPDATE as every reader gets it. */
-  messages: Pick<ChannelMessagesService, 'objectsOf' | 'publishMessage'>;
+  messages: Pick<ChannelMessagesService, 'objectsOf' | 'publishMessage' | 'messagesDeletedIn'>;
   /** The files of messages (attachments.ts): dropped with the messages, removed from disk after commit. */
   attachments?: {
     deleteForMessages(db: Executor, messageIds: readonly string[]): Promise<string[]>;
@@ -79,12 +85,14 @@ export class MessageActionsService {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
       if (place.guildId === null) throw new HearthError('CannotExecuteOnDMChannel');
       requirePermissions(place, ManageMessages);
+      requireThreadWrite(place, 'delete');
       this.#checkAge(ids);
       const found = await store.findMessages(tx, ids);
       const deleted = found.filter((row) => row.channel_id === channelId).map((row) => row.id);
       if (deleted.length === 0) return { events: [], files: [] };
       const files = (await this.#deps.attachments?.deleteForMessages(tx, deleted)) ?? [];
       for (const id of deleted) await store.deleteMessage(tx, id);
+      await this.#deps.messages.messagesDeletedIn(tx, place, deleted);
       const audit = await this.#deps.auditLog.recordEvent(tx, {
         guildId: place.guildId,
         userId: actor.userId,

@@ -44,6 +44,8 @@ export interface MessageObject {
   interaction_metadata?: Record<string, unknown>;
   webhook_id?: string;
   application_id?: string;
+  /** The thread this message started (its id is the message's). */
+  thread?: Record<string, unknown>;
   /** Gateway events of guild channels only. */
   guild_id?: string;
   member?: Record<string, unknown>;

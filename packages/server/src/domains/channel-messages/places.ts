@@ -1,9 +1,11 @@
 import { ChannelTypes, MESSAGE_CHANNEL_TYPES, PermissionFlags } from '@hearth/protocol';
+import type { Audience, BusEvent } from '../../bus/bus.js';
 import { HearthError } from '../../kernel/errors.js';
 import type { Executor } from '../../storage/database.js';
 import * as channelStore from '../channels/store.js';
 import type { GuildAccess } from '../guilds/access.js';
 import { has } from '../guilds/permissions.js';
+import { threadAudience, threadStanding } from '../threads/access.js';
 import * as store from './store.js';
 
 /** Who acts: a user (a person's session) or an application's bot user. */
@@ -29,6 +31,20 @@ export interface Place {
   rateLimitPerUser: number;
   /** The two participants of a DM channel. */
   recipients?: readonly [string, string];
+  /** A thread's state (types 10–12): its locks and archive rule the writes in it. */
+  thread?: ThreadState;
+  /** Who receives the place's events, when not everyone who views the channel (threads). */
+  audience?: Audience;
+}
+
+export interface ThreadState {
+  parentId: string;
+  ownerId: string;
+  locked: boolean;
+  /** Archived, or due to be (its auto-archive time has come). */
+  archived: boolean;
+  /** The actor's permissions in the parent channel (a forum post's first message needs SEND_MESSAGES there). */
+  parentPermissions: bigint;
 }
 
 const {
@@ -76,6 +92,25 @@ export async function placeOf(
       rateLimitPerUser: Number(channel.rate_limit_per_user ?? 0),
     };
   }
+  const thread = await threadStanding(db, access, actor.userId, channelId);
+  if (thread) {
+    const row = thread.row;
+    return {
+      channelId,
+      type: Number(row.type),
+      guildId: row.guild_id,
+      permissions: thread.permissions,
+      rateLimitPerUser: Number(row.rate_limit_per_user),
+      thread: {
+        parentId: row.parent_id,
+        ownerId: row.owner_id,
+        locked: Number(row.locked) === 1,
+        archived: thread.archived,
+        parentPermissions: thread.parentPermissions,
+      },
+      audience: await threadAudience(db, access, row),
+    };
+  }
   const dm = await store.findDmChannel(db, channelId);
   if (!dm) throw new HearthError('UnknownChannel');
   if (dm.user_low !== actor.userId && dm.user_high !== actor.userId) throw new HearthError('MissingAccess');
@@ -98,4 +133,35 @@ export function requireMessageChannel(place: Place): void {
 /** 50013 unless the actor holds every bit here. */
 export function requirePermissions(place: Place, bits: bigint): void {
   if (!has(place.permissions, bits)) throw new HearthError('MissingPermissions');
+}
+
+/** What an actor does in a thread: send, edit, delete a message, or add or remove a reaction. */
+export type ThreadWrite = 'send' | 'edit' | 'delete' | 'react';
+
+/**
+ * Locked and archived threads (seed, States: Locked threads; Threads topic). Without MANAGE_THREADS, a
+ * locked thread refuses new and edited messages (160005); deleting and reacting stay allowed while it is
+ * not archived. An archived thread refuses edits and reactions (50083); a message sent into it unarchives
+ * it unless it is locked, and deleting stays allowed unless it is locked. MANAGE_THREADS lifts the lock only.
+ */
+export function requireThreadWrite(place: Place, write: ThreadWrite): void {
+  const thread = place.thread;
+  if (!thread) return;
+  const locked = thread.locked && !has(place.permissions, PermissionFlags.ManageThreads);
+  if (thread.archived && (locked || write === 'edit' || write === 'react'))
+    throw new HearthError('ThreadArchived');
+  if (locked && (write === 'send' || write === 'edit')) throw new HearthError('ThreadLocked');
+}
+
+/**
+ * What the thread domain keeps per message of a thread (counts, last message, unarchive on send) and shows
+ * on a message that started a thread (`thread`). Declared here so the message core does not import it.
+ */
+export interface MessageThreads {
+  /** A message was stored in the thread `place`; answers the events to publish once committed. */
+  messageCreated(tx: Executor, place: Place, messageId: string): Promise<BusEvent[]>;
+  /** Messages of the thread `place` were deleted. */
+  messagesDeleted(tx: Executor, place: Place, messageIds: readonly string[]): Promise<void>;
+  /** The thread objects of messages that started a thread, by message id. */
+  threadsOf(db: Executor, messageIds: readonly string[]): Promise<Map<string, Record<string, unknown>>>;
 }

@@ -8,7 +8,7 @@ import { toUserObject, type User } from '../accounts/service.js';
 import type { GuildAccess } from '../guilds/access.js';
 import { has } from '../guilds/permissions.js';
 import { memberObjectOf } from './message-events.js';
-import { type Actor, type Place, placeOf, requirePermissions } from './places.js';
+import { type Actor, type Place, placeOf, requirePermissions, requireThreadWrite } from './places.js';
 import { parseReactionEmoji, type ReactionEmoji, toEmojiObject } from './reaction-emoji.js';
 import { ListReactionsQuery } from './reactions-schemas.js';
 import * as reactions from './reactions-store.js';
@@ -60,6 +60,7 @@ export class ReactionsService {
     const added = await this.#deps.storage.transaction(async (tx) => {
       const target = await this.#target(tx, actor, channelId, messageId);
       requirePermissions(target.place, ReadMessageHistory);
+      requireThreadWrite(target.place, 'react');
       if (!(await reactions.hasEmoji(tx, messageId, emoji.key))) {
         requirePermissions(target.place, AddReactions);
         if ((await reactions.countEmoji(tx, messageId)) >= MessageLimits.reactionsPerMessage)
@@ -100,6 +101,7 @@ export class ReactionsService {
     const removed = await this.#deps.storage.transaction(async (tx) => {
       const target = await this.#target(tx, actor, channelId, messageId);
       if (userId !== actor.userId) this.#requireModeration(target.place);
+      requireThreadWrite(target.place, 'react');
       const gone = await reactions.deleteUserReaction(tx, messageId, emoji.key, userId);
       return gone ? target.place : undefined;
     });
@@ -147,6 +149,7 @@ export class ReactionsService {
     const place = await this.#deps.storage.transaction(async (tx) => {
       const target = await this.#target(tx, actor, channelId, messageId);
       this.#requireModeration(target.place);
+      requireThreadWrite(target.place, 'react');
       await reactions.deleteAllReactions(tx, messageId);
       return target.place;
     });
@@ -163,6 +166,7 @@ export class ReactionsService {
     const removed = await this.#deps.storage.transaction(async (tx) => {
       const target = await this.#target(tx, actor, channelId, messageId);
       this.#requireModeration(target.place);
+      requireThreadWrite(target.place, 'react');
       const count = await reactions.deleteEmojiReactions(tx, messageId, emoji.key);
       return count > 0 ? target.place : undefined;
     });

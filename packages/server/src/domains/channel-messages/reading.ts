@@ -4,7 +4,7 @@ import { toUserObject, type User } from '../accounts/service.js';
 import type { Attachments } from './attachments.js';
 import { asReadBy, type ContentReader, readsContent } from './content-access.js';
 import { type MessageObject, toMessageObject, type UserObject } from './objects.js';
-import type { Actor } from './places.js';
+import type { Actor, MessageThreads } from './places.js';
 import * as store from './store.js';
 
 type Json = Record<string, unknown>;
@@ -33,6 +33,8 @@ export interface MessageReadingDeps {
   users: { getUserIn(db: Executor, id: string): Promise<User | undefined> };
   applicationFlags: (db: Executor, applicationId: string) => Promise<bigint | undefined>;
   attachments?: MessageAttachments;
+  /** The `thread` a message started (threads domain). */
+  threads?: Pick<MessageThreads, 'threadsOf'>;
 }
 
 /**
@@ -96,9 +98,10 @@ export class MessageReading {
       }
       return users.get(id);
     };
-    const [attachments, reactions] = await Promise.all([
+    const [attachments, reactions, threads] = await Promise.all([
       this.#deps.attachments?.objectsOf(db, ids) ?? Promise.resolve(new Map<string, Json[]>()),
       store.reactionsOf(db, ids),
+      this.#deps.threads?.threadsOf(db, ids) ?? Promise.resolve(new Map<string, Json>()),
     ]);
     const referenced = withReferences ? await this.#referencedMessages(db, rows, viewerId) : new Map();
     const out: MessageObject[] = [];
@@ -110,16 +113,18 @@ export class MessageReading {
         if (user) mentions.push(user);
       }
       const reference = replyTarget(row);
-      out.push(
-        toMessageObject(row, {
-          author,
-          mentions,
-          attachments: attachments.get(row.id) ?? [],
-          reactions: reactions.filter((reaction) => reaction.message_id === row.id),
-          viewerId,
-          ...(reference === undefined ? {} : { referenced: referenced.get(reference) ?? null }),
-        }),
-      );
+      // The thread a message started, shown on that message in the parent (not on a post's first message).
+      const started = threads.get(row.id);
+      const thread = started?.['parent_id'] === row.channel_id ? started : undefined;
+      const object = toMessageObject(row, {
+        author,
+        mentions,
+        attachments: attachments.get(row.id) ?? [],
+        reactions: reactions.filter((reaction) => reaction.message_id === row.id),
+        viewerId,
+        ...(reference === undefined ? {} : { referenced: referenced.get(reference) ?? null }),
+      });
+      out.push(thread === undefined ? object : { ...object, thread });
     }
     return out;
   }

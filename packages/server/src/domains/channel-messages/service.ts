@@ -39,7 +39,15 @@ import { parseEmbeds } from './embeds.js';
 import { type Forward, Forwarding } from './forwarding.js';
 import { exclusiveConflict, type Mentions, resolveMentions, written } from './mentions.js';
 import { encodeNonce, type MessageObject } from './objects.js';
-import { type Actor, type Place, placeOf, requireMessageChannel, requirePermissions } from './places.js';
+import {
+  type Actor,
+  type MessageThreads,
+  type Place,
+  placeOf,
+  requireMessageChannel,
+  requirePermissions,
+  requireThreadWrite,
+} from './places.js';
 import { type MessageAttachments, MessageReading, replyTarget } from './reading.js';
 import {
   type AllowedMentions,
@@ -50,7 +58,7 @@ import {
 } from './schemas.js';
 import * as store from './store.js';
 
-export type { Actor } from './places.js';
+export type { Actor, MessageThreads } from './places.js';
 export type { MessageAttachments } from './reading.js';
 
 type Tx = Transaction<Schema>;
@@ -111,6 +119,8 @@ export interface ChannelMessagesDeps {
   observers?: readonly MessageObserver[];
   /** The guild message search index (domains/search), written in each create's and edit's transaction. */
   searchIndex?: MessageSearchIndex;
+  /** Threads: counts and unarchiving kept per message, and the `thread` of starter messages. */
+  threads?: MessageThreads;
 }
 
 /** Something that follows new channel messages; it handles its own failures (the create has succeeded). */
@@ -173,6 +183,24 @@ interface Created {
   place: Place;
   isNew: boolean;
   attachments?: AttachmentPlan | undefined;
+  /** What the thread it was sent in publishes (THREAD_UPDATE when the message unarchived it). */
+  events: BusEvent[];
+}
+
+/** How a message created inside another service's transaction is settled once that transaction is over. */
+export interface PendingMessage {
+  /** After the commit: publishes MESSAGE_CREATE and answers the message as its author reads it. */
+  finish(): Promise<MessageObject>;
+  /** After a rollback: tells the guards that asked that no message was stored. */
+  fail(): Promise<void>;
+}
+
+/** Options of a message created inside another service's transaction. */
+export interface CreateWithinOptions {
+  /** The message's id (a forum post's first message shares its thread's id). */
+  id?: string;
+  /** A forum or media post's first message: SEND_MESSAGES in the parent suffices, and no slowmode applies. */
+  firstPost?: boolean;
 }
 
 /**
@@ -209,23 +237,72 @@ export class ChannelMessagesService {
     const body = parse(CreateMessage, input ?? {});
     checkAllowedMentions(body.allowed_mentions);
     const settles: Settle[] = [];
-    const creating = this.#deps.storage.transaction(async (tx): Promise<Created> => {
-      const place = await placeOf(tx, this.#deps.access, actor, channelId);
-      requireMessageChannel(place);
-      this.#requireSendPermissions(place, body);
-      if (uploads.length > 0) requirePermissions(place, AttachFiles);
-      const earlier = await this.#enforceNonce(tx, actor, place, body);
-      if (earlier) return { row: earlier, place, isNew: false };
-      const draft = await this.#draft(tx, actor, place, body, uploads);
-      await this.#guard(tx, actor, settles, draft);
-      await this.#slowmode(tx, actor, place);
-      const id = await this.#insert(tx, actor, place, body, draft);
-      const attachments = draft.attachments;
-      return { row: (await store.findMessage(tx, channelId, id))!, place, isNew: true, attachments };
-    });
+    const creating = this.#deps.storage.transaction((tx) =>
+      this.#createIn(tx, actor, channelId, body, uploads, settles, {}),
+    );
     const created = await this.#settling(settles, creating);
+    return this.#afterCreate(actor, created, settles);
+  }
+
+  /**
+   * Creates a message inside the caller's transaction `tx` (a forum post's first message, stored with its
+   * thread): the caller finishes it once committed, or fails it after a rollback.
+   */
+  async createWithin(
+    tx: Executor,
+    actor: Actor,
+    channelId: string,
+    body: CreateMessage,
+    uploads: readonly UploadedFile[],
+    options: CreateWithinOptions,
+  ): Promise<PendingMessage> {
+    checkAllowedMentions(body.allowed_mentions);
+    const settles: Settle[] = [];
+    const created = await this.#settling(
+      settles,
+      this.#createIn(tx as Tx, actor, channelId, body, uploads, settles, options),
+    );
+    return {
+      finish: () => this.#afterCreate(actor, created, settles),
+      fail: async () => {
+        for (const settle of settles) await settle(null);
+      },
+    };
+  }
+
+  /** The create transaction's steps; the guards that want to hear how it settled are in `settles`. */
+  async #createIn(
+    tx: Tx,
+    actor: Actor,
+    channelId: string,
+    body: CreateMessage,
+    uploads: readonly UploadedFile[],
+    settles: Settle[],
+    options: CreateWithinOptions,
+  ): Promise<Created> {
+    let place = await placeOf(tx, this.#deps.access, actor, channelId);
+    if (options.firstPost && place.thread) place = { ...place, permissions: place.thread.parentPermissions };
+    requireMessageChannel(place);
+    this.#requireSendPermissions(place, body);
+    if (uploads.length > 0) requirePermissions(place, AttachFiles);
+    if (!options.firstPost) requireThreadWrite(place, 'send');
+    const earlier = await this.#enforceNonce(tx, actor, place, body);
+    if (earlier) return { row: earlier, place, isNew: false, events: [] };
+    const draft = await this.#draft(tx, actor, place, body, uploads);
+    await this.#guard(tx, actor, settles, draft);
+    if (!options.firstPost) await this.#slowmode(tx, actor, place);
+    const id = await this.#insert(tx, actor, place, body, draft, options.id);
+    const events = place.thread ? ((await this.#deps.threads?.messageCreated(tx, place, id)) ?? []) : [];
+    const attachments = draft.attachments;
+    const row = (await store.findMessage(tx, channelId, id))!;
+    return { row, place, isNew: true, attachments, events };
+  }
+
+  /** Once the create committed: files into place, the thread's events, MESSAGE_CREATE, then the guards. */
+  async #afterCreate(actor: Actor, created: Created, settles: readonly Settle[]): Promise<MessageObject> {
     if (created.attachments) await this.#deps.attachments?.settle(created.attachments);
     const [message] = await this.#readable(actor, created.place, [created.row]);
+    for (const event of created.events) await this.#deps.bus.publish(event);
     if (created.isNew) await this.publishMessage(MessageDispatches.MessageCreate, created.place, created.row);
     for (const settle of settles) await settle(created.row.id);
     if (created.isNew)
@@ -340,6 +417,7 @@ export class ChannelMessagesService {
     const editing = this.#deps.storage.transaction(async (tx) => {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
       const current = await this.#message(tx, channelId, messageId);
+      requireThreadWrite(place, 'edit');
       if (!EDITABLE_TYPES.includes(Number(current.type)))
         throw new HearthError('CannotExecuteOnSystemMessage');
       const own = current.author_id === actor.userId;
@@ -419,8 +497,10 @@ export class ChannelMessagesService {
       if (!DELETABLE_MESSAGE_TYPES.includes(Number(row.type)))
         throw new HearthError('CannotExecuteOnSystemMessage');
       if (row.author_id !== actor.userId) requirePermissions(place, ManageMessages);
+      requireThreadWrite(place, 'delete');
       const files = (await this.#deps.attachments?.deleteForMessages(tx, [row.id])) ?? [];
       await store.deleteMessage(tx, row.id);
+      if (place.thread) await this.#deps.threads?.messagesDeleted(tx, place, [row.id]);
       return { place, files };
     });
     await this.#deps.attachments?.removeFiles(files);
@@ -434,6 +514,19 @@ export class ChannelMessagesService {
       audience: audienceOf(place),
     });
     for (const observer of this.#deps.observers ?? []) await observer.messageDeleted?.(channelId, messageId);
+  }
+
+  /**
+   * Slowmode spent outside a message (a forum's `rate_limit_per_user` limits how often posts are started,
+   * Threads topic): 429 with 20016 while the member's period runs.
+   */
+  async spendSlowmode(tx: Executor, actor: Actor, place: Place): Promise<void> {
+    await this.#slowmode(tx as Tx, actor, place);
+  }
+
+  /** Messages of a thread were deleted (bulk delete): the thread's counts follow. */
+  async messagesDeletedIn(tx: Executor, place: Place, messageIds: readonly string[]): Promise<void> {
+    if (place.thread) await this.#deps.threads?.messagesDeleted(tx, place, messageIds);
   }
 
   /** Inside the channel's deletion (ChannelsService): its messages and slowmode marks go with it. */
@@ -526,10 +619,11 @@ export class ChannelMessagesService {
     place: Place,
     body: CreateMessage,
     draft: CreateDraft,
+    givenId?: string,
   ): Promise<string> {
     const { content, embeds, components, flags, reference, mentions, forward } = draft;
     const channelId = place.channelId;
-    const id = this.#deps.snowflakes.next();
+    const id = givenId ?? this.#deps.snowflakes.next();
     const row: Insertable<MessagesTable> = {
       id,
       channel_id: channelId,
@@ -564,7 +658,8 @@ export class ChannelMessagesService {
     if (draft.attachments) await this.#deps.attachments?.save(tx, id, draft.attachments);
     await this.#deps.searchIndex?.index(tx, id);
     await this.#rememberNonce(tx, actor, body.nonce, id);
-    if (place.guildId !== null) await channelStore.updateChannel(tx, channelId, { last_message_id: id });
+    if (place.guildId !== null && !place.thread)
+      await channelStore.updateChannel(tx, channelId, { last_message_id: id });
     return id;
   }
 
@@ -848,6 +943,59 @@ export class ChannelMessagesService {
     return { id, event: await this.#messageEvent(tx, MessageDispatches.MessageCreate, place, row) };
   }
 
+  // ---- Thread system messages ----
+
+  /**
+   * Stores a system message of a thread in `tx` (GUILDS.md §4.4: THREAD_CREATED, 18, in the parent;
+   * THREAD_STARTER_MESSAGE, 21, first in a thread started from a message); answers the MESSAGE_CREATE to
+   * publish once that transaction has committed.
+   */
+  async postSystemMessage(
+    tx: Executor,
+    message: {
+      place: Place;
+      authorId: string;
+      type: number;
+      content: string;
+      reference: Json;
+    },
+  ): Promise<BusEvent> {
+    const { place } = message;
+    const id = this.#deps.snowflakes.next();
+    await store.insertMessage(tx, {
+      id,
+      channel_id: place.channelId,
+      guild_id: place.guildId,
+      author_id: message.authorId,
+      type: message.type,
+      content: message.content,
+      message_reference: JSON.stringify(message.reference),
+      created_at: snowflakeTimestamp(id),
+    });
+    if (!place.thread) await channelStore.updateChannel(tx, place.channelId, { last_message_id: id });
+    const row = (await store.findMessage(tx, place.channelId, id))!;
+    return this.#messageEvent(tx, MessageDispatches.MessageCreate, place, row);
+  }
+
+  /** A message of a channel as stored (a thread's starter), or undefined. */
+  findMessageIn(db: Executor, channelId: string, messageId: string): Promise<store.MessageRow | undefined> {
+    return store.findMessage(db, channelId, messageId);
+  }
+
+  /** Sets flags on a message (HAS_THREAD on a thread's starter); answers its MESSAGE_UPDATE. */
+  async addFlags(
+    tx: Executor,
+    place: Place,
+    messageId: string,
+    flags: number,
+  ): Promise<BusEvent | undefined> {
+    const row = await store.findMessage(tx, place.channelId, messageId);
+    if (!row) return undefined;
+    await store.updateMessage(tx, messageId, { flags: Number(row.flags) | flags });
+    const updated = (await store.findMessage(tx, place.channelId, messageId))!;
+    return this.#messageEvent(tx, MessageDispatches.MessageUpdate, place, updated);
+  }
+
   /** A member object without `user`, as message events carry it; undefined for a non-member. */
   async #memberOf(db: Executor, guildId: string, userId: string): Promise<Json | undefined> {
     const member = await memberStore.findMember(db, guildId, userId);
@@ -876,6 +1024,7 @@ class SlowmodeError extends HearthError {
 
 /** Guild channels: members who can view the channel; DMs: both participants. */
 export function audienceOf(place: Place): Audience {
+  if (place.audience) return place.audience;
   if (place.guildId === null) return { users: [...(place.recipients ?? [])] };
   return {
     guildId: place.guildId,

@@ -48,7 +48,36 @@ export interface ChannelsDeps {
   channelDeleted?: (tx: Executor, channelId: string) => Promise<void | (() => Promise<void>)>;
   /** Channels that are not a guild's (DM channels): GET /channels/{id} answers them for a participant. */
   privateChannel?: (userId: string, channelId: string) => Promise<Record<string, unknown> | undefined>;
+  /** Threads, which the channel routes read, modify and delete too; undefined when no thread has the id. */
+  threads?: ThreadChannels;
 }
+
+/** What GET, PATCH and DELETE /channels/{id} ask of the threads domain (declared here, implemented there). */
+export interface ThreadChannels {
+  get(userId: string, threadId: string): Promise<Record<string, unknown> | undefined>;
+  modify(
+    userId: string,
+    threadId: string,
+    input: unknown,
+    reason: string | null,
+  ): Promise<Record<string, unknown> | undefined>;
+  delete(
+    userId: string,
+    threadId: string,
+    reason: string | null,
+  ): Promise<Record<string, unknown> | undefined>;
+  accessChanging: AccessChanging;
+}
+
+/**
+ * Told inside a transaction, before a channel's overwrites change, of the change to come; what it answers
+ * is called after the change in the same transaction and answers events to publish once committed (the
+ * threads domain: THREAD_LIST_SYNC to members who gained access to the channel).
+ */
+export type AccessChanging = (
+  tx: Executor,
+  channelId: string,
+) => Promise<(tx: Executor) => Promise<BusEvent[]>>;
 
 type Tx = Transaction<Schema>;
 type GuildRow = NonNullable<Awaited<ReturnType<typeof guildStore.findGuild>>>;
@@ -129,6 +158,8 @@ export class ChannelsService {
     const db = this.#deps.storage.db;
     const row = await store.findChannel(db, channelId);
     if (!row) {
+      const thread = await this.#deps.threads?.get(userId, channelId);
+      if (thread) return thread;
       const other = await this.#deps.privateChannel?.(userId, channelId);
       if (other) return other;
     }
@@ -218,8 +249,13 @@ export class ChannelsService {
     channelId: string,
     input: unknown,
     reason: string | null,
-  ): Promise<ChannelObject> {
+  ): Promise<ChannelObject | Record<string, unknown>> {
+    if (this.#deps.threads && !(await store.findChannel(this.#deps.storage.db, channelId))) {
+      const thread = await this.#deps.threads.modify(userId, channelId, input, reason);
+      if (thread) return thread;
+    }
     const body = parse(ModifyChannel, input ?? {});
+    const synced: BusEvent[] = [];
     const updated = await this.#deps.storage.transaction(async (tx) => {
       const row = await this.#channel(tx, channelId);
       const guildId = row.guild_id;
@@ -244,7 +280,9 @@ export class ChannelsService {
       await store.updateChannel(tx, channelId, changes);
       if (body.permission_overwrites !== undefined) {
         if (!has(permissions, ManageRoles)) throw new HearthError('MissingPermissions');
+        const changed = await this.#accessChanging(tx, channelId);
         await this.#replaceOverwrites(tx, access, row, body.permission_overwrites ?? [], userId, reason);
+        synced.push(...(await changed(tx)));
       }
       const after = await this.#object(tx, await this.#channel(tx, channelId));
       const diff = diffChanges(before, after, AUDITED_KEYS);
@@ -259,14 +297,25 @@ export class ChannelsService {
         });
       return after;
     });
-    await this.#publish([{ type: 'CHANNEL_UPDATE', data: updated, audience: { guildId: updated.guild_id } }]);
+    await this.#publish([
+      { type: 'CHANNEL_UPDATE', data: updated, audience: { guildId: updated.guild_id } },
+      ...synced,
+    ]);
     return updated;
   }
 
   // ---- Delete ----
 
   /** Deletes a channel; a category's children lose their parent, guild settings naming it are cleared. */
-  async deleteChannel(userId: string, channelId: string, reason: string | null): Promise<ChannelObject> {
+  async deleteChannel(
+    userId: string,
+    channelId: string,
+    reason: string | null,
+  ): Promise<ChannelObject | Record<string, unknown>> {
+    if (this.#deps.threads && !(await store.findChannel(this.#deps.storage.db, channelId))) {
+      const thread = await this.#deps.threads.delete(userId, channelId, reason);
+      if (thread) return thread;
+    }
     const events: BusEvent[] = [];
     let afterCommit: (() => Promise<void>) | undefined;
     const deleted = await this.#deps.storage.transaction(async (tx) => {
@@ -384,6 +433,7 @@ export class ChannelsService {
     reason: string | null,
   ): Promise<void> {
     const body = parse(EditOverwrite, input ?? {});
+    const synced: BusEvent[] = [];
     const updated = await this.#deps.storage.transaction(async (tx) => {
       const row = await this.#channel(tx, channelId);
       const access = await this.#deps.access.member(tx, row.guild_id, userId);
@@ -393,10 +443,15 @@ export class ChannelsService {
         { id: targetId, type: body.type, allow: body.allow ?? null, deny: body.deny ?? null },
       ]);
       const next = [...current.filter((overwrite) => overwrite.id !== targetId), wanted as OverwriteValue];
+      const changed = await this.#accessChanging(tx, channelId);
       await this.#applyOverwrites(tx, access, row, current, next, userId, reason);
+      synced.push(...(await changed(tx)));
       return this.#object(tx, await this.#channel(tx, channelId));
     });
-    await this.#publish([{ type: 'CHANNEL_UPDATE', data: updated, audience: { guildId: updated.guild_id } }]);
+    await this.#publish([
+      { type: 'CHANNEL_UPDATE', data: updated, audience: { guildId: updated.guild_id } },
+      ...synced,
+    ]);
   }
 
   /** DELETE /channels/{id}/permissions/{overwrite_id}: 10009 when there is none. */
@@ -406,13 +461,16 @@ export class ChannelsService {
     targetId: string,
     reason: string | null,
   ): Promise<void> {
+    const synced: BusEvent[] = [];
     const updated = await this.#deps.storage.transaction(async (tx) => {
       const row = await this.#channel(tx, channelId);
       const access = await this.#deps.access.member(tx, row.guild_id, userId);
       await this.#requireIn(tx, access, channelId, ManageRoles);
       const current = (await store.channelOverwrites(tx, channelId)).map(fromRow);
       if (!current.some((overwrite) => overwrite.id === targetId)) throw new HearthError('UnknownOverwrite');
+      const changed = await this.#accessChanging(tx, channelId);
       await store.deleteOverwrite(tx, channelId, targetId);
+      synced.push(...(await changed(tx)));
       await recordOverwriteChanges(
         tx,
         this.#deps.auditLog,
@@ -422,10 +480,17 @@ export class ChannelsService {
       );
       return this.#object(tx, row);
     });
-    await this.#publish([{ type: 'CHANNEL_UPDATE', data: updated, audience: { guildId: updated.guild_id } }]);
+    await this.#publish([
+      { type: 'CHANNEL_UPDATE', data: updated, audience: { guildId: updated.guild_id } },
+      ...synced,
+    ]);
   }
 
   // ---- Steps ----
+
+  async #accessChanging(tx: Tx, channelId: string): Promise<(tx: Executor) => Promise<BusEvent[]>> {
+    return (await this.#deps.threads?.accessChanging(tx, channelId)) ?? (async () => []);
+  }
 
   async #replaceOverwrites(
     tx: Tx,

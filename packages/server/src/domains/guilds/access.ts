@@ -52,6 +52,11 @@ export class GuildAccess {
     };
   }
 
+  /** The clock the checks read: what a rule that depends on time (thread auto-archive) compares with. */
+  now(): number {
+    return this.#clock.now();
+  }
+
   /** Guild-level permissions of a member (no overwrites). */
   async guildPermissions(db: Executor, guildId: string, userId: string): Promise<bigint> {
     return basePermissions((await this.member(db, guildId, userId)).input, this.#clock.now());

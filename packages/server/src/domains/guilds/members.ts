@@ -117,13 +117,30 @@ export function outranks(actor: MemberAccess, position: number): boolean {
 }
 
 /**
+ * Told inside a transaction, before a member's roles change; what it answers is called after the change in
+ * the same transaction and answers events to publish once committed (the threads domain: THREAD_LIST_SYNC
+ * for the channels the member can see now and could not before).
+ */
+export type RolesChanging = (
+  tx: Executor,
+  guildId: string,
+  userId: string,
+) => Promise<(tx: Executor) => Promise<BusEvent[]>>;
+
+export type MembersDeps = GuildModerationDeps & {
+  tokens: AccessTokens;
+  applications: ApplicationFlagsSource;
+  rolesChanging?: RolesChanging;
+};
+
+/**
  * Guild members (GUILDS.md §3.2): the member object, listing and search, Add Guild Member with a
  * `guilds.join` token, modify (nick, roles, voice, timeout, flags), roles one by one, kick.
  */
 export class MembersService {
-  readonly #deps: GuildModerationDeps & { tokens: AccessTokens; applications: ApplicationFlagsSource };
+  readonly #deps: MembersDeps;
 
-  constructor(deps: GuildModerationDeps & { tokens: AccessTokens; applications: ApplicationFlagsSource }) {
+  constructor(deps: MembersDeps) {
     this.#deps = deps;
   }
 
@@ -517,6 +534,7 @@ export class MembersService {
   ): Promise<void> {
     const { storage, bus, access, clock } = this.#deps;
     const events = new GuildEvents(guildId, bus);
+    const synced: BusEvent[] = [];
     const changed = await storage.transaction(async (tx) => {
       const actor = await access.member(tx, guildId, caller.userId);
       if (!has(basePermissions(actor.input, clock.now()), P.ManageRoles))
@@ -528,8 +546,10 @@ export class MembersService {
         throw new HearthError('MissingPermissions');
       const current = (await store.roleIdsOf(tx, guildId, [userId])).get(userId) ?? [];
       if (current.includes(roleId) === add) return false;
+      const rolesChanged = await this.#deps.rolesChanging?.(tx, guildId, userId);
       if (add) await store.addMemberRoles(tx, guildId, userId, [roleId]);
       else await store.removeMemberRoles(tx, guildId, userId, [roleId]);
+      if (rolesChanged) synced.push(...(await rolesChanged(tx)));
       const change = add ? { added: [roleId], removed: [] } : { added: [], removed: [roleId] };
       await this.#auditRoles(tx, events, guildId, caller.userId, userId, change, reason);
       return true;
@@ -538,6 +558,7 @@ export class MembersService {
     const member = await this.memberObject(guildId, userId);
     events.push('GUILD_MEMBER_UPDATE', { guild_id: guildId, ...member });
     await events.publish();
+    for (const event of synced) await bus.publish(event);
   }
 
   /** DELETE /guilds/{id}/members/{user_id}: KICK_MEMBERS, a target below the actor, never the owner. */

@@ -86,6 +86,16 @@ function timedOut(member: MemberPermissionInput, now: number): boolean {
   return (permissions & Administrator) === 0n;
 }
 
+/**
+ * A member's permissions in a thread (GUILDS.md §1.2 rule 13): those of the parent channel, except that
+ * SEND_MESSAGES there is not inherited and sending in the thread is SEND_MESSAGES_IN_THREADS.
+ */
+export function threadPermissions(parent: bigint): bigint {
+  const { SendMessages, SendMessagesInThreads } = PermissionFlags;
+  const withoutSend = parent & ~SendMessages;
+  return has(parent, SendMessagesInThreads) ? withoutSend | SendMessages : withoutSend;
+}
+
 export function has(permissions: bigint, bits: bigint): boolean {
   return (permissions & bits) === bits;
 }

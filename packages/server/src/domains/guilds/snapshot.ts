@@ -41,6 +41,8 @@ export interface GuildSnapshotsDeps {
   users: (ids: readonly string[]) => Promise<Map<string, User>>;
   /** A user's presence as others see it (offline when invisible or gone); the social layer keeps them. */
   presenceOf?: (userId: string) => { status: string };
+  /** The active threads of a guild the user can see, with their thread member (the threads domain). */
+  threadsOf?: (guildId: string, userId: string) => Promise<Record<string, unknown>[]>;
 }
 
 /**
@@ -140,7 +142,7 @@ export class GuildSnapshots {
         })),
         members,
         channels: visible.map((channel) => toChannelObject(channel, byChannel.get(channel.id) ?? [])),
-        threads: [],
+        threads: (await this.#deps.threadsOf?.(guildId, viewer.userId)) ?? [],
         presences: this.#presences(viewer, members),
         stage_instances: [],
         guild_scheduled_events: [],

@@ -13,6 +13,7 @@ import { intentsReview } from './0015_intents_review.js';
 import { messages } from './0016_messages.js';
 import { tokenGrants } from './0021_token_grants.js';
 import { gatewaySessions } from './0022_gateway_sessions.js';
+import { threads } from './0023_threads.js';
 import { pins } from './0024_pins.js';
 import { search } from './0025_search.js';
 import { invites } from './0026_invites.js';
@@ -35,6 +36,7 @@ const migrations: Record<string, Migration> = {
   '0016_messages': messages,
   '0021_token_grants': tokenGrants,
   '0022_gateway_sessions': gatewaySessions,
+  '0023_threads': threads,
   '0024_pins': pins,
   '0025_search': search,
   '0026_invites': invites,
