@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { RpcCloseCodes, RpcErrorCodes } from '@hearth/protocol';
 import { Client as XhayperClient } from '@xhayper/discord-rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,9 +22,14 @@ interface DiscordRpcClient {
   on(event: string, listener: (data: unknown) => void): void;
   destroy(): Promise<void>;
 }
-const { Client: DiscordRpc } = (await import('discord-rpc')).default as unknown as {
+const { Client: DiscordRpc } = createRequire(import.meta.url)('discord-rpc') as {
   Client: new (options: { transport: 'ipc' | 'websocket'; origin?: string }) => DiscordRpcClient;
 };
+
+/** Quirk 1 (VOICE-RPC.md §5): xhayper exchanges the code through its `rest`, pointed at the server here. */
+function pointRest(client: XhayperClient, hearth: TestHearth): void {
+  (client as unknown as { rest: { options: { api: string } } }).rest.options.api = `${hearth.url}/api`;
+}
 
 const ORIGIN = 'https://game.example';
 const REDIRECT = 'http://127.0.0.1/callback';
@@ -110,8 +116,7 @@ describe('RPC with the real clients', () => {
 
     beforeAll(async () => {
       client = new XhayperClient({ clientId: game.id, clientSecret: game.clientSecret });
-      // Quirk 1 (VOICE-RPC.md §5): the token exchange goes through client.rest, pointed at the server.
-      client.rest.options.api = `${hearth.url}/api`;
+      pointRest(client, hearth);
     });
     afterAll(() => client?.destroy());
 
@@ -170,7 +175,7 @@ describe('RPC with the real clients', () => {
 
   it('@xhayper/discord-rpc: a command whose scope was not granted is refused with 4006', async () => {
     const client = new XhayperClient({ clientId: game.id, clientSecret: game.clientSecret });
-    client.rest.options.api = `${hearth.url}/api`;
+    pointRest(client, hearth);
     try {
       await client.login({ scopes: ['identify'] });
       await expect(client.request('GET_GUILDS')).rejects.toMatchObject({
