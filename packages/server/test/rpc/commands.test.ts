@@ -1,9 +1,10 @@
-import { RpcErrorCodes, RpcIpcOpcodes } from '@hearth/protocol';
+import { IDENTIFY_WINDOW_MS, RpcErrorCodes, RpcIpcOpcodes } from '@hearth/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient } from '../../../../test-support/gateway.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import { grantTokens, type TestGame } from '../../../../test-support/oauth.js';
 import type { RpcAgent } from '../../src/rpc/agent.js';
+import { SkewClock } from '../social/social-support.js';
 import { agentUser, ipcDir, type RawFrame, RawIpcClient, rpcGame, startAgent } from './rpc-support.js';
 
 type User = Awaited<ReturnType<typeof agentUser>>;
@@ -24,9 +25,10 @@ describe('RPC commands', () => {
   let secondVoiceChannelId: string;
   let foreignChannelId: string;
   let consent = true;
+  const clock = new SkewClock();
 
   beforeAll(async () => {
-    hearth = await startHearth({ rateLimitGlobal: 1_000_000 });
+    hearth = await startHearth({ rateLimitGlobal: 1_000_000 }, clock);
     game = await rpcGame(hearth);
     other = await rpcGame(hearth);
     host = await agentUser(hearth);
@@ -366,6 +368,68 @@ describe('RPC commands', () => {
       });
       client.close();
     });
+  });
+
+  it('the player accepts a friend’s invite in the agent: the game receives ACTIVITY_INVITE, then ACTIVITY_JOIN', async () => {
+    const client = await authenticated('identify activities.invites.write');
+    await client.command('SUBSCRIBE', {}, 'ACTIVITY_INVITE');
+    await client.command('SUBSCRIBE', {}, 'ACTIVITY_JOIN');
+    // The friend plays the game and hosts a joinable party, then invites the host.
+    const friendTokens = await grantTokens(
+      hearth,
+      game,
+      friend.token,
+      'identify activities.write activities.invites.write gateway.connect',
+    );
+    // A second Identify of the friend: past the identify window (one per user per 5 s).
+    clock.advance(IDENTIFY_WINDOW_MS);
+    const friendGame = await GatewayClient.connect(hearth.url);
+    await friendGame.nextOp(10);
+    friendGame.send({
+      op: 2,
+      d: { token: `Bearer ${friendTokens.access_token}`, properties: { os: 'linux' }, intents: 0 },
+    });
+    await friendGame.nextDispatch('READY');
+    friendGame.send({
+      op: 3,
+      d: {
+        status: 'online',
+        since: null,
+        afk: false,
+        activities: [
+          {
+            name: 'Quest',
+            type: 0,
+            party: { id: 'friend-party', size: [1, 4] },
+            secrets: { join: 'friend-join-secret' },
+            supported_platforms: ['desktop'],
+          },
+        ],
+      },
+    });
+    // The invite reads the party from presence, which the op 3 above reaches through the bus: the first
+    // attempts may come before it, so the invite is sent until the party is seen.
+    let sent: Response | undefined;
+    for (let attempt = 0; attempt < 20; attempt++) {
+      sent = await hearth.api(`/users/${host.id}/messages`, {
+        method: 'POST',
+        auth: `Bearer ${friendTokens.access_token}`,
+        body: { activity: { type: 1 } },
+      });
+      if (sent.status === 200) break;
+    }
+    expect(sent?.status).toBe(200);
+    const invite = dataOf(await client.next((frame) => dataOf(frame).evt === 'ACTIVITY_INVITE'));
+    expect(invite.data).toMatchObject({
+      type: 1,
+      user: { id: friend.id },
+      activity: { type: 1, party_id: 'friend-party' },
+    });
+    expect(await agent.acceptActivityInvite(friend.id, String(invite.data['message_id']), game.id)).toBe(1);
+    const join = dataOf(await client.next((frame) => dataOf(frame).evt === 'ACTIVITY_JOIN'));
+    expect(join.data).toEqual({ secret: 'friend-join-secret' });
+    await friendGame.close();
+    client.close();
   });
 
   describe('voice', () => {
