@@ -1,11 +1,14 @@
 import { RpcLimits } from '@hearth/protocol';
 import { type Command, Option } from 'commander';
 import { RpcAgent, type RpcAgentOptions } from './agent.js';
+import { ServerLink } from './server-link.js';
 
 /** The agent's settings read from `hearth rpc` (and `hearth serve --rpc`) options. */
 export interface RpcCommandOptions {
   server?: string;
   token?: string;
+  login?: string;
+  password?: string;
   ipcDir?: string;
   ipc?: boolean;
   websocket?: boolean;
@@ -16,6 +19,10 @@ export interface RpcCommandOptions {
 export function withRpcOptions(command: Command): Command {
   return command
     .addOption(new Option('--token <token>', "the signed-in user's session token").env('HEARTH_RPC_TOKEN'))
+    .addOption(
+      new Option('--login <login>', 'sign in with this username or email instead').env('HEARTH_RPC_LOGIN'),
+    )
+    .addOption(new Option('--password <password>', 'the password of --login').env('HEARTH_RPC_PASSWORD'))
     .addOption(
       new Option('--ipc-dir <dir>', 'directory of discord-ipc-N (default: as clients search it)').env(
         'HEARTH_RPC_IPC_DIR',
@@ -76,8 +83,17 @@ export function rpcCommand(program: Command): void {
 
 /** Starts an agent from command options; refuses a missing token or a bad port in one line. */
 export async function startAgent(serverUrl: string, options: RpcCommandOptions): Promise<RpcAgent> {
-  const token = options.token;
-  if (!token) throw new RpcCommandError('a user token is required: --token or HEARTH_RPC_TOKEN');
+  let token = options.token;
+  if (!token && options.login && options.password) {
+    token = await ServerLink.signIn(serverUrl, options.login, options.password).catch((error: Error) => {
+      throw new RpcCommandError(error.message);
+    });
+  }
+  if (!token) {
+    throw new RpcCommandError(
+      'a user token is required: --token or HEARTH_RPC_TOKEN (or --login and --password)',
+    );
+  }
   const portBase = Number(options.wsPortBase ?? RpcLimits.wsPortBase);
   if (!Number.isInteger(portBase) || portBase < 1 || portBase > 65535 - RpcLimits.wsPortCount) {
     throw new RpcCommandError('--ws-port-base must be a port number');
