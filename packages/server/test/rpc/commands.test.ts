@@ -205,6 +205,9 @@ describe('RPC commands', () => {
       );
       const foreign = await grantTokens(hearth, other, host.token, 'identify');
       expectError(await client.command('AUTHENTICATE', { access_token: foreign.access_token }), 4009);
+      // Another player's token for the same game is not the signed-in player's.
+      const someoneElse = await grantTokens(hearth, game, friend.token, 'identify');
+      expectError(await client.command('AUTHENTICATE', { access_token: someoneElse.access_token }), 4009);
       expectError(await client.command('AUTHENTICATE', {}), 4000);
       client.close();
     });
