@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { RpcCloseCodes, RpcErrorCodes } from '@hearth/protocol';
+import { RpcCloseCodes, RpcErrorCodes, RpcLimits } from '@hearth/protocol';
 import { Client as XhayperClient } from '@xhayper/discord-rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -304,6 +304,29 @@ describe('RPC with the real clients', () => {
         code: RpcCloseCodes.InvalidOrigin,
         reason: 'Invalid Origin',
       });
+    });
+
+    it('a message over the limit closes that connection with 1009, invalid JSON with 1003', async () => {
+      const open = async () => {
+        const socket = new WebSocket(
+          `ws://127.0.0.1:${agent.wsPort}/?v=1&client_id=${game.id}&encoding=json`,
+          {
+            origin: ORIGIN,
+          },
+        );
+        const ready = new Promise<void>((resolve) => socket.once('message', () => resolve()));
+        const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
+        await ready;
+        return { socket, closed };
+      };
+      const big = await open();
+      big.socket.send(
+        JSON.stringify({ cmd: 'SET_ACTIVITY', args: { padding: 'x'.repeat(RpcLimits.frameMaxBytes) } }),
+      );
+      expect(await big.closed).toBe(1009);
+      const broken = await open();
+      broken.socket.send('{"cmd":');
+      expect(await broken.closed).toBe(RpcCloseCodes.Unsupported);
     });
 
     it('answers GET with 404 on the same port, and proxies POST /oauth2/token to the server', async () => {
