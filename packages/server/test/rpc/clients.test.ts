@@ -306,6 +306,24 @@ describe('RPC with the real clients', () => {
       });
     });
 
+    it('a command sent before READY is served after it', async () => {
+      const socket = new WebSocket(`ws://127.0.0.1:${agent.wsPort}/?v=1&client_id=${game.id}&encoding=json`, {
+        origin: ORIGIN,
+      });
+      const messages: Array<{ evt: string | null; nonce: string | null; data: { code?: number } }> = [];
+      const two = new Promise<void>((resolve) =>
+        socket.on('message', (raw) => {
+          messages.push(JSON.parse(raw.toString()) as (typeof messages)[number]);
+          if (messages.length === 2) resolve();
+        }),
+      );
+      socket.once('open', () => socket.send(JSON.stringify({ cmd: 'NOPE', nonce: 'early', args: {} })));
+      await two;
+      expect(messages.map((m) => m.evt)).toEqual(['READY', 'ERROR']);
+      expect(messages[1]).toMatchObject({ nonce: 'early', data: { code: RpcErrorCodes.InvalidCommand } });
+      socket.close();
+    });
+
     it('a message over the limit closes that connection with 1009, invalid JSON with 1003', async () => {
       const open = async () => {
         const socket = new WebSocket(
