@@ -19,6 +19,7 @@ import { search } from './0025_search.js';
 import { invites } from './0026_invites.js';
 import { voiceStatus } from './0027_voice_status.js';
 import { linkedChannels } from './0028_linked_channels.js';
+import { rpc } from './0029_rpc.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
 const migrations: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '0026_invites': invites,
   '0027_voice_status': voiceStatus,
   '0028_linked_channels': linkedChannels,
+  '0029_rpc': rpc,
 };
 
 export const migrationProvider: MigrationProvider = {
