@@ -15,6 +15,7 @@ import type { Clock } from '@hearth/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import { createGame, createPlayer, grantTokens, type TestGame } from '../../../../test-support/oauth.js';
+import { requestAuthorization } from '../../src/rpc/authorize-request.js';
 import type { LaunchSettings } from '../../src/rpc/launch-commands.js';
 import {
   acceptActivityInvite,
@@ -357,5 +358,58 @@ describe('RegisterLaunchCommand and the agent launching a game for an accepted i
       { inviterId: host.id, messageId: String(received.MessageId()) },
     ).catch((error: unknown) => error);
     expect((anonymous as InviteRefused).status).toBe(401);
+  });
+
+  describe('AUTHORIZE_REQUEST raised through the agent (seed, Events: AUTHORIZE_REQUEST)', () => {
+    it("reaches the player's RegisterAuthorizeRequestCallback with the application id and the scopes", async () => {
+      const requests: Array<[bigint, string]> = [];
+      const arrived = new Promise<void>((resolve) =>
+        guest.client.RegisterAuthorizeRequestCallback((applicationId, scopes) => {
+          requests.push([applicationId, scopes]);
+          if (requests.length === 2) resolve();
+        }),
+      );
+      const hostRequests: unknown[] = [];
+      host.client.RegisterAuthorizeRequestCallback((...args) => hostRequests.push(args));
+      const link = agentLink(guest.sessionToken);
+      expect(
+        await requestAuthorization(link, {
+          applicationId: game.id,
+          scopes: 'openid sdk.social_layer guilds',
+        }),
+      ).toEqual({ status: 204, body: null });
+      expect(await requestAuthorization(link, { applicationId: game.id })).toEqual({
+        status: 204,
+        body: null,
+      });
+      await arrived;
+      expect(requests).toEqual([
+        [BigInt(game.id), 'openid sdk.social_layer guilds'],
+        [BigInt(game.id), 'openid sdk.social_layer'],
+      ]);
+      // Another player's sessions hear nothing of it.
+      expect(hostRequests).toEqual([]);
+    });
+
+    it('refuses an unknown application, an unknown scope, and a caller that is not the platform client', async () => {
+      const link = agentLink(guest.sessionToken);
+      expect(await requestAuthorization(link, { applicationId: '42' })).toEqual({
+        status: 404,
+        body: { code: 10002, message: 'Unknown Application' },
+      });
+      const badScope = await requestAuthorization(link, { applicationId: game.id, scopes: 'openid root' });
+      expect(badScope.status).toBe(400);
+      expect(badScope.body).toMatchObject({
+        code: 50035,
+        errors: { scopes: { _errors: [{ code: 'BASE_TYPE_INVALID' }] } },
+      });
+      expect((await requestAuthorization(link, { applicationId: 'not-an-id' })).status).toBe(400);
+      // A game's token cannot make its player authorize another game: only the platform client's session may.
+      const tokens = await grantTokens(hearth, game, guest.sessionToken, SCOPES);
+      const asGame = await requestAuthorization(agentLink(`Bearer ${tokens.access_token}`), {
+        applicationId: game.id,
+      });
+      expect(asGame.status).toBe(401);
+    });
   });
 });
