@@ -229,6 +229,13 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
   ...route(['POST'], '/partner-sdk/child-token', 'not-in-spec', `${NOT_IN_SPEC} (PROTOCOL.md §B.3)`),
   ...route(['GET'], '/applications/:application_id/skus', 'not-in-spec', `${NOT_IN_SPEC} (PROTOCOL.md §I)`),
   ...route(
+    ['GET'],
+    '/applications/:application_id/rpc',
+    'not-in-spec',
+    'Get Application RPC, the public application object with `rpc_origins` that the platform client reads ' +
+      'before serving a game over local RPC (UDOC resources/application; PROTOCOL.md §H); SPEC leaves it out',
+  ),
+  ...route(
     ['POST'],
     '/guilds',
     'not-in-spec',

@@ -11,6 +11,7 @@ export * from './messages.js';
 export * from './oauth2.js';
 export * from './permissions.js';
 export * from './provisional.js';
+export * from './rpc.js';
 export * from './scopes.js';
 export * from './sdk-versions.js';
 export * from './snowflake.js';

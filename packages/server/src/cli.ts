@@ -3,6 +3,13 @@ import { Command, Option } from 'commander';
 import { createHearth } from './app.js';
 import { type Config, ConfigError, type Flags, loadConfig, SETTINGS } from './config.js';
 import { HearthError } from './kernel/errors.js';
+import {
+  RpcCommandError,
+  rpcCommand,
+  serveRpcOptions,
+  startAgent,
+  withServeRpcOptions,
+} from './rpc/cli-command.js';
 
 /**
  * `hearth serve | migrate | apps create|update|providers add|list|remove | users create|update|connect|ban|unban |
@@ -13,30 +20,36 @@ export function buildProgram(): Command {
     .description('Hearth: an open social platform for games')
     .showHelpAfterError();
 
-  withSettings(program.command('serve').description('run the HTTP API and gateway'), () => true).action(
-    async (_options: unknown, command: Command) => {
-      const config = loadConfig(toFlags(command));
-      const hearth = await createHearth({ config });
-      // listen() answers the bound address, with the port 0 resolved and an IPv6 host bracketed.
-      const url = await hearth.listen();
-      process.stdout.write(`hearth listening on ${url}\n`);
-      let closing = false;
-      const stop = (signal: NodeJS.Signals) => {
-        if (closing) process.exit(1);
-        closing = true;
-        hearth.logger.info({ signal }, 'shutting down');
-        hearth.close().then(
+  withServeRpcOptions(
+    withSettings(program.command('serve').description('run the HTTP API and gateway'), () => true),
+  ).action(async (options: Record<string, unknown>, command: Command) => {
+    const config = loadConfig(toFlags(command));
+    const rpc = serveRpcOptions(options);
+    if (rpc && !rpc.token)
+      throw new RpcCommandError('--rpc needs a user token: --rpc-token or HEARTH_RPC_TOKEN');
+    const hearth = await createHearth({ config });
+    // listen() answers the bound address, with the port 0 resolved and an IPv6 host bracketed.
+    const url = await hearth.listen();
+    process.stdout.write(`hearth listening on ${url}\n`);
+    const agent = rpc ? await startAgent(url, rpc) : undefined;
+    let closing = false;
+    const stop = (signal: NodeJS.Signals) => {
+      if (closing) process.exit(1);
+      closing = true;
+      hearth.logger.info({ signal }, 'shutting down');
+      Promise.resolve(agent?.close())
+        .then(() => hearth.close())
+        .then(
           () => process.exit(0),
           (error: unknown) => {
             hearth.logger.error({ err: error }, 'shutdown failed');
             process.exit(1);
           },
         );
-      };
-      process.once('SIGINT', stop);
-      process.once('SIGTERM', stop);
-    },
-  );
+    };
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  });
 
   withSettings(
     program.command('migrate').description('bring the database schema up to date'),
@@ -79,6 +92,7 @@ export function buildProgram(): Command {
   )
     .requiredOption('--id <id>', 'application id')
     .option('--redirect-uri <uri>', 'replace the registered redirect URIs (repeatable)', collect, [])
+    .option('--rpc-origin <origin>', 'replace the local RPC WebSocket origins (repeatable)', collect, [])
     .option('--public', 'make it a public client')
     .option('--confidential', 'make it a confidential client')
     .option('--parent <id>', 'make it a child of this application (publisher-level linking)')
@@ -89,9 +103,11 @@ export function buildProgram(): Command {
     .action(async (options: Record<string, string | string[] | boolean | undefined>, command: Command) => {
       await withHearth(command, async (hearth) => {
         const redirects = options['redirectUri'] as string[];
+        const origins = options['rpcOrigin'] as string[];
         const parent = options['parent'];
         const updated = await hearth.services.applications.adminUpdate(String(options['id']), {
           ...(redirects.length > 0 ? { redirect_uris: redirects } : {}),
+          ...(origins.length > 0 ? { rpc_origins: origins } : {}),
           ...(options['public']
             ? { public_client: true }
             : options['confidential']
@@ -109,6 +125,7 @@ export function buildProgram(): Command {
           id: updated.id,
           public_client: String(updated.publicClient),
           redirect_uris: updated.redirectUris.join(' '),
+          rpc_origins: updated.rpcOrigins.join(' '),
           parent_application_id: updated.parentApplicationId ?? '',
           flags_new: updated.flags.toString(),
         });
@@ -388,6 +405,8 @@ export function buildProgram(): Command {
   // ---- webhooks, SKUs, entitlements, subscriptions ----
   webhookCommands(program);
   entitlementCommands(program);
+  // ---- the local RPC agent ----
+  rpcCommand(program);
 
   return program;
 }
@@ -667,7 +686,9 @@ class CommandError extends Error {}
 
 /** Explains a refusal in one line: the setting or field at fault, never a stack trace. */
 export function describeFailure(error: unknown): string {
-  if (error instanceof ConfigError || error instanceof CommandError) return error.message;
+  if (error instanceof ConfigError || error instanceof CommandError || error instanceof RpcCommandError) {
+    return error.message;
+  }
   if (error instanceof HearthError) {
     const fields = error.errors ? ` (${flattenErrors(error.errors).join('; ')})` : '';
     return `${error.message}${fields}`;

@@ -106,6 +106,8 @@ export interface ApplicationsTable {
   custom_install_url: string | null;
   /** Unix ms of the operator's last approval of the privileged intents review; null: never (0008). */
   intents_review_approved_at: Generated<number | null>;
+  /** JSON array of the origins allowed on the local RPC WebSocket (0029). */
+  rpc_origins: Generated<string>;
 }
 
 export interface OAuthGrantsTable {

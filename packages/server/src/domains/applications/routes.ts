@@ -1,6 +1,11 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { HearthError } from '../../kernel/errors.js';
-import { ApplicationObject, ModifyCurrentApplication } from './schemas.js';
+import {
+  ApplicationObject,
+  ApplicationParams,
+  ModifyCurrentApplication,
+  RpcApplicationObject,
+} from './schemas.js';
 import type { ApplicationsService } from './service.js';
 
 export function applicationsRoutes(applications: ApplicationsService): FastifyPluginAsync {
@@ -13,6 +18,12 @@ export function applicationsRoutes(applications: ApplicationsService): FastifyPl
     const botOnly = { config: { auth: { bot: true } }, schema: { response: { 200: ApplicationObject } } };
 
     app.get('/oauth2/applications/@me', botOnly, current);
+    // The local RPC agent reads a game's name and RPC origins before serving it (PROTOCOL.md §H): public.
+    app.get<{ Params: { application_id: string } }>(
+      '/applications/:application_id/rpc',
+      { schema: { params: ApplicationParams, response: { 200: RpcApplicationObject } } },
+      async (request) => applications.toRpcApplicationObject(request.params.application_id),
+    );
     app.get('/applications/@me', botOnly, current);
     app.patch(
       '/applications/@me',

@@ -1,9 +1,16 @@
-import { MAX_REDIRECT_URIS } from '@hearth/protocol';
+import { MAX_REDIRECT_URIS, RpcLimits } from '@hearth/protocol';
 import { Type } from 'typebox';
 import { UserObject } from '../accounts/schemas.js';
 import { EventWebhooksChanges, EventWebhooksFields } from '../webhooks/schemas.js';
 
 export const RedirectUri = Type.String({ minLength: 1, maxLength: 2048 });
+/** An origin allowed on the local RPC WebSocket (PROTOCOL.md §H): `scheme://host[:port]`. */
+export const RpcOrigins = Type.Array(
+  Type.String({ format: 'uri', minLength: 1, maxLength: RpcLimits.originMaxLength }),
+  {
+    maxItems: RpcLimits.originsMax,
+  },
+);
 const Snowflake = Type.String({ format: 'snowflake' });
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
   Type.Union([schema, Type.Null()]);
@@ -23,6 +30,7 @@ export const ModifyCurrentApplication = Type.Object({
   ),
   custom_install_url: Type.Optional(Nullable(Type.String({ format: 'uri', maxLength: 2048 }))),
   flags: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 4294967295 }))),
+  rpc_origins: Type.Optional(Nullable(RpcOrigins)),
   ...EventWebhooksChanges,
 });
 
@@ -31,6 +39,7 @@ export const AdminApplicationUpdate = Type.Object({
   redirect_uris: Type.Optional(Type.Array(RedirectUri, { maxItems: MAX_REDIRECT_URIS })),
   public_client: Type.Optional(Type.Boolean()),
   parent_application_id: Type.Optional(Nullable(Snowflake)),
+  rpc_origins: Type.Optional(RpcOrigins),
   grant_flags: Type.Optional(Type.Array(Type.String())),
   revoke_flags: Type.Optional(Type.Array(Type.String())),
 });
@@ -51,6 +60,7 @@ export const ApplicationObject = Type.Object({
   flags_new: Type.String(),
   tags: Type.Optional(Type.Array(Type.String())),
   redirect_uris: Type.Array(Type.String()),
+  rpc_origins: Type.Array(Type.String()),
   interactions_endpoint_url: Type.Null(),
   role_connections_verification_url: Type.Null(),
   owner: UserObject,
@@ -62,3 +72,18 @@ export const ApplicationObject = Type.Object({
   eligible_oauth2_scopes: Type.Array(Type.String()),
   ...EventWebhooksFields,
 });
+
+/** GET /applications/{id}/rpc: the public fields an RPC client and the local agent read (PROTOCOL.md §H). */
+export const RpcApplicationObject = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  icon: Nullable(Type.String()),
+  description: Type.String(),
+  summary: Type.String(),
+  type: Type.Null(),
+  verify_key: Type.String(),
+  flags: Type.Integer(),
+  rpc_origins: Type.Array(Type.String()),
+});
+
+export const ApplicationParams = Type.Object({ application_id: Snowflake });

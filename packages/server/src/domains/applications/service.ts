@@ -23,6 +23,7 @@ import {
   type ApplicationObject,
   ModifyCurrentApplication,
   NewApplication,
+  type RpcApplicationObject,
 } from './schemas.js';
 import * as store from './store.js';
 
@@ -43,6 +44,8 @@ export interface Application {
   createdAt: number;
   /** When an operator last approved its privileged intents review, or null (seed, Limits). */
   intentsReviewApprovedAt: number | null;
+  /** Origins allowed on the local RPC WebSocket (PROTOCOL.md §H). */
+  rpcOrigins: string[];
 }
 
 export interface CreatedApplication {
@@ -125,6 +128,7 @@ export class ApplicationsService {
         tags: '[]',
         custom_install_url: null,
         intents_review_approved_at: null,
+        rpc_origins: '[]',
       };
       await store.insertApplication(tx, row);
       return { application: toApplication(row), botUser, clientSecret, botToken };
@@ -172,6 +176,7 @@ export class ApplicationsService {
     if (changes.description !== undefined) update.description = changes.description ?? '';
     if (changes.tags !== undefined) update.tags = JSON.stringify(changes.tags ?? []);
     if (changes.custom_install_url !== undefined) update.custom_install_url = changes.custom_install_url;
+    if (changes.rpc_origins !== undefined) update.rpc_origins = JSON.stringify(changes.rpc_origins ?? []);
     if (changes.flags !== undefined) {
       const requested = BigInt(changes.flags ?? 0);
       if ((requested & ~SELF_SETTABLE_APPLICATION_FLAGS) !== 0n)
@@ -204,6 +209,7 @@ export class ApplicationsService {
     const update: Parameters<typeof store.updateApplication>[2] = {};
     if (changes.redirect_uris !== undefined) update.redirect_uris = JSON.stringify(changes.redirect_uris);
     if (changes.public_client !== undefined) update.public_client = changes.public_client ? 1 : 0;
+    if (changes.rpc_origins !== undefined) update.rpc_origins = JSON.stringify(changes.rpc_origins);
     if (changes.parent_application_id !== undefined) {
       const parentId = changes.parent_application_id;
       if (parentId !== null) {
@@ -266,6 +272,7 @@ export class ApplicationsService {
       ...wireFlags(application.flags),
       tags: application.tags,
       redirect_uris: application.redirectUris,
+      rpc_origins: application.rpcOrigins,
       interactions_endpoint_url: null,
       role_connections_verification_url: null,
       owner: toUserObject(owner),
@@ -276,6 +283,22 @@ export class ApplicationsService {
       team: null,
       eligible_oauth2_scopes: eligibleScopes(application),
       ...(await this.#deps.eventWebhooks.describe(application.id)),
+    };
+  }
+
+  /** GET /applications/{id}/rpc: what anyone may read of an application, with its RPC origins. */
+  async toRpcApplicationObject(id: string): Promise<Static<typeof RpcApplicationObject>> {
+    const application = await this.requireApplication(id);
+    return {
+      id: application.id,
+      name: application.name,
+      icon: null,
+      description: application.description,
+      summary: '',
+      type: null,
+      verify_key: application.verifyKey,
+      flags: wireFlags(application.flags).flags,
+      rpc_origins: application.rpcOrigins,
     };
   }
 
@@ -331,5 +354,6 @@ function toApplication(row: store.ApplicationRow): Application {
     createdAt: Number(row.created_at),
     intentsReviewApprovedAt:
       row.intents_review_approved_at === null ? null : Number(row.intents_review_approved_at),
+    rpcOrigins: JSON.parse(row.rpc_origins ?? '[]') as string[],
   };
 }

@@ -13,6 +13,7 @@ import { intentsReview } from './0015_intents_review.js';
 import { messages } from './0016_messages.js';
 import { tokenGrants } from './0021_token_grants.js';
 import { gatewaySessions } from './0022_gateway_sessions.js';
+import { rpc } from './0029_rpc.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
 const migrations: Record<string, Migration> = {
@@ -30,6 +31,7 @@ const migrations: Record<string, Migration> = {
   '0016_messages': messages,
   '0021_token_grants': tokenGrants,
   '0022_gateway_sessions': gatewaySessions,
+  '0029_rpc': rpc,
 };
 
 export const migrationProvider: MigrationProvider = {
