@@ -3,6 +3,8 @@ import type { ActivityInput } from '../domains/presence/schemas.js';
 import { type AgentPort, type ConsentRequest, serveCommand } from './commands.js';
 import { forwardDispatch, subscribed } from './events.js';
 import { IpcTransport, ipcDirectory } from './ipc.js';
+import type { LaunchSettings } from './launch-commands.js';
+import { type ActivityJoinOutcome, acceptActivityInvite } from './launch-join.js';
 import { type GatewayDispatch, type GatewayLink, ServerLink } from './server-link.js';
 import { type RpcApplication, RpcError, RpcSession, type RpcTransportConnection } from './session.js';
 import { VoiceTracker } from './voice.js';
@@ -25,6 +27,8 @@ export interface RpcAgentOptions {
   log?: (message: string, fields?: Record<string, unknown>) => void;
   /** Wait before the gateway link reconnects; default 1 s. */
   reconnectDelayMs?: number;
+  /** Launching games for accepted invites (RegisterLaunchCommand); default: on, every registered game. */
+  launch?: LaunchSettings;
 }
 
 /** How long the agent waits for its gateway session at start. */
@@ -248,6 +252,25 @@ export class RpcAgent implements AgentPort {
       delivered++;
     }
     return delivered;
+  }
+
+  /** The player's "Join" on an invite: the running game gets ACTIVITY_JOIN, else its launch command runs. */
+  acceptActivityInvite(invite: { inviterId: string; messageId: string }): Promise<ActivityJoinOutcome> {
+    const { log } = this.#options;
+    return acceptActivityInvite(
+      {
+        link: this.link,
+        settings: this.#options.launch ?? { enabled: true },
+        runningGames: () =>
+          [...this.#sessions].map((session) => ({
+            applicationId: session.application.id,
+            joinsActivities: subscribed(session, RpcEvents.ActivityJoin),
+            dispatchActivityJoin: (secret: string) => session.dispatch(RpcEvents.ActivityJoin, { secret }),
+          })),
+        ...(log ? { log: (line: string) => log(line) } : {}),
+      },
+      invite,
+    );
   }
 
   // ---- Gateway ----

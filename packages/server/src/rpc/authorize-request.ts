@@ -1,3 +1,4 @@
+import type { Command } from 'commander';
 import type { LaunchApi } from './launch-join.js';
 
 /**
@@ -18,4 +19,50 @@ export async function requestAuthorization(
     },
   });
   return answer;
+}
+
+/** How the subcommand reaches the server and where it prints. */
+export interface AuthorizeRequestIo {
+  link(serverUrl: string, token: string): LaunchApi;
+  out(line: string): void;
+  /** The CLI's one-line refusal. */
+  fail(message: string): Error;
+}
+
+/**
+ * `hearth rpc authorize-request --application <id> [--scopes "<scopes>"]`: the player, signed in as the
+ * agent is, asks a game to authorize them, as the platform client's entry points do.
+ */
+export function authorizeRequestCommand(rpc: Command, io: AuthorizeRequestIo): Command {
+  return rpc
+    .command('authorize-request')
+    .description("ask a game running for this player to authorize (the SDK's AUTHORIZE_REQUEST)")
+    .requiredOption('--application <id>', 'the application to authorize')
+    .option('--scopes <scopes>', "space-separated scopes (default: the SDK's communication scopes)")
+    .action(async (_options: unknown, command: Command) => {
+      // --server and --token are the agent's own (`hearth rpc`), with their environment variables.
+      const options = command.optsWithGlobals<{
+        application: string;
+        scopes?: string;
+        server?: string;
+        token?: string;
+      }>();
+      if (!options.token) throw io.fail('a user token is required: --token or HEARTH_RPC_TOKEN');
+      const answer = await requestAuthorization(
+        io.link(options.server ?? 'http://127.0.0.1:8080', options.token),
+        {
+          applicationId: options.application,
+          scopes: options.scopes,
+        },
+      );
+      if (answer.status !== 204) {
+        const body = answer.body as { code?: unknown; message?: unknown } | null;
+        throw io.fail(
+          `the server refused the authorization request (HTTP ${answer.status}${
+            typeof body?.code === 'number' ? `, code ${body.code}: ${String(body.message)}` : ''
+          })`,
+        );
+      }
+      io.out(`authorization requested of application ${options.application}`);
+    });
 }

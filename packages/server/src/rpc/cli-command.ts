@@ -1,6 +1,9 @@
 import { RpcLimits } from '@hearth/protocol';
 import { type Command, Option } from 'commander';
 import { RpcAgent, type RpcAgentOptions } from './agent.js';
+import { authorizeRequestCommand } from './authorize-request.js';
+import { launchSettingsOf, withLaunchOptions } from './launch-options.js';
+import { ServerLink } from './server-link.js';
 
 /** The agent's settings read from `hearth rpc` (and `hearth serve --rpc`) options. */
 export interface RpcCommandOptions {
@@ -10,11 +13,15 @@ export interface RpcCommandOptions {
   ipc?: boolean;
   websocket?: boolean;
   wsPortBase?: string;
+  /** `--no-launch`, `--launch-allow`, `--launch-commands-dir` (launch-options.ts). */
+  launch?: boolean;
+  launchAllow?: string[];
+  launchCommandsDir?: string;
 }
 
 /** Adds the agent's options to a command, each with its environment variable (README: Local RPC). */
 export function withRpcOptions(command: Command): Command {
-  return command
+  return withLaunchOptions(command)
     .addOption(new Option('--token <token>', "the signed-in user's session token").env('HEARTH_RPC_TOKEN'))
     .addOption(
       new Option('--ipc-dir <dir>', 'directory of discord-ipc-N (default: as clients search it)').env(
@@ -59,7 +66,7 @@ export function serveRpcOptions(options: Record<string, unknown>): RpcCommandOpt
 
 /** `hearth rpc`: the local agent, signed in to a Hearth server, until SIGINT or SIGTERM. */
 export function rpcCommand(program: Command): void {
-  withRpcOptions(
+  const rpc = withRpcOptions(
     program
       .command('rpc')
       .description("serve games on this machine over local RPC (IPC and WebSocket) as the platform's client")
@@ -72,6 +79,11 @@ export function rpcCommand(program: Command): void {
     const agent = await startAgent(options.server ?? 'http://127.0.0.1:8080', options);
     stopOnSignal(agent);
   });
+  authorizeRequestCommand(rpc, {
+    link: (serverUrl, token) => new ServerLink(serverUrl, token),
+    out: (line) => process.stdout.write(`${line}\n`),
+    fail: (message) => new RpcCommandError(message),
+  });
 }
 
 /** Starts an agent from command options; refuses a missing token or a bad port in one line. */
@@ -82,9 +94,16 @@ export async function startAgent(serverUrl: string, options: RpcCommandOptions):
   if (!Number.isInteger(portBase) || portBase < 1 || portBase > 65535 - RpcLimits.wsPortCount) {
     throw new RpcCommandError('--ws-port-base must be a port number');
   }
+  let launch: RpcAgentOptions['launch'];
+  try {
+    launch = launchSettingsOf(options as Record<string, unknown>);
+  } catch (error) {
+    throw new RpcCommandError((error as Error).message);
+  }
   const agentOptions: RpcAgentOptions = {
     serverUrl,
     token,
+    launch,
     ipc: options.ipc === false ? false : options.ipcDir ? { directory: options.ipcDir } : {},
     websocket: options.websocket === false ? false : { portBase },
     log: (message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields ?? {})}\n`),
