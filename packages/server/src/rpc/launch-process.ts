@@ -3,6 +3,18 @@ import { dirname } from 'node:path';
 import { LaunchEnvironment } from '@hearth/protocol';
 import type { LaunchPlan } from './launch-commands.js';
 
+/**
+ * The agent's environment without its own settings: `HEARTH_RPC_TOKEN` is the player's session token, which
+ * a game must never hold (it gets OAuth2 tokens of its own). The registry folder stays, for its SDK.
+ */
+function gameEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(
+    Object.entries(env).filter(
+      ([key]) => !key.startsWith('HEARTH_') || key === LaunchEnvironment.registryDir,
+    ),
+  );
+}
+
 export type LaunchResult = { ok: true; pid: number } | { ok: false; reason: string };
 
 /**
@@ -23,7 +35,7 @@ export function launchGame(plan: LaunchPlan, joinSecret: string): Promise<Launch
         cwd: dirname(executable),
         windowsHide: false,
         env: {
-          ...process.env,
+          ...gameEnvironment(process.env),
           [LaunchEnvironment.joinSecret]: joinSecret,
           [LaunchEnvironment.applicationId]: plan.applicationId,
         },

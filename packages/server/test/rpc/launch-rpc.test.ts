@@ -326,4 +326,18 @@ describe('the agent launch options', () => {
       '--launch-allow takes application ids, not ../x',
     );
   });
+
+  it('each option has its environment variable', () => {
+    const env = {
+      HEARTH_RPC_NO_LAUNCH: '1',
+      HEARTH_RPC_LAUNCH_ALLOW: '11,22',
+      HEARTH_LAUNCH_COMMANDS_DIR: '/r',
+    };
+    Object.assign(process.env, env);
+    try {
+      expect(parse([])).toEqual({ enabled: false, allow: ['11', '22'], dir: '/r' });
+    } finally {
+      for (const key of Object.keys(env)) delete process.env[key];
+    }
+  });
 });

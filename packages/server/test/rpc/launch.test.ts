@@ -54,6 +54,7 @@ writeFileSync(out + '.tmp', JSON.stringify({
   args,
   secret: process.env.${LaunchEnvironment.joinSecret} ?? null,
   applicationId: process.env.${LaunchEnvironment.applicationId} ?? null,
+  agentToken: process.env.HEARTH_RPC_TOKEN ?? null,
   cwd: process.cwd(),
 }));
 renameSync(out + '.tmp', out);
@@ -63,6 +64,7 @@ interface GameRun {
   args: string[];
   secret: string | null;
   applicationId: string | null;
+  agentToken: string | null;
   cwd: string;
 }
 
@@ -237,10 +239,14 @@ describe('RegisterLaunchCommand and the agent launching a game for an accepted i
     expect(guest.client.RegisterLaunchCommand(game.id, command)).toBe(true);
     const secret = SECRET;
     const received = await invite();
+    // The agent's own session token (`hearth rpc --token` from the environment) never reaches the game.
+    process.env['HEARTH_RPC_TOKEN'] = guest.sessionToken;
     const outcome = await acceptActivityInvite(
       { link: agentLink(guest.sessionToken), settings: settings(), runningGames: noGames },
       { inviterId: host.id, messageId: String(received.MessageId()) },
-    );
+    ).finally(() => {
+      delete process.env['HEARTH_RPC_TOKEN'];
+    });
     expect(outcome).toMatchObject({ kind: 'launched', applicationId: game.id, secret });
 
     const run = await appeared(out);
@@ -248,6 +254,7 @@ describe('RegisterLaunchCommand and the agent launching a game for an accepted i
       args: ['--out', out, '--name', `; touch ${pwned}`, `$(touch ${pwned})`],
       secret,
       applicationId: game.id,
+      agentToken: null,
       cwd: join(tmp, 'game dir'),
     });
     expect(existsSync(pwned)).toBe(false);
