@@ -125,7 +125,7 @@ export function buildProgram(): Command {
           id: updated.id,
           public_client: String(updated.publicClient),
           redirect_uris: updated.redirectUris.join(' '),
-          rpc_origins: updated.rpcOrigins.join(' '),
+          ...(origins.length > 0 ? { rpc_origins: updated.rpcOrigins.join(' ') } : {}),
           parent_application_id: updated.parentApplicationId ?? '',
           flags_new: updated.flags.toString(),
         });

@@ -54,7 +54,8 @@ export class RawIpcClient {
   readonly socket: Socket;
   readonly ended: Promise<void>;
   #buffer = Buffer.alloc(0);
-  #cursor = 0;
+  /** Frames handed out; the others stay available to later `next` calls, whatever their order. */
+  readonly #taken = new Set<number>();
   #wake: (() => void) | undefined;
 
   private constructor(socket: Socket) {
@@ -106,13 +107,13 @@ export class RawIpcClient {
     this.send(RpcIpcOpcodes.Handshake, { v: 1, client_id: clientId });
   }
 
-  /** The next frame matching, waiting at most `timeoutMs`. */
+  /** The first frame not yet handed out that matches, waiting at most `timeoutMs`. */
   async next(match: (frame: RawFrame) => boolean = () => true, timeoutMs = 5_000): Promise<RawFrame> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const index = this.frames.findIndex((frame, i) => i >= this.#cursor && match(frame));
+      const index = this.frames.findIndex((frame, i) => !this.#taken.has(i) && match(frame));
       if (index >= 0) {
-        this.#cursor = index + 1;
+        this.#taken.add(index);
         return this.frames[index]!;
       }
       if (this.socket.destroyed && this.socket.readableEnded) {

@@ -976,7 +976,9 @@ function singleValued(form: Record<string, unknown>): Fields {
 
 /** `Authorization: Basic base64(id:secret)`, each part form-urlencoded (RFC 6749 §2.3.1); null when malformed. */
 function parseBasic(header: string | undefined): { id: string; secret: string } | undefined | null {
-  if (header === undefined) return undefined;
+  // Another scheme is no client credential: the RPC clients send `Bot this-is-a-dummy` (@xhayper/discord-rpc)
+  // or `Bearer null` (discord-rpc) with their form credentials, and the platform takes them (VOICE-RPC.md §5).
+  if (header === undefined || !/^Basic(\s|$)/i.test(header)) return undefined;
   const match = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(header);
   if (!match?.[1]) return null;
   const decoded = Buffer.from(match[1], 'base64').toString('utf8');
