@@ -4,7 +4,7 @@ import { RpcError } from './session.js';
 
 /** What ACCEPT_ACTIVITY_INVITE asks of the agent: accept as the player, then join or launch the game. */
 export interface InviteAccepter {
-  acceptActivityInvite(invite: { inviterId: string; messageId: string }): Promise<ActivityJoinOutcome>;
+  joinActivityInvite(invite: { inviterId: string; messageId: string }): Promise<ActivityJoinOutcome>;
 }
 
 const SNOWFLAKE = /^\d{1,20}$/;
@@ -26,7 +26,7 @@ export async function acceptActivityInviteCommand(
   if (typeof messageId !== 'string' || !SNOWFLAKE.test(messageId))
     throw new RpcError(RpcErrorCodes.InvalidPayload, 'message_id must be a snowflake');
   try {
-    await agent.acceptActivityInvite({ inviterId, messageId });
+    await agent.joinActivityInvite({ inviterId, messageId });
   } catch (error) {
     if (error instanceof InviteRefused) throw new RpcError(RpcErrorCodes.InvalidInvite, error.message);
     throw error;

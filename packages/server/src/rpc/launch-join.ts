@@ -28,7 +28,7 @@ export interface ActivityJoinDeps {
 
 /** How an accepted invite reached its game. */
 export type ActivityJoinOutcome =
-  | { kind: 'dispatched'; applicationId: string; secret: string }
+  | { kind: 'dispatched'; applicationId: string; secret: string; delivered: number }
   | { kind: 'launched'; applicationId: string; secret: string; pid: number }
   | { kind: 'not-launched'; applicationId: string; secret: string; reason: string };
 
@@ -62,7 +62,7 @@ export async function acceptActivityInvite(
   if (running.length > 0) {
     for (const game of running) game.dispatchActivityJoin(secret);
     deps.log?.(`rpc launch app=${applicationId}: ACTIVITY_JOIN to ${running.length} running game(s)`);
-    return { kind: 'dispatched', applicationId, secret };
+    return { kind: 'dispatched', applicationId, secret, delivered: running.length };
   }
   return launchFor(deps, applicationId, secret);
 }

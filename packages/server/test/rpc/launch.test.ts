@@ -279,7 +279,7 @@ describe('RegisterLaunchCommand and the agent launching a game for an accepted i
       { link: agentLink(guest.sessionToken), settings: settings(), runningGames: () => [other, running] },
       { inviterId: host.id, messageId: String(received.MessageId()) },
     );
-    expect(outcome).toEqual({ kind: 'dispatched', applicationId: game.id, secret: SECRET });
+    expect(outcome).toEqual({ kind: 'dispatched', applicationId: game.id, secret: SECRET, delivered: 1 });
     expect(joins).toEqual([SECRET]);
     expect(existsSync(out)).toBe(false);
   });
