@@ -1,4 +1,11 @@
-import { RPC_VERSION, RpcCloseCodes, RpcErrorCodes, RpcEvents } from '@hearth/protocol';
+import {
+  ActivityLimits,
+  PRESENCE_UPDATES_LIMIT,
+  RPC_VERSION,
+  RpcCloseCodes,
+  RpcErrorCodes,
+  RpcEvents,
+} from '@hearth/protocol';
 import type { ActivityInput } from '../domains/presence/schemas.js';
 import { type AgentPort, type ConsentRequest, serveCommand } from './commands.js';
 import { forwardDispatch, subscribed } from './events.js';
@@ -33,9 +40,6 @@ export interface RpcAgentOptions {
 
 /** How long the agent waits for its gateway session at start. */
 const GATEWAY_READY_TIMEOUT_MS = 15_000;
-
-/** Presence updates the gateway takes per window (PROTOCOL.md §D.6): the agent spaces its own. */
-const PRESENCE_WINDOW = { updates: 5, ms: 20_000 } as const;
 
 /**
  * `hearth rpc`: the local agent in the platform client's role (DESIGN.md). Signed in as one user, it talks
@@ -93,6 +97,10 @@ export class RpcAgent implements AgentPort {
   }
 
   /** The socket path of the IPC transport, when it listens. */
+  get userId(): string {
+    return String(this.user['id']);
+  }
+
   get ipcPath(): string | undefined {
     return this.#ipc?.path;
   }
@@ -300,9 +308,9 @@ export class RpcAgent implements AgentPort {
   #sendPresence(): void {
     if (this.#presenceTimer) return;
     const now = Date.now();
-    this.#presenceSent = this.#presenceSent.filter((at) => now - at < PRESENCE_WINDOW.ms);
-    if (this.#presenceSent.length >= PRESENCE_WINDOW.updates) {
-      const wait = PRESENCE_WINDOW.ms - (now - (this.#presenceSent[0] ?? now));
+    this.#presenceSent = this.#presenceSent.filter((at) => now - at < PRESENCE_UPDATES_LIMIT.windowMs);
+    if (this.#presenceSent.length >= PRESENCE_UPDATES_LIMIT.limit) {
+      const wait = PRESENCE_UPDATES_LIMIT.windowMs - (now - (this.#presenceSent[0] ?? now));
       this.#presenceTimer = setTimeout(() => {
         this.#presenceTimer = undefined;
         this.#sendPresence();
@@ -311,7 +319,10 @@ export class RpcAgent implements AgentPort {
       return;
     }
     this.#presenceSent.push(now);
-    const activities = [...this.#sessions].flatMap((session) => (session.activity ? [session.activity] : []));
+    // The newest games' activities, as many as a presence holds (§B.8).
+    const activities = [...this.#sessions]
+      .flatMap((session) => (session.activity ? [session.activity] : []))
+      .slice(-ActivityLimits.activitiesMax);
     this.#gateway.updatePresence({ status: 'online', since: null, afk: false, activities });
   }
 }

@@ -24,6 +24,8 @@ export async function requestAuthorization(
 /** How the subcommand reaches the server and where it prints. */
 export interface AuthorizeRequestIo {
   link(serverUrl: string, token: string): LaunchApi;
+  /** `--login` and `--password` instead of `--token`: a session token, as the agent signs in. */
+  signIn(serverUrl: string, login: string, password: string): Promise<string>;
   out(line: string): void;
   /** The CLI's one-line refusal. */
   fail(message: string): Error;
@@ -40,21 +42,28 @@ export function authorizeRequestCommand(rpc: Command, io: AuthorizeRequestIo): C
     .requiredOption('--application <id>', 'the application to authorize')
     .option('--scopes <scopes>', "space-separated scopes (default: the SDK's communication scopes)")
     .action(async (_options: unknown, command: Command) => {
-      // --server and --token are the agent's own (`hearth rpc`), with their environment variables.
+      // --server, --token (or --login, --password) are the agent's own (`hearth rpc`), with their environment variables.
       const options = command.optsWithGlobals<{
         application: string;
         scopes?: string;
         server?: string;
         token?: string;
+        login?: string;
+        password?: string;
       }>();
-      if (!options.token) throw io.fail('a user token is required: --token or HEARTH_RPC_TOKEN');
-      const answer = await requestAuthorization(
-        io.link(options.server ?? 'http://127.0.0.1:8080', options.token),
-        {
-          applicationId: options.application,
-          scopes: options.scopes,
-        },
-      );
+      const server = options.server ?? 'http://127.0.0.1:8080';
+      let token = options.token;
+      if (!token && options.login && options.password) {
+        token = await io.signIn(server, options.login, options.password).catch((error: Error) => {
+          throw io.fail(error.message);
+        });
+      }
+      if (!token)
+        throw io.fail('a user token is required: --token or HEARTH_RPC_TOKEN (or --login and --password)');
+      const answer = await requestAuthorization(io.link(server, token), {
+        applicationId: options.application,
+        scopes: options.scopes,
+      });
       if (answer.status !== 204) {
         const body = answer.body as { code?: unknown; message?: unknown } | null;
         throw io.fail(

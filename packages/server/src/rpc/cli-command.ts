@@ -9,6 +9,8 @@ import { ServerLink } from './server-link.js';
 export interface RpcCommandOptions {
   server?: string;
   token?: string;
+  login?: string;
+  password?: string;
   ipcDir?: string;
   ipc?: boolean;
   websocket?: boolean;
@@ -23,6 +25,10 @@ export interface RpcCommandOptions {
 export function withRpcOptions(command: Command): Command {
   return withLaunchOptions(command)
     .addOption(new Option('--token <token>', "the signed-in user's session token").env('HEARTH_RPC_TOKEN'))
+    .addOption(
+      new Option('--login <login>', 'sign in with this username or email instead').env('HEARTH_RPC_LOGIN'),
+    )
+    .addOption(new Option('--password <password>', 'the password of --login').env('HEARTH_RPC_PASSWORD'))
     .addOption(
       new Option('--ipc-dir <dir>', 'directory of discord-ipc-N (default: as clients search it)').env(
         'HEARTH_RPC_IPC_DIR',
@@ -81,6 +87,7 @@ export function rpcCommand(program: Command): void {
   });
   authorizeRequestCommand(rpc, {
     link: (serverUrl, token) => new ServerLink(serverUrl, token),
+    signIn: (serverUrl, login, password) => ServerLink.signIn(serverUrl, login, password),
     out: (line) => process.stdout.write(`${line}\n`),
     fail: (message) => new RpcCommandError(message),
   });
@@ -88,8 +95,17 @@ export function rpcCommand(program: Command): void {
 
 /** Starts an agent from command options; refuses a missing token or a bad port in one line. */
 export async function startAgent(serverUrl: string, options: RpcCommandOptions): Promise<RpcAgent> {
-  const token = options.token;
-  if (!token) throw new RpcCommandError('a user token is required: --token or HEARTH_RPC_TOKEN');
+  let token = options.token;
+  if (!token && options.login && options.password) {
+    token = await ServerLink.signIn(serverUrl, options.login, options.password).catch((error: Error) => {
+      throw new RpcCommandError(error.message);
+    });
+  }
+  if (!token) {
+    throw new RpcCommandError(
+      'a user token is required: --token or HEARTH_RPC_TOKEN (or --login and --password)',
+    );
+  }
   const portBase = Number(options.wsPortBase ?? RpcLimits.wsPortBase);
   if (!Number.isInteger(portBase) || portBase < 1 || portBase > 65535 - RpcLimits.wsPortCount) {
     throw new RpcCommandError('--ws-port-base must be a port number');

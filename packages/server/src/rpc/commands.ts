@@ -26,6 +26,8 @@ export interface ConsentRequest {
 /** What the commands ask of the agent that runs them (STYLE.md rule 16: a seam, not the agent itself). */
 export interface AgentPort extends InviteAccepter {
   readonly link: ServerLink;
+  /** The signed-in player. */
+  readonly userId: string;
   readonly voice: VoiceTracker;
   /** The player's answer to a consent request; the agent signed in as that player decides. */
   consent(request: ConsentRequest): Promise<boolean>;
@@ -205,7 +207,12 @@ async function authenticate(agent: AgentPort, session: RpcSession, args: Args): 
     expires?: string;
     user?: Record<string, unknown>;
   } | null;
-  if (answer.status !== 200 || body?.application?.id !== session.application.id) {
+  // The token must be the connected game's, and the signed-in player's when it names its user.
+  if (
+    answer.status !== 200 ||
+    body?.application?.id !== session.application.id ||
+    (body.user !== undefined && body.user['id'] !== agent.userId)
+  ) {
     throw new RpcError(RpcErrorCodes.InvalidToken, 'Invalid access token');
   }
   const user = body.user ?? (await agent.link.api('/users/@me')).body;

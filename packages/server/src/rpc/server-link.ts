@@ -29,6 +29,31 @@ export class ServerLink {
     this.#token = token;
   }
 
+  /**
+   * Signs in as the platform client does, with the user's login and password (POST /auth/login), and
+   * answers the session token; throws with the server's message when refused.
+   */
+  static async signIn(serverUrl: string, login: string, password: string): Promise<string> {
+    const link = new ServerLink(serverUrl, '');
+    const answer = await link.api('/auth/login', {
+      method: 'POST',
+      authorization: null,
+      body: { login, password },
+    });
+    const token = (answer.body as { token?: unknown } | null)?.token;
+    if (answer.status !== 200 || typeof token !== 'string') {
+      const body = answer.body as {
+        message?: unknown;
+        errors?: { login?: { _errors?: Array<{ message?: unknown }> } };
+      } | null;
+      const message = body?.errors?.login?._errors?.[0]?.message ?? body?.message;
+      throw new Error(
+        `rpc: sign-in refused: ${typeof message === 'string' ? message : `HTTP ${answer.status}`}`,
+      );
+    }
+    return token;
+  }
+
   /** The API base clients are told of in READY `config.api_endpoint` (`//host/api`, as the platform gives). */
   get apiEndpoint(): string {
     return `${this.serverUrl.replace(/^https?:/, '')}/api`;

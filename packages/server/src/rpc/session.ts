@@ -1,4 +1,4 @@
-import { type RpcErrorCode, RpcErrorCodes } from '@hearth/protocol';
+import type { RpcErrorCode } from '@hearth/protocol';
 import type { ActivityInput } from '../domains/presence/schemas.js';
 
 /** An RPC payload in either direction (PROTOCOL.md §H Payload). */
@@ -93,7 +93,7 @@ export class RpcSession {
   fail(request: Partial<RpcPayload>, error: RpcError): void {
     if (this.#closed) return;
     this.connection.send({
-      cmd: request.cmd ?? RpcErrorCodesCommand,
+      cmd: request.cmd ?? FALLBACK_COMMAND,
       nonce: request.nonce ?? null,
       evt: 'ERROR',
       data: { code: error.code, message: error.message },
@@ -108,13 +108,7 @@ export class RpcSession {
 }
 
 /** The command named in an ERROR answering a payload too broken to name one. */
-const RpcErrorCodesCommand = 'DISPATCH';
-
-/** An RpcError from anything thrown while serving a command: ours as is, anything else 1000. */
-export function toRpcError(error: unknown): RpcError {
-  if (error instanceof RpcError) return error;
-  return new RpcError(RpcErrorCodes.UnknownError, 'Unknown error');
-}
+const FALLBACK_COMMAND = 'DISPATCH';
 
 /** The subscription key: one per event and arguments. */
 export function subscriptionKey(evt: string, args: Record<string, unknown>): string {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HearthProcess } from '../../../../test-support/cli.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import type { TestGame } from '../../../../test-support/oauth.js';
+import { startAgent as startAgentCommand } from '../../src/rpc/cli-command.js';
 import { agentUser, ipcDir, RawIpcClient, rpcGame, startAgent } from './rpc-support.js';
 
 /** `hearth rpc` as a process: the CLI wiring, and the socket file a killed agent leaves behind. */
@@ -61,6 +62,30 @@ describe('hearth rpc', () => {
     const refused = new HearthProcess(['rpc', '--server', hearth.url], { XDG_RUNTIME_DIR: dir.path });
     const { code } = await refused.exited;
     expect(code).toBe(1);
-    expect(refused.stderr).toBe('hearth: a user token is required: --token or HEARTH_RPC_TOKEN\n');
+    expect(refused.stderr).toBe(
+      'hearth: a user token is required: --token or HEARTH_RPC_TOKEN (or --login and --password)\n',
+    );
+  });
+
+  it('signs in with --login and --password as the platform client does; a wrong password is refused', async () => {
+    const user = await agentUser(hearth);
+    const agent = await startAgentCommand(hearth.url, {
+      login: `${user.username}@example.com`,
+      password: 'a long password',
+      ipcDir: dir.path,
+      websocket: false,
+    });
+    try {
+      expect(agent.user['id']).toBe(user.id);
+    } finally {
+      await agent.close();
+    }
+    await expect(
+      startAgentCommand(hearth.url, {
+        login: `${user.username}@example.com`,
+        password: 'wrong password',
+        websocket: false,
+      }),
+    ).rejects.toThrow(/^rpc: sign-in refused: /);
   });
 });

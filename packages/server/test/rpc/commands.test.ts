@@ -205,6 +205,9 @@ describe('RPC commands', () => {
       );
       const foreign = await grantTokens(hearth, other, host.token, 'identify');
       expectError(await client.command('AUTHENTICATE', { access_token: foreign.access_token }), 4009);
+      // Another player's token for the same game is not the signed-in player's.
+      const someoneElse = await grantTokens(hearth, game, friend.token, 'identify');
+      expectError(await client.command('AUTHENTICATE', { access_token: someoneElse.access_token }), 4009);
       expectError(await client.command('AUTHENTICATE', {}), 4000);
       client.close();
     });
@@ -434,6 +437,33 @@ describe('RPC commands', () => {
     client.close();
   });
 
+  it('NOTIFICATION_CREATE (rpc.notifications.read) for a DM to the player; CHANNEL_CREATE (rpc)', async () => {
+    const client = await authenticated('identify rpc rpc.notifications.read');
+    await client.command('SUBSCRIBE', {}, 'NOTIFICATION_CREATE');
+    await client.command('SUBSCRIBE', {}, 'CHANNEL_CREATE');
+    const friendTokens = await grantTokens(hearth, game, friend.token, 'identify dm_channels.messages.write');
+    const sent = await hearth.api(`/users/${host.id}/messages`, {
+      method: 'POST',
+      auth: `Bearer ${friendTokens.access_token}`,
+      body: { content: 'are you there?' },
+    });
+    expect(sent.status).toBe(200);
+    const notification = dataOf(await client.next((frame) => dataOf(frame).evt === 'NOTIFICATION_CREATE'));
+    expect(notification.data).toMatchObject({
+      title: friend.username,
+      body: 'are you there?',
+      message: { content: 'are you there?', author: { id: friend.id } },
+    });
+    await hearth.api(`/guilds/${guildId}/channels`, {
+      method: 'POST',
+      auth: host.token,
+      body: { name: 'announcements', type: 0 },
+    });
+    const created = dataOf(await client.next((frame) => dataOf(frame).evt === 'CHANNEL_CREATE'));
+    expect(created.data).toMatchObject({ name: 'announcements', type: 0 });
+    client.close();
+  });
+
   describe('voice', () => {
     let client: RawIpcClient;
     beforeAll(async () => {
@@ -485,6 +515,26 @@ describe('RPC commands', () => {
         volume: 100,
         mute: false,
       });
+    });
+
+    it('VOICE_STATE_UPDATE when a member changes in place, VOICE_STATE_DELETE when they leave', async () => {
+      await client.command('SUBSCRIBE', { channel_id: voiceChannelId }, 'VOICE_STATE_UPDATE');
+      await client.command('SUBSCRIBE', { channel_id: voiceChannelId }, 'VOICE_STATE_DELETE');
+      friendGateway.send({
+        op: 4,
+        d: { guild_id: guildId, channel_id: voiceChannelId, self_mute: false, self_deaf: true },
+      });
+      const updated = await client.next((f) => dataOf(f).evt === 'VOICE_STATE_UPDATE');
+      expect(dataOf(updated).data).toMatchObject({
+        user: { id: friend.id },
+        voice_state: { self_deaf: true },
+      });
+      friendGateway.send({
+        op: 4,
+        d: { guild_id: guildId, channel_id: null, self_mute: false, self_deaf: false },
+      });
+      const left = await client.next((f) => dataOf(f).evt === 'VOICE_STATE_DELETE');
+      expect(dataOf(left).data).toMatchObject({ user: { id: friend.id } });
     });
 
     it('moving needs force (5003); a text channel is 4005; null leaves', async () => {

@@ -276,7 +276,7 @@ describe('the agent as the platform client: ACCEPT_ACTIVITY_INVITE and authorize
     const arrived = new Promise<void>((resolve) =>
       guest.client.RegisterAuthorizeRequestCallback((applicationId, scopes) => {
         requests.push([applicationId, scopes]);
-        resolve();
+        if (requests.length === 2) resolve();
       }),
     );
     const printed: string[] = [];
@@ -284,27 +284,44 @@ describe('the agent as the platform client: ACCEPT_ACTIVITY_INVITE and authorize
       printed.push(String(chunk));
       return true;
     });
-    const run = (args: string[]) => {
+    const run = (args: string[], credentials = ['--token', guest.token]) => {
       const program = new Command().exitOverride();
       rpcCommand(program);
       return program.parseAsync(
-        ['rpc', 'authorize-request', '--server', hearth.url, '--token', guest.token, ...args],
-        { from: 'user' },
+        ['rpc', 'authorize-request', '--server', hearth.url, ...credentials, ...args],
+        {
+          from: 'user',
+        },
       );
     };
     try {
       await run(['--application', game.id, '--scopes', 'openid sdk.social_layer guilds']);
+      // Signed in with a login and a password, as `hearth rpc --login` is.
+      await run(
+        ['--application', game.id],
+        ['--login', `${guest.username}@example.com`, '--password', 'a long password'],
+      );
       const unknown = await run(['--application', '42']).catch((error: unknown) => error);
       expect(unknown).toBeInstanceOf(RpcCommandError);
       expect((unknown as Error).message).toBe(
         'the server refused the authorization request (HTTP 404, code 10002: Unknown Application)',
       );
+      const anonymous = await run(['--application', game.id], []).catch((error: unknown) => error);
+      expect((anonymous as Error).message).toBe(
+        'a user token is required: --token or HEARTH_RPC_TOKEN (or --login and --password)',
+      );
     } finally {
       write.mockRestore();
     }
     await arrived;
-    expect(requests).toEqual([[BigInt(game.id), 'openid sdk.social_layer guilds']]);
-    expect(printed).toEqual([`authorization requested of application ${game.id}\n`]);
+    expect(requests).toEqual([
+      [BigInt(game.id), 'openid sdk.social_layer guilds'],
+      [BigInt(game.id), 'openid sdk.social_layer'],
+    ]);
+    expect(printed).toEqual([
+      `authorization requested of application ${game.id}\n`,
+      `authorization requested of application ${game.id}\n`,
+    ]);
   });
 });
 
