@@ -252,11 +252,24 @@ export class RpcAgent implements AgentPort {
    * subscribed (the platform client does this when the player joins a friend's party).
    */
   deliverActivitySecret(applicationId: string, kind: 'join' | 'spectate', secret: string): number {
-    const evt = kind === 'join' ? RpcEvents.ActivityJoin : RpcEvents.ActivitySpectate;
+    return this.dispatchToGame(
+      applicationId,
+      kind === 'join' ? RpcEvents.ActivityJoin : RpcEvents.ActivitySpectate,
+      { secret },
+    );
+  }
+
+  /** DISPATCHes `evt` to every connection of the game subscribed to it; answers how many got it. */
+  dispatchToGame(
+    applicationId: string,
+    evt: string,
+    data: unknown,
+    args: Record<string, unknown> = {},
+  ): number {
     let delivered = 0;
     for (const session of this.#sessions) {
-      if (session.application.id !== applicationId || !subscribed(session, evt)) continue;
-      session.dispatch(evt, { secret });
+      if (session.application.id !== applicationId || !subscribed(session, evt, args)) continue;
+      session.dispatch(evt, data);
       delivered++;
     }
     return delivered;
@@ -272,16 +285,18 @@ export class RpcAgent implements AgentPort {
       {
         link: this.link,
         settings: this.#options.launch ?? { enabled: true },
-        runningGames: () =>
-          [...this.#sessions].map((session) => ({
-            applicationId: session.application.id,
-            joinsActivities: subscribed(session, RpcEvents.ActivityJoin),
-            dispatchActivityJoin: (secret: string) => session.dispatch(RpcEvents.ActivityJoin, { secret }),
-          })),
+        deliverActivityJoin: (applicationId, secret) =>
+          this.deliverActivitySecret(applicationId, 'join', secret),
         ...(log ? { log: (line: string) => log(line) } : {}),
       },
       invite,
     );
+  }
+
+  /** Every dispatch of the agent's gateway session, for features built beside the agent (launching games). */
+  onGatewayDispatch(listener: (dispatch: GatewayDispatch) => void): () => void {
+    this.#gateway.on('dispatch', listener);
+    return () => this.#gateway.off('dispatch', listener);
   }
 
   // ---- Gateway ----

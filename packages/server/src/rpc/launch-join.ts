@@ -9,19 +9,14 @@ export interface LaunchApi {
   ): Promise<{ status: number; body: unknown }>;
 }
 
-/** A game connected to the agent over RPC: it takes ACTIVITY_JOIN itself instead of being launched. */
-export interface RunningGame {
-  readonly applicationId: string;
-  /** Whether it subscribed to ACTIVITY_JOIN. */
-  readonly joinsActivities: boolean;
-  dispatchActivityJoin(secret: string): void;
-}
-
 export interface ActivityJoinDeps {
   link: LaunchApi;
   settings: LaunchSettings;
-  /** The games connected to the agent now. */
-  runningGames(): Iterable<RunningGame>;
+  /**
+   * ACTIVITY_JOIN `{secret}` to the game's connections to the agent that subscribed to it; answers how many
+   * got it. A game running and listening takes the join itself instead of being launched again.
+   */
+  deliverActivityJoin(applicationId: string, secret: string): number;
   /** Log lines name the component; the join secret is never written. */
   log?(line: string): void;
 }
@@ -56,13 +51,10 @@ export async function acceptActivityInvite(
 ): Promise<ActivityJoinOutcome> {
   const accepted = await acceptOnServer(deps.link, invite);
   const { applicationId, secret } = accepted;
-  const running = [...deps.runningGames()].filter(
-    (game) => game.applicationId === applicationId && game.joinsActivities,
-  );
-  if (running.length > 0) {
-    for (const game of running) game.dispatchActivityJoin(secret);
-    deps.log?.(`rpc launch app=${applicationId}: ACTIVITY_JOIN to ${running.length} running game(s)`);
-    return { kind: 'dispatched', applicationId, secret, delivered: running.length };
+  const delivered = deps.deliverActivityJoin(applicationId, secret);
+  if (delivered > 0) {
+    deps.log?.(`rpc launch app=${applicationId}: ACTIVITY_JOIN to ${delivered} running game connection(s)`);
+    return { kind: 'dispatched', applicationId, secret, delivered };
   }
   return launchFor(deps, applicationId, secret);
 }

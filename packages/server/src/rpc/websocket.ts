@@ -132,6 +132,16 @@ async function upgrade(
   const query = new URL(request.url ?? '/', 'http://127.0.0.1').searchParams;
   const origin = request.headers.origin;
   const ws = await new Promise<WebSocket>((resolve) => wss.handleUpgrade(request, socket, head, resolve));
+  // Messages that arrive while the application is looked up wait for the session.
+  const early: Array<{ raw: RawData; binary: boolean }> = [];
+  let receive: ((raw: RawData, binary: boolean) => void) | undefined;
+  ws.on('message', (raw: RawData, binary: boolean) => {
+    if (receive) receive(raw, binary);
+    else early.push({ raw, binary });
+  });
+  ws.on('error', () => {
+    // A frame over maxPayload closes with 1009; the close that follows ends the session.
+  });
   const refuse = (code: number, message: string) => {
     options.log?.('rpc websocket refused', { code, message });
     ws.close(code, message);
@@ -159,7 +169,7 @@ async function upgrade(
     },
   };
   const session = handlers.open(connection, application);
-  ws.on('message', (raw: RawData, binary: boolean) => {
+  receive = (raw, binary) => {
     if (binary) {
       connection.close(RpcCloseCodes.Unsupported, 'Binary frames are not supported');
       return;
@@ -172,10 +182,8 @@ async function upgrade(
       return;
     }
     session.frame(payload);
-  });
-  ws.on('error', () => {
-    // A frame over maxPayload closes with 1009; the close that follows ends the session.
-  });
+  };
+  for (const message of early.splice(0)) receive(message.raw, message.binary);
   ws.on('close', () => session.closed());
 }
 

@@ -1,7 +1,7 @@
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HearthProcess } from '../../../../test-support/cli.js';
+import { HearthProcess, hearthCommand, hearthServe } from '../../../../test-support/cli.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import type { TestGame } from '../../../../test-support/oauth.js';
 import { startAgent as startAgentCommand } from '../../src/rpc/cli-command.js';
@@ -87,5 +87,45 @@ describe('hearth rpc', () => {
         websocket: false,
       }),
     ).rejects.toThrow(/^rpc: sign-in refused: /);
+  });
+
+  it('hearth serve --rpc runs an agent beside the server, signed in with --rpc-token', async () => {
+    const database = `sqlite:${join(dir.path, 'serve.db')}`;
+    const created = JSON.parse(
+      await hearthCommand(
+        [
+          'users',
+          'create',
+          '--username',
+          'servedrpc',
+          '--email',
+          'served@example.com',
+          '--password',
+          'a long password',
+          '--json',
+        ],
+        { HEARTH_DATABASE_URL: database },
+      ),
+    ) as { id: string; token: string };
+    const serveDir = join(dir.path, 'serve');
+    mkdirSync(serveDir);
+    const portBase = String(20_000 + Math.floor(Math.random() * 20_000));
+    const { server } = await hearthServe(
+      ['--rpc', '--rpc-token', created.token, '--rpc-ipc-dir', serveDir, '--rpc-ws-port-base', portBase],
+      { HEARTH_DATABASE_URL: database },
+    );
+    try {
+      await server.until((p) => p.stdout.includes('hearth rpc serving'));
+      expect(server.stdout).toContain(
+        `hearth rpc serving servedrpc on ipc ${join(serveDir, 'discord-ipc-0')}`,
+      );
+      const client = await RawIpcClient.connect(join(serveDir, 'discord-ipc-0'));
+      client.handshake('123456789012345678');
+      // The agent asks the server it runs beside: no such application.
+      expect((await client.next()).data).toEqual({ code: 4000, message: 'Invalid Client ID' });
+    } finally {
+      server.child.kill('SIGTERM');
+      expect((await server.exited).code).toBe(0);
+    }
   });
 });

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module';
-import { RpcCloseCodes, RpcErrorCodes } from '@hearth/protocol';
+import { RpcCloseCodes, RpcErrorCodes, RpcLimits } from '@hearth/protocol';
 import { Client as XhayperClient } from '@xhayper/discord-rpc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -304,6 +304,47 @@ describe('RPC with the real clients', () => {
         code: RpcCloseCodes.InvalidOrigin,
         reason: 'Invalid Origin',
       });
+    });
+
+    it('a command sent before READY is served after it', async () => {
+      const socket = new WebSocket(`ws://127.0.0.1:${agent.wsPort}/?v=1&client_id=${game.id}&encoding=json`, {
+        origin: ORIGIN,
+      });
+      const messages: Array<{ evt: string | null; nonce: string | null; data: { code?: number } }> = [];
+      const two = new Promise<void>((resolve) =>
+        socket.on('message', (raw) => {
+          messages.push(JSON.parse(raw.toString()) as (typeof messages)[number]);
+          if (messages.length === 2) resolve();
+        }),
+      );
+      socket.once('open', () => socket.send(JSON.stringify({ cmd: 'NOPE', nonce: 'early', args: {} })));
+      await two;
+      expect(messages.map((m) => m.evt)).toEqual(['READY', 'ERROR']);
+      expect(messages[1]).toMatchObject({ nonce: 'early', data: { code: RpcErrorCodes.InvalidCommand } });
+      socket.close();
+    });
+
+    it('a message over the limit closes that connection with 1009, invalid JSON with 1003', async () => {
+      const open = async () => {
+        const socket = new WebSocket(
+          `ws://127.0.0.1:${agent.wsPort}/?v=1&client_id=${game.id}&encoding=json`,
+          {
+            origin: ORIGIN,
+          },
+        );
+        const ready = new Promise<void>((resolve) => socket.once('message', () => resolve()));
+        const closed = new Promise<number>((resolve) => socket.once('close', (code) => resolve(code)));
+        await ready;
+        return { socket, closed };
+      };
+      const big = await open();
+      big.socket.send(
+        JSON.stringify({ cmd: 'SET_ACTIVITY', args: { padding: 'x'.repeat(RpcLimits.frameMaxBytes) } }),
+      );
+      expect(await big.closed).toBe(1009);
+      const broken = await open();
+      broken.socket.send('{"cmd":');
+      expect(await broken.closed).toBe(RpcCloseCodes.Unsupported);
     });
 
     it('answers GET with 404 on the same port, and proxies POST /oauth2/token to the server', async () => {

@@ -442,6 +442,14 @@ describe('RPC commands', () => {
     await client.command('SUBSCRIBE', {}, 'NOTIFICATION_CREATE');
     await client.command('SUBSCRIBE', {}, 'CHANNEL_CREATE');
     const friendTokens = await grantTokens(hearth, game, friend.token, 'identify dm_channels.messages.write');
+    // Features beside the agent (the launcher) read its gateway session's dispatches too.
+    const seenByHook = new Promise<Record<string, unknown>>((resolve) => {
+      const stop = agent.onGatewayDispatch((dispatch) => {
+        if (dispatch.t !== 'MESSAGE_CREATE') return;
+        stop();
+        resolve(dispatch.d);
+      });
+    });
     const sent = await hearth.api(`/users/${host.id}/messages`, {
       method: 'POST',
       auth: `Bearer ${friendTokens.access_token}`,
@@ -449,6 +457,7 @@ describe('RPC commands', () => {
     });
     expect(sent.status).toBe(200);
     const notification = dataOf(await client.next((frame) => dataOf(frame).evt === 'NOTIFICATION_CREATE'));
+    expect(await seenByHook).toMatchObject({ content: 'are you there?' });
     expect(notification.data).toMatchObject({
       title: friend.username,
       body: 'are you there?',

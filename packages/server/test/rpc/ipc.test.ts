@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import type { TestGame } from '../../../../test-support/oauth.js';
 import type { RpcAgent } from '../../src/rpc/agent.js';
+import { ipcDirectory, ipcPath } from '../../src/rpc/ipc.js';
 import { agentUser, ipcDir, RawIpcClient, rpcGame, startAgent } from './rpc-support.js';
 
 /** The IPC transport (PROTOCOL.md §H): slots, stale sockets, framing, handshake, READY, PING/PONG. */
@@ -26,6 +27,16 @@ describe('RPC over IPC', () => {
     await agent?.close();
     await hearth?.close();
     dir?.remove();
+  });
+
+  it('finds the directory as clients do: the first variable set and not empty, else /tmp; pipes on Windows', () => {
+    expect(ipcDirectory({ XDG_RUNTIME_DIR: '/run/user/1000', TMPDIR: '/var/tmp' })).toBe('/run/user/1000');
+    expect(ipcDirectory({ XDG_RUNTIME_DIR: '', TMPDIR: '/var/tmp/' })).toBe('/var/tmp');
+    expect(ipcDirectory({ TMP: '/t1', TEMP: '/t2' })).toBe('/t1');
+    expect(ipcDirectory({ TEMP: '/t2' })).toBe('/t2');
+    expect(ipcDirectory({})).toBe('/tmp');
+    expect(ipcPath('/run/user/1000', 3, 'linux')).toBe('/run/user/1000/discord-ipc-3');
+    expect(ipcPath('C:\\Temp', 3, 'win32')).toBe('\\\\?\\pipe\\discord-ipc-3');
   });
 
   it('listens on discord-ipc-0 of the directory it was given', () => {

@@ -17,12 +17,7 @@ import { startHearth, type TestHearth } from '../../../../test-support/hearth.js
 import { createGame, createPlayer, grantTokens, type TestGame } from '../../../../test-support/oauth.js';
 import { requestAuthorization } from '../../src/rpc/authorize-request.js';
 import type { LaunchSettings } from '../../src/rpc/launch-commands.js';
-import {
-  acceptActivityInvite,
-  InviteRefused,
-  type LaunchApi,
-  type RunningGame,
-} from '../../src/rpc/launch-join.js';
+import { acceptActivityInvite, InviteRefused, type LaunchApi } from '../../src/rpc/launch-join.js';
 
 /**
  * Launch commands (seed, Library operations: RegisterLaunchCommand): a game registers through the SDK the
@@ -230,7 +225,8 @@ describe('RegisterLaunchCommand and the agent launching a game for an accepted i
     return { enabled: true, dir: registry, ...overrides };
   }
 
-  const noGames = (): RunningGame[] => [];
+  /** No game connected to the agent. */
+  const noGames = (): number => 0;
 
   it('runs the registered command with the join secret, as an argv and never through a shell', async () => {
     const out = join(tmp, 'run-1.json');
@@ -242,7 +238,7 @@ describe('RegisterLaunchCommand and the agent launching a game for an accepted i
     // The agent's own session token (`hearth rpc --token` from the environment) never reaches the game.
     process.env['HEARTH_RPC_TOKEN'] = guest.sessionToken;
     const outcome = await acceptActivityInvite(
-      { link: agentLink(guest.sessionToken), settings: settings(), runningGames: noGames },
+      { link: agentLink(guest.sessionToken), settings: settings(), deliverActivityJoin: noGames },
       { inviterId: host.id, messageId: String(received.MessageId()) },
     ).finally(() => {
       delete process.env['HEARTH_RPC_TOKEN'];
@@ -264,23 +260,17 @@ describe('RegisterLaunchCommand and the agent launching a game for an accepted i
     const out = join(tmp, 'run-2.json');
     expect(guest.client.RegisterLaunchCommand(game.id, `${JSON.stringify(script)} --out ${out}`)).toBe(true);
     const received = await invite();
-    const joins: string[] = [];
-    const other: RunningGame = {
-      applicationId: '1',
-      joinsActivities: true,
-      dispatchActivityJoin: () => joins.push('other'),
-    };
-    const running: RunningGame = {
-      applicationId: game.id,
-      joinsActivities: true,
-      dispatchActivityJoin: (secret) => joins.push(secret),
-    };
+    const joins: Array<[string, string]> = [];
     const outcome = await acceptActivityInvite(
-      { link: agentLink(guest.sessionToken), settings: settings(), runningGames: () => [other, running] },
+      {
+        link: agentLink(guest.sessionToken),
+        settings: settings(),
+        deliverActivityJoin: (applicationId, secret) => joins.push([applicationId, secret]),
+      },
       { inviterId: host.id, messageId: String(received.MessageId()) },
     );
     expect(outcome).toEqual({ kind: 'dispatched', applicationId: game.id, secret: SECRET, delivered: 1 });
-    expect(joins).toEqual([SECRET]);
+    expect(joins).toEqual([[game.id, SECRET]]);
     expect(existsSync(out)).toBe(false);
   });
 
@@ -291,7 +281,7 @@ describe('RegisterLaunchCommand and the agent launching a game for an accepted i
     const first = await invite();
     expect(
       await acceptActivityInvite(
-        { link, settings: settings({ enabled: false }), runningGames: noGames },
+        { link, settings: settings({ enabled: false }), deliverActivityJoin: noGames },
         { inviterId: host.id, messageId: String(first.MessageId()) },
       ),
     ).toEqual({
@@ -303,7 +293,7 @@ describe('RegisterLaunchCommand and the agent launching a game for an accepted i
     const second = await invite();
     expect(
       await acceptActivityInvite(
-        { link, settings: settings({ allow: ['42'] }), runningGames: noGames },
+        { link, settings: settings({ allow: ['42'] }), deliverActivityJoin: noGames },
         { inviterId: host.id, messageId: String(second.MessageId()) },
       ),
     ).toMatchObject({ kind: 'not-launched', reason: 'the application is not in the launch allow-list' });
@@ -320,7 +310,7 @@ describe('RegisterLaunchCommand and the agent launching a game for an accepted i
     const first = await invite();
     expect(
       await acceptActivityInvite(
-        { link, settings: settings(), runningGames: noGames },
+        { link, settings: settings(), deliverActivityJoin: noGames },
         { inviterId: host.id, messageId: String(first.MessageId()) },
       ),
     ).toMatchObject({ kind: 'not-launched', reason: 'the executable must be an absolute path' });
@@ -329,7 +319,7 @@ describe('RegisterLaunchCommand and the agent launching a game for an accepted i
     const second = await invite();
     expect(
       await acceptActivityInvite(
-        { link, settings: settings(), runningGames: noGames },
+        { link, settings: settings(), deliverActivityJoin: noGames },
         { inviterId: host.id, messageId: String(second.MessageId()) },
       ),
     ).toMatchObject({ kind: 'not-launched', reason: `${gone} does not exist` });
@@ -337,7 +327,7 @@ describe('RegisterLaunchCommand and the agent launching a game for an accepted i
     const third = await invite();
     expect(
       await acceptActivityInvite(
-        { link, settings: settings(), runningGames: noGames },
+        { link, settings: settings(), deliverActivityJoin: noGames },
         { inviterId: host.id, messageId: String(third.MessageId()) },
       ),
     ).toMatchObject({ kind: 'not-launched', reason: 'the application registered no launch command' });
@@ -347,7 +337,7 @@ describe('RegisterLaunchCommand and the agent launching a game for an accepted i
     const received = await invite();
     const stranger = await createPlayer(hearth, `stranger${Math.random().toString(36).slice(2, 9)}`);
     const refusal = await acceptActivityInvite(
-      { link: agentLink(stranger.token), settings: settings(), runningGames: noGames },
+      { link: agentLink(stranger.token), settings: settings(), deliverActivityJoin: noGames },
       { inviterId: host.id, messageId: String(received.MessageId()) },
     ).catch((error: unknown) => error);
     expect(refusal).toBeInstanceOf(InviteRefused);
@@ -356,12 +346,12 @@ describe('RegisterLaunchCommand and the agent launching a game for an accepted i
       { code: 10008, message: 'Unknown Message' },
     ]);
     const malformed = await acceptActivityInvite(
-      { link: agentLink(guest.sessionToken), settings: settings(), runningGames: noGames },
+      { link: agentLink(guest.sessionToken), settings: settings(), deliverActivityJoin: noGames },
       { inviterId: host.id, messageId: '1/../../x' },
     ).catch((error: unknown) => error);
     expect((malformed as InviteRefused).status).toBe(400);
     const anonymous = await acceptActivityInvite(
-      { link: agentLink(''), settings: settings(), runningGames: noGames },
+      { link: agentLink(''), settings: settings(), deliverActivityJoin: noGames },
       { inviterId: host.id, messageId: String(received.MessageId()) },
     ).catch((error: unknown) => error);
     expect((anonymous as InviteRefused).status).toBe(401);
