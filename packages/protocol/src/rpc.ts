@@ -61,6 +61,8 @@ export const RpcCommands = {
   CloseActivityRequest: 'CLOSE_ACTIVITY_REQUEST',
   /** The name `discord-rpc` and `@xhayper/discord-rpc` send for CLOSE_ACTIVITY_REQUEST (VOICE-RPC.md §5). */
   CloseActivityJoinRequest: 'CLOSE_ACTIVITY_JOIN_REQUEST',
+  /** The platform client's "Join" on an invite (DAT `RPCCommands.AcceptActivityInvite`): joins or launches the game. */
+  AcceptActivityInvite: 'ACCEPT_ACTIVITY_INVITE',
 } as const;
 export type RpcCommand = (typeof RpcCommands)[keyof typeof RpcCommands];
 
@@ -145,6 +147,7 @@ export const RPC_COMMAND_SCOPES: Readonly<Partial<Record<RpcCommand, readonly st
   [RpcCommands.SelectVoiceChannel]: [Scopes.Rpc, Scopes.RpcVoiceWrite],
   [RpcCommands.GetSelectedVoiceChannel]: [Scopes.Rpc, Scopes.RpcVoiceRead],
   [RpcCommands.GetVoiceSettings]: [Scopes.Rpc, Scopes.RpcVoiceRead],
+  [RpcCommands.AcceptActivityInvite]: [Scopes.Rpc],
 };
 
 /** The scopes each subscribable event needs (any one of a list); absent: authentication alone. */

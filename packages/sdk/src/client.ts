@@ -3,6 +3,7 @@ import {
   DEFAULT_PRESENCE_SCOPES,
   Limits,
   OAuth2ErrorCodes,
+  parseLaunchCommand,
   SDK_VERSION_HEADER,
   SDK_VERSION_IDENTIFY_PROPERTY,
 } from '@hearth/protocol';
@@ -25,6 +26,7 @@ import {
   Guilds,
 } from './guilds/guilds.js';
 import { snowflakeOf } from './ids.js';
+import type { LaunchCommandStore, LaunchJoin } from './launch/launch-commands.js';
 import {
   type CreateOrJoinLobbyCallback,
   type CreateOrJoinLobbyOutcome,
@@ -89,6 +91,11 @@ export interface ClientOptions {
   build?: Build;
   /** The gateway's WebSocket; default: the `ws` package on Node, `globalThis.WebSocket` in browsers. */
   webSocket?: WebSocketConstructor;
+  /**
+   * The local agent's launch-command registry (RegisterLaunchCommand); default: `HEARTH_LAUNCH_COMMANDS_DIR`,
+   * else the user's configuration folder. Node only.
+   */
+  launchCommandsDir?: string;
 }
 
 /** What an entry (Node, browser) supplies that the options leave open. */
@@ -99,6 +106,10 @@ export interface ClientEnvironment {
   webSocket: () => WebSocketConstructor | undefined;
   /** `properties.os` of the gateway Identify. */
   os: string;
+  /** Where RegisterLaunchCommand writes; absent where no program can be launched (browsers). */
+  launchCommands?: (dir: string | undefined) => LaunchCommandStore;
+  /** The join this process was launched for by the local agent, if any. */
+  launchJoin?: () => LaunchJoin | undefined;
 }
 
 /** The options with every default filled in. */
@@ -109,6 +120,8 @@ export interface ClientSettings {
   build: Build;
   openSocket: SocketOpener;
   os: string;
+  launchCommands: LaunchCommandStore | undefined;
+  launchJoin: LaunchJoin | undefined;
 }
 
 export type AuthorizationCallback = (result: ClientResult, code: string, redirectUri: string) => void;
@@ -202,6 +215,8 @@ export class ClientCore {
   #authorizeRequest: AuthorizeRequestCallback | undefined;
   readonly #listeners = new Map<string, Array<(data: unknown) => void>>();
   readonly #lobbies: Lobbies;
+  readonly #launchCommands: LaunchCommandStore | undefined;
+  #launchJoin: LaunchJoin | undefined;
   /** Handed to the library's feature modules. */
   protected readonly feature: FeatureContext;
 
@@ -258,6 +273,9 @@ export class ClientCore {
     this.#messages = new Messages(this.feature);
     this.#guilds = new Guilds(this.feature);
     this.#lobbies = new Lobbies(this.feature, this.#messages);
+    this.#launchCommands = options.launchCommands;
+    this.#launchJoin = options.launchJoin;
+    this.feature.on('READY', () => this.#joinLaunched());
   }
 
   // ---- Configuration ----
@@ -332,6 +350,46 @@ export class ClientCore {
 
   RemoveAuthorizeRequestCallback(): void {
     this.#authorizeRequest = undefined;
+  }
+
+  // ---- Launch commands ----
+
+  /**
+   * Registers, on this machine, the command by which the platform client (the local agent) launches the
+   * game when the player accepts an invite to it: an absolute executable path and its arguments (seed,
+   * Library operations). True when registered; why not is logged. The launched game gets the invite's
+   * join secret at SetActivityJoinCallback once Ready.
+   */
+  RegisterLaunchCommand(applicationId: bigint | string, command: string): boolean {
+    let id: bigint;
+    try {
+      id = toUint64(applicationId, 'applicationId');
+    } catch {
+      id = 0n;
+    }
+    const refuse = (reason: string) => {
+      this.#logger.log(LoggingSeverity.Warning, `RegisterLaunchCommand refused: ${reason}`);
+      return false;
+    };
+    if (id === 0n) return refuse('applicationId must be a non-zero unsigned 64-bit integer');
+    if (typeof command !== 'string') return refuse('the command must be a string');
+    const parsed = parseLaunchCommand(command);
+    if (!parsed.ok) return refuse(parsed.reason);
+    if (!this.#launchCommands) return refuse('this environment cannot launch programs');
+    const problem = this.#launchCommands.register({
+      application_id: id.toString(),
+      command,
+      argv: parsed.argv,
+    });
+    return problem === undefined ? true : refuse(problem);
+  }
+
+  /** A game launched to join a party joins it at its first Ready, for the application it was launched for. */
+  #joinLaunched(): void {
+    const join = this.#launchJoin;
+    if (!join || join.applicationId !== this.#applicationId.toString()) return;
+    this.#launchJoin = undefined;
+    this.#social.joinLaunched(join.secret);
   }
 
   #reportStatus(status: ClientStatus, error: ClientError, errorDetail: number): void {
@@ -1090,6 +1148,8 @@ export function withDefaults(
     opener: options?.opener ?? defaults.opener,
     redirect: options?.redirect ?? defaults.redirect,
     build: options?.build ?? 'release',
+    launchCommands: defaults.launchCommands?.(options?.launchCommandsDir),
+    launchJoin: defaults.launchJoin?.(),
     openSocket: (url) => {
       const WebSocket = injected ?? defaults.webSocket();
       if (!WebSocket) throw new Error('this environment has no WebSocket: pass the webSocket option');

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocket } from 'ws';
 import { ClientCore, type ClientOptions, withDefaults } from './client.js';
 import type { WebSocketConstructor } from './gateway/socket.js';
+import { launchJoinFromEnvironment, nodeLaunchCommandStore } from './launch/node-launch-commands.js';
 import { customSchemeReceiver, type RedirectReceiver, type RedirectStrategy } from './redirect.js';
 
 const CALLBACK_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Signed in</title></head>
@@ -95,6 +96,8 @@ export class Client extends ClientCore {
         redirect: loopbackRedirect,
         webSocket: () => nodeWebSocket,
         os: process.platform,
+        launchCommands: (dir) => nodeLaunchCommandStore(dir),
+        launchJoin: () => launchJoinFromEnvironment(),
       }),
     );
   }

@@ -160,6 +160,13 @@ describe('Client: the gateway connection (seed, Library operations: GetCurrentUs
     new Client().RegisterAuthorizeRequestCallback(() => undefined);
   });
 
+  it('RegisterLaunchCommand takes (applicationId, command: string) and answers a bool, as the C++ does', () => {
+    expectTypeOf<Client['RegisterLaunchCommand']>().toEqualTypeOf<
+      (applicationId: bigint | string, command: string) => boolean
+    >();
+    expectTypeOf<ClientOptions['launchCommandsDir']>().toEqualTypeOf<string | undefined>();
+  });
+
   it('the webSocket option takes a WebSocket constructor: the `ws` package fits', () => {
     expectTypeOf<ClientOptions['webSocket']>().toEqualTypeOf<WebSocketConstructor | undefined>();
     expectTypeOf(WebSocket).toExtend<WebSocketConstructor>();

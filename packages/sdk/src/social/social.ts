@@ -50,6 +50,7 @@ export class Social {
   #userUpdated: UserUpdatedCallback | undefined;
   #inviteCreated: ActivityInviteCallback | undefined;
   #join: ActivityJoinCallback | undefined;
+  #launchedJoin: string | undefined;
   /** What the player set, sent again on every new session. */
   #status: StatusType = StatusType.Online;
   #activity: Activity | undefined;
@@ -276,6 +277,19 @@ export class Social {
   }
   setActivityJoinCallback(callback: ActivityJoinCallback): void {
     this.#join = callback;
+    const launched = this.#launchedJoin;
+    this.#launchedJoin = undefined;
+    if (launched !== undefined) this.joinLaunched(launched);
+  }
+
+  /** The join secret the game was launched with; held until a join callback is set. */
+  joinLaunched(secret: string): void {
+    const callback = this.#join;
+    if (!callback) {
+      this.#launchedJoin = secret;
+      return;
+    }
+    safely(this.#feature, 'activity join', () => callback(secret));
   }
 
   // ---- Dispatches ----

@@ -5,12 +5,13 @@ import {
   RpcCloseCodes,
   RpcErrorCodes,
   RpcEvents,
-  Scopes,
 } from '@hearth/protocol';
 import type { ActivityInput } from '../domains/presence/schemas.js';
 import { type AgentPort, type ConsentRequest, serveCommand } from './commands.js';
 import { forwardDispatch, subscribed } from './events.js';
 import { IpcTransport, ipcDirectory } from './ipc.js';
+import type { LaunchSettings } from './launch-commands.js';
+import { type ActivityJoinOutcome, acceptActivityInvite } from './launch-join.js';
 import { type GatewayDispatch, type GatewayLink, ServerLink } from './server-link.js';
 import { type RpcApplication, RpcError, RpcSession, type RpcTransportConnection } from './session.js';
 import { VoiceTracker } from './voice.js';
@@ -33,6 +34,8 @@ export interface RpcAgentOptions {
   log?: (message: string, fields?: Record<string, unknown>) => void;
   /** Wait before the gateway link reconnects; default 1 s. */
   reconnectDelayMs?: number;
+  /** Launching games for accepted invites (RegisterLaunchCommand); default: on, every registered game. */
+  launch?: LaunchSettings;
 }
 
 /** How long the agent waits for its gateway session at start. */
@@ -245,30 +248,6 @@ export class RpcAgent implements AgentPort {
   }
 
   /**
-   * The player accepts a friend's activity invite in the platform client (§B.9): the invite is accepted with
-   * the game's own token (a connection of that game authenticated with `activities.invites.write`), and the
-   * join secret reaches the game as ACTIVITY_JOIN. Answers how many connections received it.
-   */
-  async acceptActivityInvite(inviterId: string, messageId: string, applicationId: string): Promise<number> {
-    const session = [...this.#sessions].find(
-      (candidate) =>
-        candidate.application.id === applicationId && candidate.hasScope([Scopes.ActivitiesInvitesWrite]),
-    );
-    if (!session?.auth) {
-      throw new RpcError(RpcErrorCodes.NoEligibleActivity, 'No connected game can accept this invite');
-    }
-    const answer = await this.link.api(`/users/${inviterId}/messages/${messageId}/activity-invite/accept`, {
-      method: 'POST',
-      authorization: `Bearer ${session.auth.accessToken}`,
-    });
-    const secret = (answer.body as { secret?: unknown } | null)?.secret;
-    if (answer.status !== 200 || typeof secret !== 'string') {
-      throw new RpcError(RpcErrorCodes.InvalidInvite, 'The invite no longer matches an open party');
-    }
-    return this.deliverActivitySecret(applicationId, 'join', secret);
-  }
-
-  /**
    * Delivers ACTIVITY_JOIN or ACTIVITY_SPECTATE `{secret}` to the connected sessions of a game that
    * subscribed (the platform client does this when the player joins a friend's party).
    */
@@ -294,6 +273,24 @@ export class RpcAgent implements AgentPort {
       delivered++;
     }
     return delivered;
+  }
+
+  /**
+   * The player's "Join" on a friend's activity invite in the platform client (§B.9), accepted with the
+   * agent's own session: a connected game that subscribed gets ACTIVITY_JOIN, else its launch command runs.
+   */
+  joinActivityInvite(invite: { inviterId: string; messageId: string }): Promise<ActivityJoinOutcome> {
+    const { log } = this.#options;
+    return acceptActivityInvite(
+      {
+        link: this.link,
+        settings: this.#options.launch ?? { enabled: true },
+        deliverActivityJoin: (applicationId, secret) =>
+          this.deliverActivitySecret(applicationId, 'join', secret),
+        ...(log ? { log: (line: string) => log(line) } : {}),
+      },
+      invite,
+    );
   }
 
   /** Every dispatch of the agent's gateway session, for features built beside the agent (launching games). */

@@ -1,6 +1,8 @@
 import { RpcLimits } from '@hearth/protocol';
 import { type Command, Option } from 'commander';
 import { RpcAgent, type RpcAgentOptions } from './agent.js';
+import { authorizeRequestCommand } from './authorize-request.js';
+import { launchSettingsOf, withLaunchOptions } from './launch-options.js';
 import { ServerLink } from './server-link.js';
 
 /** The agent's settings read from `hearth rpc` (and `hearth serve --rpc`) options. */
@@ -13,11 +15,15 @@ export interface RpcCommandOptions {
   ipc?: boolean;
   websocket?: boolean;
   wsPortBase?: string;
+  /** `--no-launch`, `--launch-allow`, `--launch-commands-dir` (launch-options.ts). */
+  launch?: boolean;
+  launchAllow?: string[];
+  launchCommandsDir?: string;
 }
 
 /** Adds the agent's options to a command, each with its environment variable (README: Local RPC). */
 export function withRpcOptions(command: Command): Command {
-  return command
+  return withLaunchOptions(command)
     .addOption(new Option('--token <token>', "the signed-in user's session token").env('HEARTH_RPC_TOKEN'))
     .addOption(
       new Option('--login <login>', 'sign in with this username or email instead').env('HEARTH_RPC_LOGIN'),
@@ -66,7 +72,7 @@ export function serveRpcOptions(options: Record<string, unknown>): RpcCommandOpt
 
 /** `hearth rpc`: the local agent, signed in to a Hearth server, until SIGINT or SIGTERM. */
 export function rpcCommand(program: Command): void {
-  withRpcOptions(
+  const rpc = withRpcOptions(
     program
       .command('rpc')
       .description("serve games on this machine over local RPC (IPC and WebSocket) as the platform's client")
@@ -78,6 +84,12 @@ export function rpcCommand(program: Command): void {
   ).action(async (options: RpcCommandOptions) => {
     const agent = await startAgent(options.server ?? 'http://127.0.0.1:8080', options);
     stopOnSignal(agent);
+  });
+  authorizeRequestCommand(rpc, {
+    link: (serverUrl, token) => new ServerLink(serverUrl, token),
+    signIn: (serverUrl, login, password) => ServerLink.signIn(serverUrl, login, password),
+    out: (line) => process.stdout.write(`${line}\n`),
+    fail: (message) => new RpcCommandError(message),
   });
 }
 
@@ -98,9 +110,16 @@ export async function startAgent(serverUrl: string, options: RpcCommandOptions):
   if (!Number.isInteger(portBase) || portBase < 1 || portBase > 65535 - RpcLimits.wsPortCount) {
     throw new RpcCommandError('--ws-port-base must be a port number');
   }
+  let launch: RpcAgentOptions['launch'];
+  try {
+    launch = launchSettingsOf(options as Record<string, unknown>);
+  } catch (error) {
+    throw new RpcCommandError((error as Error).message);
+  }
   const agentOptions: RpcAgentOptions = {
     serverUrl,
     token,
+    launch,
     ipc: options.ipc === false ? false : options.ipcDir ? { directory: options.ipcDir } : {},
     websocket: options.websocket === false ? false : { portBase },
     log: (message, fields) => process.stderr.write(`${message} ${JSON.stringify(fields ?? {})}\n`),

@@ -12,6 +12,7 @@ import {
 } from '@hearth/protocol';
 import type { ActivityInput } from '../domains/presence/schemas.js';
 import { toGatewayActivity } from './activity.js';
+import { acceptActivityInviteCommand, type InviteAccepter } from './launch-accept-invite.js';
 import type { ServerAnswer, ServerLink } from './server-link.js';
 import { RpcError, type RpcPayload, type RpcSession, subscriptionKey } from './session.js';
 import type { VoiceTracker } from './voice.js';
@@ -23,7 +24,7 @@ export interface ConsentRequest {
 }
 
 /** What the commands ask of the agent that runs them (STYLE.md rule 16: a seam, not the agent itself). */
-export interface AgentPort {
+export interface AgentPort extends InviteAccepter {
   readonly link: ServerLink;
   /** The signed-in player. */
   readonly userId: string;
@@ -83,6 +84,7 @@ export const COMMANDS: Readonly<Partial<Record<RpcCommand, Command>>> = {
   [RpcCommands.GetSelectedVoiceChannel]: getSelectedVoiceChannel,
   [RpcCommands.GetVoiceSettings]: async (agent) => agent.voice.settings,
   [RpcCommands.SetUserVoiceSettings]: async (agent, _session, args) => agent.voice.setUserSettings(args),
+  [RpcCommands.AcceptActivityInvite]: (agent, _session, args) => acceptActivityInviteCommand(agent, args),
 };
 
 /**

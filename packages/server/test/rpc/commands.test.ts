@@ -428,7 +428,9 @@ describe('RPC commands', () => {
       user: { id: friend.id },
       activity: { type: 1, party_id: 'friend-party' },
     });
-    expect(await agent.acceptActivityInvite(friend.id, String(invite.data['message_id']), game.id)).toBe(1);
+    expect(
+      await agent.joinActivityInvite({ inviterId: friend.id, messageId: String(invite.data['message_id']) }),
+    ).toMatchObject({ kind: 'dispatched', applicationId: game.id, delivered: 1 });
     const join = dataOf(await client.next((frame) => dataOf(frame).evt === 'ACTIVITY_JOIN'));
     expect(join.data).toEqual({ secret: 'friend-join-secret' });
     await friendGame.close();

@@ -50,12 +50,22 @@ export function messagesRoutes(messages: MessagesService): FastifyPluginAsync {
         return reply.code(204).send();
       },
     );
-    // Hearth's route for AcceptActivityInvite: the platform documents none (PROTOCOL.md §K).
+    // Hearth's route for AcceptActivityInvite: the platform documents none (PROTOCOL.md §K). The platform
+    // client (a user session: the local agent) accepts an invite of any game, to launch it.
     app.post<MessageRoute>(
       '/users/:user_id/messages/:message_id/activity-invite/accept',
-      { config: { auth: { bearer: [Scopes.ActivitiesInvitesWrite] } }, schema: { params: MessageParams } },
+      {
+        config: { auth: { user: true, bearer: [Scopes.ActivitiesInvitesWrite] } },
+        schema: { params: MessageParams },
+      },
       async (request) =>
-        messages.acceptInvite(playerOf(request), request.params.user_id, request.params.message_id),
+        messages.acceptInvite(
+          request.principal?.kind === 'user'
+            ? { userId: request.principal.userId, applicationId: undefined }
+            : playerOf(request),
+          request.params.user_id,
+          request.params.message_id,
+        ),
     );
     app.put<{ Params: { user_id_1: string; user_id_2: string; message_id: string } }>(
       '/partner-sdk/dms/:user_id_1/:user_id_2/messages/:message_id/moderation-metadata',

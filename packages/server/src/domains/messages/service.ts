@@ -208,7 +208,11 @@ export class MessagesService {
    * Accepting an activity invite (§B.9): the join secret of the inviter's current party reaches the
    * accepter, and the accepter's other devices learn of it.
    */
-  async acceptInvite(player: Player, inviterId: string, messageId: string): Promise<Record<string, unknown>> {
+  async acceptInvite(
+    player: { userId: string; applicationId: string | undefined },
+    inviterId: string,
+    messageId: string,
+  ): Promise<Record<string, unknown>> {
     const [low, high] = pair(player.userId, inviterId);
     const channelId = await store.findChannel(this.#deps.storage.db, low, high);
     const row = channelId ? await store.findMessage(this.#deps.storage.db, channelId, messageId) : undefined;
@@ -217,7 +221,11 @@ export class MessagesService {
       throw new HearthError('UnknownMessage');
     const activity = JSON.parse(row.activity) as { type: number; party_id?: string };
     if (activity.type !== MessageActivityTypes.Join) throw new HearthError('UnknownMessage');
-    if (!(await this.#siblings(player.applicationId, row.application_id)))
+    // A game accepts its own (or a sibling's) invites; the platform client (no application) any game's.
+    if (
+      player.applicationId !== undefined &&
+      !(await this.#siblings(player.applicationId, row.application_id))
+    )
       throw new HearthError('UnknownMessage');
     const current = this.#deps.presence.activityOf(inviterId, row.application_id);
     const secret = current?.secrets?.join;
