@@ -31,6 +31,7 @@ import {
   MEMBER_PERMISSIONS,
   MISSING_ACCESS,
   MISSING_PERMISSIONS,
+  post,
   type Room,
   UNKNOWN_CHANNEL,
   UNKNOWN_MESSAGE,
@@ -694,5 +695,37 @@ describe('@discordjs/core 3 (the next major, pinned as @discordjs/core-next) use
       status: 404,
       code: 10008,
     });
+  });
+});
+
+describe('pins in threads follow the locked and archived rules (seed: Locked threads)', () => {
+  it('a locked thread refuses a pin without MANAGE_THREADS (160005); an archived one refuses every pin (50083)', async () => {
+    const room = await createRoom(hearth);
+    const moderator = await memberWith(room, MEMBER_PERMISSIONS | PinMessages);
+    const owner = room.owner.token;
+    const started = await call<{ id: string }>(hearth, `/channels/${room.channelId}/threads`, {
+      method: 'POST',
+      auth: owner,
+      body: { name: 'pinned talk', type: 11 },
+    });
+    expect(started.status).toBe(201);
+    const thread = started.body.id;
+    const first = await post(hearth, thread, owner, { content: 'first' });
+    const second = await post(hearth, thread, owner, { content: 'second' });
+    expect(first.status).toBe(200);
+    const modify = (body: unknown) =>
+      call(hearth, `/channels/${thread}`, { method: 'PATCH', auth: owner, body });
+
+    expect((await modify({ locked: true })).status).toBe(200);
+    expect(await pin(moderator.token, thread, first.body.id)).toMatchObject({
+      status: 400,
+      body: { code: 160005 },
+    });
+    expect((await pin(owner, thread, first.body.id)).status).toBe(204);
+
+    expect((await modify({ archived: true })).status).toBe(200);
+    for (const auth of [moderator.token, owner])
+      expect(await pin(auth, thread, second.body.id)).toMatchObject({ status: 400, body: { code: 50083 } });
+    expect(await unpin(owner, thread, first.body.id)).toMatchObject({ status: 400, body: { code: 50083 } });
   });
 });

@@ -26,7 +26,7 @@ import { DatedRules, has } from '../guilds/permissions.js';
 import type { MessageObject } from './objects.js';
 import { ListPinsQuery } from './pins-schemas.js';
 import * as pinsStore from './pins-store.js';
-import { type Actor, type Place, placeOf } from './places.js';
+import { type Actor, type Place, placeOf, requireThreadWrite } from './places.js';
 import { audienceOf, type ChannelMessagesService } from './service.js';
 import * as store from './store.js';
 
@@ -116,6 +116,9 @@ export class PinsService {
     const change = await this.#deps.storage.transaction(async (tx): Promise<PinChange | undefined> => {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
       this.#requirePinPermission(place);
+      // A pin changes a message and posts a notice: as an edit, refused in archived and (without
+      // MANAGE_THREADS) locked threads.
+      requireThreadWrite(place, 'edit');
       await pinsStore.lockChannel(tx, channelId, this.#deps.storage.engine);
       const message = await this.#message(tx, channelId, messageId);
       if (!PINNABLE_MESSAGE_TYPES.includes(Number(message.type)))
@@ -149,6 +152,7 @@ export class PinsService {
     const change = await this.#deps.storage.transaction(async (tx): Promise<PinChange | undefined> => {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
       this.#requirePinPermission(place);
+      requireThreadWrite(place, 'edit');
       await pinsStore.lockChannel(tx, channelId, this.#deps.storage.engine);
       const message = await this.#message(tx, channelId, messageId);
       if (message.pinned_at === null) return undefined;
