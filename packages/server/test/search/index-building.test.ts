@@ -76,8 +76,9 @@ describe('an index being built answers 202 with 110000 (hearth search rebuild)',
       content: 'ember sparks',
     });
 
+    // The server's own timer may run a due batch before the test does: either way, one batch of 500.
     clock.advance(1000);
-    expect(await hearth.services.searchIndex.runBatches()).toBe(500);
+    await hearth.services.searchIndex.runBatches();
     expect(await search()).toEqual({
       status: 202,
       body: { ...NOT_READY, documents_indexed: 500, retry_after: 0 },
@@ -86,7 +87,7 @@ describe('an index being built answers 202 with 110000 (hearth search rebuild)',
     expect(await hearth.services.searchIndex.runBatches()).toBe(0);
 
     clock.advance(10);
-    expect(await hearth.services.searchIndex.runBatches()).toBe(102);
+    await hearth.services.searchIndex.runBatches();
     const { status, body } = await searchGuild<SearchBody>(hearth, room.guild.id, room.owner.token, {
       content: 'ember',
       limit: 25,

@@ -206,7 +206,7 @@ for (const engine of engines) {
         (await searchGuild(hearth, room.guild.id, room.owner.token, { content: 'lanterns' })).status,
       ).toBe(202);
       clock.advance(60_000);
-      expect(await hearth.services.searchIndex.runBatches()).toBe(everything.total_results);
+      await hearth.services.searchIndex.runBatches(); // (or the server's own timer ran it first)
       expect(await found('lanterns')).toEqual(before);
       expect((await searchGuild(hearth, room.guild.id, room.owner.token, { limit: 25 })).body).toEqual(
         everything,

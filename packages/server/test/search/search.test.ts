@@ -378,3 +378,35 @@ describe('bad requests (GUILDS.md §4.11; PROTOCOL.md §E.2)', () => {
     expect((await call(hearth, `/guilds/${room.guild.id}/messages/search`)).status).toBe(401);
   });
 });
+
+describe('messages in threads are searched as their parent channel allows', () => {
+  it('public threads for every reader of the parent; private threads for their members and MANAGE_THREADS', async () => {
+    const place = await createRoom(hearth, { name: 'threads-home' });
+    const start = async (type: number) => {
+      const { status, body } = await call<{ id: string }>(hearth, `/channels/${place.channelId}/threads`, {
+        method: 'POST',
+        auth: place.owner.token,
+        body: { name: `wyvern ${type}`, type },
+      });
+      expect(status).toBe(201);
+      return body.id;
+    };
+    const open = await start(11);
+    const closed = await start(12);
+    const inOpen = await post(hearth, open, place.owner.token, { content: 'a wyvern nests here' });
+    const inClosed = await post(hearth, closed, place.owner.token, { content: 'a wyvern hides here' });
+    const find = (auth: string, query: Parameters<typeof searchGuild>[3] = {}) =>
+      searchGuild(hearth, place.guild.id, auth, { content: 'wyvern', ...query });
+
+    const byMember = await find(place.member.token);
+    expect(byMember.status).toBe(200);
+    expect(idsOf(byMember.body)).toEqual([inOpen.body.id]);
+    const byOwner = await find(place.owner.token);
+    expect(idsOf(byOwner.body).sort()).toEqual([inOpen.body.id, inClosed.body.id].sort());
+    expect(idsOf((await find(place.member.token, { channel_id: open })).body)).toEqual([inOpen.body.id]);
+    expect(await find(place.member.token, { channel_id: closed })).toMatchObject({
+      status: 403,
+      body: MISSING_ACCESS,
+    });
+  });
+});

@@ -9,6 +9,7 @@ import type { Actor } from '../channel-messages/places.js';
 import * as channelStore from '../channels/store.js';
 import type { GuildAccess, MemberAccess } from '../guilds/access.js';
 import { channelPermissions, has } from '../guilds/permissions.js';
+import * as threadStore from '../threads/store.js';
 import { AuthorKinds, HasBits, type HasKind, TermKinds, words } from './documents.js';
 import { QUERY_TRUE, SearchQuery } from './schemas.js';
 import type { SearchIndex } from './search-index.js';
@@ -36,12 +37,7 @@ export interface SearchResult {
   messages: SearchMessage[][];
 }
 
-const { ViewChannel, ReadMessageHistory } = PermissionFlags;
-const THREAD_TYPES: readonly number[] = [
-  ChannelTypes.AnnouncementThread,
-  ChannelTypes.PublicThread,
-  ChannelTypes.PrivateThread,
-];
+const { ViewChannel, ReadMessageHistory, ManageThreads } = PermissionFlags;
 
 /** The channels a search covers, as the caller stands in them. */
 interface Scope {
@@ -64,7 +60,7 @@ export class SearchService {
     const db = this.#deps.storage.db;
     const member = await this.#deps.access.member(db, guildId, actor.userId);
     await this.#requireIndex(db, guildId);
-    const scope = await this.#scope(db, guildId, member, query);
+    const scope = await this.#scope(db, guildId, actor.userId, member, query);
     if (scope.channelIds.length === 0) return emptyResult();
     const reader = await this.#deps.reading.reader(actor);
     const { total, rows } = await store.search(db, this.#deps.storage.engine, {
@@ -108,22 +104,23 @@ export class SearchService {
    * holds VIEW_CHANNEL and READ_MESSAGE_HISTORY; age-restricted ones only with `include_nsfw`. Unreadable
    * channels are left out; when none of the requested ones is readable: 50001 if none is visible, else 50013.
    */
-  async #scope(db: Executor, guildId: string, member: MemberAccess, query: SearchQuery): Promise<Scope> {
+  async #scope(
+    db: Executor,
+    guildId: string,
+    userId: string,
+    member: MemberAccess,
+    query: SearchQuery,
+  ): Promise<Scope> {
     const channels = await channelStore.guildChannels(db, guildId);
     const byId = new Map(channels.map((channel) => [channel.id, channel]));
     const overwrites = new Map<string, channelStore.OverwriteRow[]>();
     for (const row of await channelStore.guildOverwrites(db, guildId))
       overwrites.set(row.channel_id, [...(overwrites.get(row.channel_id) ?? []), row]);
     const now = this.#deps.clock.now();
-    // A thread stands as its parent does: the parent's overwrites and age restriction.
-    const governing = (channel: channelStore.ChannelRow) =>
-      THREAD_TYPES.includes(Number(channel.type)) && channel.parent_id !== null
-        ? (byId.get(channel.parent_id) ?? channel)
-        : channel;
     const permissionsIn = (channel: channelStore.ChannelRow) =>
       channelPermissions(
         member.input,
-        (overwrites.get(governing(channel).id) ?? []).map((row) => ({
+        (overwrites.get(channel.id) ?? []).map((row) => ({
           id: row.target_id,
           type: Number(row.type),
           allow: BigInt(row.allow),
@@ -132,30 +129,45 @@ export class SearchService {
         now,
       );
 
+    // Threads live apart from channels: each searched as its parent, a private one only by its members
+    // and MANAGE_THREADS holders.
+    const threads = new Map(
+      (await threadStore.guildThreadsFor(db, guildId, userId)).flatMap((thread) => {
+        const parent = byId.get(thread.parent_id);
+        return parent ? [[thread.id, { ...thread, parent }] as const] : [];
+      }),
+    );
     const requested = query.channel_id;
     const candidates = (
       requested === undefined
-        ? channels
-        : requested.flatMap((id) => {
-            const channel = byId.get(id);
-            return channel ? [channel] : [];
-          })
-    ).filter((channel) => MESSAGE_CHANNEL_TYPES.includes(Number(channel.type)));
+        ? [
+            ...channels.filter((channel) => MESSAGE_CHANNEL_TYPES.includes(Number(channel.type))),
+            ...threads.keys(),
+          ]
+        : requested.filter(
+            (id) => threads.has(id) || MESSAGE_CHANNEL_TYPES.includes(Number(byId.get(id)?.type)),
+          )
+    ).map((candidate) => (typeof candidate === 'string' ? candidate : candidate.id));
     let visible = 0;
     const readable: channelStore.ChannelRow[] = [];
-    for (const channel of candidates) {
+    for (const id of candidates) {
+      const thread = threads.get(id);
+      const channel = thread ? thread.parent : byId.get(id)!;
       const permissions = permissionsIn(channel);
       if (!has(permissions, ViewChannel)) continue;
+      if (thread && Number(thread.type) === ChannelTypes.PrivateThread && Number(thread.joined) !== 1)
+        if (!has(permissions, ManageThreads)) continue;
       visible += 1;
-      if (has(permissions, ReadMessageHistory)) readable.push(channel);
+      if (has(permissions, ReadMessageHistory)) readable.push(thread ? { ...channel, id } : channel);
     }
     const asked = requested === undefined ? candidates.length : requested.length;
     if (readable.length === 0 && asked > 0)
       throw new HearthError(visible === 0 ? 'MissingAccess' : 'MissingPermissions');
     const includeNsfw = bool(query.include_nsfw) === true;
     return {
+      // A thread's row here is its parent's with the thread's id: the parent's age restriction holds.
       channelIds: readable
-        .filter((channel) => includeNsfw || Number(governing(channel).nsfw) !== 1)
+        .filter((channel) => includeNsfw || Number(channel.nsfw) !== 1)
         .map((channel) => channel.id),
     };
   }

@@ -234,3 +234,22 @@ export async function guildMemberIds(db: Executor, guildId: string): Promise<str
     .execute();
   return rows.map((row) => row.user_id);
 }
+
+/** Every thread of a guild with whether `userId` is a member of it (search scopes threads by their parent). */
+export function guildThreadsFor(
+  db: Executor,
+  guildId: string,
+  userId: string,
+): Promise<Array<{ id: string; parent_id: string; type: number; joined: number }>> {
+  return db
+    .selectFrom('threads')
+    .leftJoin('thread_members', (join) =>
+      join.onRef('thread_members.thread_id', '=', 'threads.id').on('thread_members.user_id', '=', userId),
+    )
+    .select(['threads.id', 'threads.parent_id', 'threads.type'])
+    .select((eb) =>
+      eb.case().when('thread_members.user_id', 'is not', null).then(1).else(0).end().as('joined'),
+    )
+    .where('threads.guild_id', '=', guildId)
+    .execute();
+}
