@@ -1,11 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { API } from '@discordjs/core';
+import { REST } from '@discordjs/rest';
 import { snowflakeFromTimestamp, snowflakeTimestamp } from '@hearth/protocol';
 import { createHearth, ManualClock, testConfig } from '@hearth/server';
 import { type Kysely, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordResponse } from '../../../../test-support/conformance.js';
+import { addTestBot } from '../../../../test-support/guilds.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import { search } from '../../src/storage/migrations/0025_search.js';
 import { createRoom, post, type Room } from '../channel-messages/support.js';
@@ -71,6 +74,14 @@ describe('an index being built answers 202 with 110000 (hearth search rebuild)',
     });
     clock.advance(1000);
     expect((await search()).body).toEqual({ ...NOT_READY, documents_indexed: 0, retry_after: 1 });
+    // A bot through @discordjs/core: the 202 is a success to the client, which hands over the body.
+    const bot = await addTestBot(hearth, room.guild);
+    const api = new API(new REST({ api: `${hearth.url}/api`, retries: 0 }).setToken(bot.botToken));
+    expect(await api.guilds.searchForMessages(room.guild.id, { content: 'ember' })).toEqual({
+      ...NOT_READY,
+      documents_indexed: 0,
+      retry_after: 1,
+    });
     // Writes during the build are indexed with their transaction, as ever.
     const { body: during } = await post(hearth, room.channelId, room.member.token, {
       content: 'ember sparks',
