@@ -384,6 +384,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     observers: [
       {
         messageCreated: (row) => lobbyLinking.channelMessageCreated(row),
+        messageUpdated: (row) => lobbyLinking.channelMessageUpdated(row),
         messageDeleted: (channelId, messageId) => lobbyLinking.channelMessageDeleted(channelId, messageId),
       },
     ],
