@@ -401,6 +401,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     access: guildAccess,
     index: searchIndex,
     reading: new MessageReading({ storage, users: accounts, applicationFlags, attachments }),
+    threads: { ofResults: (userId, ids) => threadListing.ofResults(userId, ids) },
   });
   // Threads: sub-channels whose messages the message core stores (it tells them of each one above).
   const threads: ThreadsService = new ThreadsService({
