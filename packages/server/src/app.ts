@@ -413,6 +413,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     auditLog,
     users: accounts,
     messages: channelMessages,
+    titles: { screen: (title) => automodEnforcement.screenTitle(title) },
   });
   const threadMembers = new ThreadMembersService({
     storage,
