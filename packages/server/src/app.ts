@@ -316,7 +316,13 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       presence !== undefined && presence.presenceOf(userId).status !== PresenceStatuses.Offline,
     channelDeleted: (tx, channelId) => channelMessages.channelDeleted(tx, channelId),
   });
-  const roles = new RolesService({ storage, clock, snowflakes, bus });
+  const roles = new RolesService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    accessChanging: (tx, guildId) => threads.roleChanging(tx, guildId),
+  });
   const guildAccess = new GuildAccess({ clock });
   const auditLog = new AuditLog({ clock, snowflakes });
   // Voice status keeps each voice channel's start time as the guild's voice states change (PROTOCOL.md §D.7).

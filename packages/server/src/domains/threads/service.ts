@@ -527,6 +527,37 @@ export class ThreadsService {
     };
   }
 
+  /**
+   * Before a role's permissions change: the channels with active threads each member can view. After:
+   * THREAD_LIST_SYNC to each member who gained some, with the threads there they can see.
+   */
+  async roleChanging(tx: Executor, guildId: string): Promise<(tx: Executor) => Promise<BusEvent[]>> {
+    const threads = await store.activeThreads(tx, guildId);
+    if (threads.length === 0) return async () => [];
+    const parents = [...new Set(threads.map((row) => row.parent_id))];
+    const members = await store.guildMemberIds(tx, guildId);
+    const before = new Map<string, Set<string>>();
+    for (const userId of members) before.set(userId, await this.#viewable(tx, guildId, userId, parents));
+    return async (after) => {
+      const events: BusEvent[] = [];
+      for (const userId of members) {
+        const seen = before.get(userId)!;
+        const gained = [...(await this.#viewable(after, guildId, userId, parents))].filter(
+          (id) => !seen.has(id),
+        );
+        if (gained.length === 0) continue;
+        const visible: ThreadRow[] = [];
+        for (const row of threads) {
+          if (!gained.includes(row.parent_id)) continue;
+          if (await standingIn(after, this.#deps.access, userId, row).catch(() => undefined))
+            visible.push(row);
+        }
+        events.push(await this.#events.listSync(after, guildId, gained, userId, visible));
+      }
+      return events;
+    };
+  }
+
   /** Which of `channelIds` the member can view. */
   async #viewable(db: Executor, guildId: string, userId: string, channelIds: readonly string[]) {
     const access = await this.#deps.access.member(db, guildId, userId);
