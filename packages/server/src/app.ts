@@ -574,6 +574,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     guilds,
     updateVoiceState: (userId, sessionId, payload) =>
       voiceStates.updateVoiceState(userId, sessionId, payload),
+    voiceSessionEnded: (userId, sessionId) => voiceStates.sessionEnded(userId, sessionId),
     channelInfo: (userId, guildId, fields) => voiceStatus.channelInfo(userId, guildId, fields),
     snapshots: new GuildSnapshots({
       storage,

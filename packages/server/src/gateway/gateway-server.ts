@@ -81,6 +81,8 @@ export interface GatewayServerDeps {
   presence?: PresenceHooks;
   /** Op 4: joins, moves or leaves a guild's voice (the guild domain's voice states); throws on a refusal. */
   updateVoiceState?: (userId: string, sessionId: string, payload: unknown) => Promise<unknown>;
+  /** A session ended for good (not resumable): its voice states go (the guild domain's voice states). */
+  voiceSessionEnded?: (userId: string, sessionId: string) => Promise<void>;
   /** Op 43: a guild's voice channel status and start time (the voice-status domain); throws on a refusal. */
   channelInfo?: (
     userId: string,
@@ -819,6 +821,11 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       );
     this.#presence.delete(session.id);
     this.#presenceWindows.delete(session.id);
+    void this.#deps
+      .voiceSessionEnded?.(session.identity.userId, session.id)
+      .catch((error: unknown) =>
+        this.logger.error({ err: error, session: session.id }, 'gateway voice leave failed'),
+      );
     if (session.identity.kind !== 'bot') {
       void this.#deps.presence
         ?.ended(presenceRef(session))
