@@ -314,7 +314,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     users: accounts,
     isOnline: (userId) =>
       presence !== undefined && presence.presenceOf(userId).status !== PresenceStatuses.Offline,
-    channelDeleted: (tx, channelId) => channelMessages.channelDeleted(tx, channelId),
+    channelDeleted: (tx, channelId) => channelDeleted(tx, channelId),
   });
   const roles = new RolesService({
     storage,
@@ -464,11 +464,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bus,
     access: guildAccess,
     auditLog,
-    channelDeleted: async (tx, channelId) => {
-      await threads.parentDeleted(tx, channelId);
-      await channelMessages.channelDeleted(tx, channelId);
-      return lobbyLinking.channelDeleted(tx, channelId);
-    },
+    channelDeleted: (tx, channelId) => channelDeleted(tx, channelId),
     privateChannel: (userId, channelId) => dmChannels.find(userId, channelId),
     threads,
   });
@@ -727,6 +723,12 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     ],
     [oauth2Pages(oauth2, publicUrl), cdnRoutes(accounts), attachmentsCdnRoutes(attachments, storage)],
   );
+  /** A channel's deletion, alone or in its guild's: its threads, messages and lobby link go with it. */
+  async function channelDeleted(tx: Executor, channelId: string) {
+    await threads.parentDeleted(tx, channelId);
+    await channelMessages.channelDeleted(tx, channelId);
+    return lobbyLinking.channelDeleted(tx, channelId);
+  }
   // Routes load when the server starts; a root hook sees each of them, in every prefix scope.
   const routes: RegisteredRoute[] = [];
   http.addHook('onRoute', (route) => {

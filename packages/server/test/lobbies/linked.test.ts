@@ -532,6 +532,26 @@ describe('PATCH /lobbies/{lobby.id}/channel-linking (PROTOCOL.md §A.3 row 10)',
       expect(read.body).not.toHaveProperty('linked_channel');
     });
 
+    it('deleting the guild: the lobby loses linked_channel and its members get LOBBY_UPDATE', async () => {
+      const doomed = await hearth.services.guilds.createGuild(linker.account.user.id, { name: 'Doomed' });
+      const made = await call<{ id: string }>(
+        hearth,
+        'POST',
+        `/guilds/${doomed.id}/channels`,
+        linker.account.token,
+        { name: 'last-room' },
+      );
+      expect(made.status).toBe(201);
+      const lobbyId = await newLobby();
+      expect((await link(lobbyId, linker.bearer, { channel_id: made.body.id })).status).toBe(200);
+      await friendSees('LOBBY_UPDATE', lobbyId);
+      expect((await call(hearth, 'DELETE', `/guilds/${doomed.id}`, linker.account.token)).status).toBe(204);
+      const update = await friendSees('LOBBY_UPDATE', lobbyId);
+      expect(update).not.toHaveProperty('linked_channel');
+      const read = await call<Json>(hearth, 'GET', `/lobbies/${lobbyId}`, game.bot);
+      expect(read.body).not.toHaveProperty('linked_channel');
+    });
+
     it('deleting the lobby: the channel is free again and its guild gets CHANNEL_UPDATE', async () => {
       const lobbyId = await newLobby();
       const channelId = await newChannel();
