@@ -96,6 +96,7 @@ import { RedisRateLimitStore } from './ratelimit/redis-store.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import { connectRedis } from './redis.js';
 import { type Executor, openStorage, type Storage } from './storage/database.js';
+import { portalPages } from './web/portal/routes.js';
 
 export interface HearthOptions {
   /** Gateway timing, for tests of heartbeats; default: the platform's 41250 ms and IDENTIFY_TIMEOUT_MS. */
@@ -715,7 +716,12 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       messagesRoutes(messages),
       searchRoutes(search),
     ],
-    [oauth2Pages(oauth2, publicUrl), cdnRoutes(accounts), attachmentsCdnRoutes(attachments, storage)],
+    [
+      oauth2Pages(oauth2, publicUrl),
+      cdnRoutes(accounts),
+      attachmentsCdnRoutes(attachments, storage),
+      portalPages({ accounts, applications, webhooks, counters, clock, publicUrl }),
+    ],
   );
   // Routes load when the server starts; a root hook sees each of them, in every prefix scope.
   const routes: RegisteredRoute[] = [];
