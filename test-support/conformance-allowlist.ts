@@ -162,7 +162,8 @@ const GAME_DMS = `${NOT_IN_SPEC}: game-DM endpoints (PROTOCOL.md §B.5, UDOC)`;
 const PROVIDERS =
   'provisional accounts: identity providers of an application (PROTOCOL.md §B.2, DOCS); not in SPEC';
 
-const PORTAL = 'the developer portal (HTML pages and their forms), outside the API (README, The developer portal)';
+const PORTAL =
+  'the developer portal (HTML pages and their forms), outside the API (README, The developer portal)';
 const PORTAL_ERRORS = 'the portal tells a person of a refused form in HTML, on the page of the form';
 /** The developer portal's routes (web/portal/routes.ts). */
 const PORTAL_ROUTES: ReadonlyArray<[string, string]> = [
@@ -183,6 +184,9 @@ const PORTAL_ROUTES: ReadonlyArray<[string, string]> = [
   ['GET', '/developers/applications/:application_id/webhooks'],
   ['POST', '/developers/applications/:application_id/webhooks'],
   ['POST', '/developers/applications/:application_id/webhooks/replay'],
+  ['GET', '/developers/applications/:application_id/social-sdk'],
+  ['POST', '/developers/applications/:application_id/social-sdk/identity-providers'],
+  ['POST', '/developers/applications/:application_id/social-sdk/identity-providers/remove'],
 ];
 
 export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [

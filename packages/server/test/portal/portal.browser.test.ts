@@ -67,7 +67,8 @@ describe.skipIf(!available)('developer portal in Chromium', () => {
     const shown = ((await page.textContent('#client-secret')) ?? '').trim();
     await page.click('#copy-secret');
     await page.waitForSelector('#copy-secret:has-text("Copied")');
-    const copied = await page.evaluate(() => navigator.clipboard.readText());
+    // Runs in the page: the DOM's types are not this (Node) project's, so the clipboard is reached by name.
+    const copied = await page.evaluate<string>('navigator.clipboard.readText()');
     expect(copied).toBe(shown);
     const token = await tokenRequest(
       hearth,

@@ -1,4 +1,4 @@
-import { ApplicationFlags, FormErrors, MAX_REDIRECT_URIS } from '@hearth/protocol';
+import { ApplicationFlags, FormErrors, JSONErrors, MAX_REDIRECT_URIS } from '@hearth/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import { createPlayer } from '../../../../test-support/oauth.js';
@@ -475,5 +475,63 @@ describe('webhooks', () => {
     });
     expect(replay.status).toBe(404);
     expect(errorsOn(replay)).toHaveLength(1);
+  });
+});
+
+describe('Social SDK settings', () => {
+  const providers = `/developers/applications/${'{id}'}/social-sdk/identity-providers`;
+  const path = (suffix = '') => providers.replace('{id}', appId) + suffix;
+
+  it('shows the approvals the operator grants', async () => {
+    const page = await alice.get(`/developers/applications/${appId}/social-sdk`);
+    expect(page.status).toBe(200);
+    expect(page.html).toContain('id="provisional-state">not enabled');
+    expect(page.html).toContain('id="communication-state">pre-approval limits apply');
+  });
+
+  it("shows an OIDC issuer's refusal in the API's words and says what to fix", async () => {
+    const issuer = 'https://user:secret@issuer.example.com';
+    const answer = await alice.post(path(), { csrf: aliceCsrf, type: 'OIDC', issuer, client_id: 'game' });
+    expect(answer.status).toBe(400);
+    const errors = errorsOn(answer);
+    expect(errors[0]).toBe(JSONErrors.ProvisionalOIDCConfigurationNotFound.message);
+    expect(errors[1]).toMatch(
+      /^issuer: Hearth could not read a valid discovery document at https:\/\/user:secret@issuer\.example\.com\/\.well-known\/openid-configuration\. The issuer must be an https URL/,
+    );
+    expect(answer.html).toContain(`value="${issuer}"`);
+    const missing = await alice.post(path(), {
+      csrf: aliceCsrf,
+      type: 'OIDC',
+      issuer: '',
+      client_id: 'game',
+    });
+    expect(errorsOn(missing)).toEqual([`issuer: ${FormErrors.required().message}`]);
+    const unknown = await alice.post(path(), { csrf: aliceCsrf, type: 'NOT_A_TYPE' });
+    expect(errorsOn(unknown)[0]).toMatch(/^type: /);
+  });
+
+  it('adds a ticket provider with its verification URL and removes it; another application’s provider is unknown', async () => {
+    const added = await alice.post(path(), {
+      csrf: aliceCsrf,
+      type: 'STEAM_SESSION_TICKET',
+      verification_url: 'https://verify.example.com/steam?key=1',
+    });
+    expect(added.status).toBe(303);
+    const page = await alice.get(`/developers/applications/${appId}/social-sdk`);
+    const providerId = /data-provider-id="(\d+)"/.exec(page.html)?.[1] ?? '';
+    expect(page.html).toContain('https://verify.example.com/steam?key=1');
+    const otherApp = await createApp(alice, aliceCsrf, 'Other Game');
+    const wrong = await alice.post(
+      `/developers/applications/${otherApp}/social-sdk/identity-providers/remove`,
+      {
+        csrf: aliceCsrf,
+        provider_id: providerId,
+      },
+    );
+    expect(wrong.status).toBe(404);
+    expect(errorsOn(wrong)).toEqual([JSONErrors.GeneralNotFound.message]);
+    const removed = await alice.post(path('/remove'), { csrf: aliceCsrf, provider_id: providerId });
+    expect(removed.status).toBe(303);
+    expect(await hearth.services.identityProviders.list(appId)).toEqual([]);
   });
 });

@@ -60,13 +60,14 @@ export function renderApplicationsPage(
   });
 }
 
-export type Section = 'general' | 'oauth2' | 'bot' | 'webhooks';
+export type Section = 'general' | 'oauth2' | 'bot' | 'webhooks' | 'social-sdk';
 
 const SECTIONS: ReadonlyArray<[Section, string, string]> = [
   ['general', 'General information', ''],
   ['oauth2', 'OAuth2', '/oauth2'],
   ['bot', 'Bot', '/bot'],
   ['webhooks', 'Webhooks', '/webhooks'],
+  ['social-sdk', 'Social SDK', '/social-sdk'],
 ];
 
 function applicationPage(base: PageBase, application: Application, section: Section, body: Html): string {
@@ -281,6 +282,64 @@ export function renderWebhooksPage(
         ? html`<table id="delivery-log"><thead><tr><th>Event</th><th>Type</th><th>Status</th><th>Attempts</th><th>Last answer</th><th>Created</th><th></th></tr></thead><tbody>${rows}</tbody></table>`
         : html`<p id="delivery-log-empty">No events yet.</p>`
     }</section>`,
+  );
+}
+
+/** An identity provider as the API shows it (GET /applications/{id}/identity-providers). */
+export interface ProviderView {
+  id: string;
+  type: string;
+  issuer: string | null;
+  client_id: string | null;
+  verification_url: string | null;
+}
+
+export function renderSocialSdkPage(
+  model: PageBase & {
+    application: Application;
+    provisionalAccounts: boolean;
+    communicationApproved: boolean;
+    providers: readonly ProviderView[];
+    providerTypes: readonly string[];
+    values?: Readonly<Record<string, string>>;
+  },
+): string {
+  const { application } = model;
+  const csrf = csrfField(model.user.csrf);
+  const values = model.values ?? {};
+  const providers = model.providers.map(
+    (
+      p,
+    ) => html`<tr data-provider-id="${p.id}"><td>${p.type}</td><td><code>${p.issuer ?? p.verification_url ?? ''}</code></td><td><code>${p.client_id ?? ''}</code></td>
+<td><form method="post" action="${action(application, '/social-sdk/identity-providers/remove')}">${csrf}<input type="hidden" name="provider_id" value="${p.id}">
+<button class="plain" type="submit">Remove</button></form></td></tr>`,
+  );
+  const types = model.providerTypes.map(
+    (t) => html`<option value="${t}"${values['type'] === t ? html` selected` : ''}>${t}</option>`,
+  );
+  return applicationPage(
+    model,
+    application,
+    'social-sdk',
+    html`<section><h2>Approvals</h2>
+<p>Provisional accounts: <strong id="provisional-state">${model.provisionalAccounts ? 'enabled' : 'not enabled'}</strong></p>
+<p>Communication features: <strong id="communication-state">${
+      model.communicationApproved ? 'approved' : 'pre-approval limits apply'
+    }</strong></p>
+<p>Both are granted by the platform's operator (<code>hearth apps update</code>).</p></section>
+<section><h2>Identity providers</h2>${
+      providers.length > 0
+        ? html`<table id="providers"><thead><tr><th>Type</th><th>Issuer or verification URL</th><th>Client ID</th><th></th></tr></thead><tbody>${providers}</tbody></table>`
+        : html`<p id="providers-empty">None configured.</p>`
+    }
+<form method="post" action="${action(application, '/social-sdk/identity-providers')}">${csrf}
+<label for="provider-type">Type</label><select id="provider-type" name="type">${types}</select>
+<label for="provider-issuer">Issuer URL (ID-token providers)</label><input id="provider-issuer" name="issuer" type="text" value="${values['issuer'] ?? ''}">
+<label for="provider-client-id">Client ID</label><input id="provider-client-id" name="client_id" type="text" value="${values['client_id'] ?? ''}">
+<label for="provider-verification-url">Verification URL (ticket providers)</label><input id="provider-verification-url" name="verification_url" type="text" value="${
+      values['verification_url'] ?? ''
+    }">
+<button type="submit" id="add-provider">Add</button></form></section>`,
   );
 }
 
