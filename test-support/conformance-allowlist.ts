@@ -187,6 +187,10 @@ const PORTAL_ROUTES: ReadonlyArray<[string, string]> = [
   ['GET', '/developers/applications/:application_id/social-sdk'],
   ['POST', '/developers/applications/:application_id/social-sdk/identity-providers'],
   ['POST', '/developers/applications/:application_id/social-sdk/identity-providers/remove'],
+  ['GET', '/developers/applications/:application_id/monetization'],
+  ['POST', '/developers/applications/:application_id/monetization/skus'],
+  ['POST', '/developers/applications/:application_id/monetization/entitlements'],
+  ['POST', '/developers/applications/:application_id/monetization/entitlements/delete'],
 ];
 
 export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [

@@ -720,7 +720,16 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       oauth2Pages(oauth2, publicUrl),
       cdnRoutes(accounts),
       attachmentsCdnRoutes(attachments, storage),
-      portalPages({ accounts, applications, webhooks, identityProviders, counters, clock, publicUrl }),
+      portalPages({
+        accounts,
+        applications,
+        webhooks,
+        identityProviders,
+        entitlements,
+        counters,
+        clock,
+        publicUrl,
+      }),
     ],
   );
   // Routes load when the server starts; a root hook sees each of them, in every prefix scope.

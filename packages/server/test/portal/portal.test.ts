@@ -535,3 +535,60 @@ describe('Social SDK settings', () => {
     expect(await hearth.services.identityProviders.list(appId)).toEqual([]);
   });
 });
+
+describe('SKUs and test entitlements', () => {
+  const path = (suffix: string) => `/developers/applications/${appId}/monetization${suffix}`;
+
+  it("creates a SKU, refusing a bad name in the API's words", async () => {
+    const empty = await alice.post(path('/skus'), { csrf: aliceCsrf, name: '', type: 'durable' });
+    expect(empty.status).toBe(400);
+    expect(errorsOn(empty)).toEqual([`name: ${FormErrors.badLength(1, 100).message}`]);
+    const created = await alice.post(path('/skus'), { csrf: aliceCsrf, name: 'Ember Pack', type: 'durable' });
+    expect(created.status).toBe(303);
+    const page = await alice.get(path(''));
+    expect(page.html).toMatch(/<tr data-sku-id="\d+"><td>Ember Pack<\/td>/);
+  });
+
+  it('grants a test entitlement to a user and deletes it; unknown owners and SKUs are refused', async () => {
+    const skuId = /data-sku-id="(\d+)"/.exec((await alice.get(path(''))).html)?.[1] ?? '';
+    const unknownUser = await alice.post(path('/entitlements'), {
+      csrf: aliceCsrf,
+      sku_id: skuId,
+      owner_id: '12345',
+      owner_type: '2',
+    });
+    expect(unknownUser.status).toBe(404);
+    expect(errorsOn(unknownUser)).toEqual([JSONErrors.UnknownUser.message]);
+    const badSku = await alice.post(path('/entitlements'), {
+      csrf: aliceCsrf,
+      sku_id: 'x',
+      owner_id: aliceId,
+      owner_type: '2',
+    });
+    expect(badSku.status).toBe(400);
+    expect(errorsOn(badSku)[0]).toMatch(/^sku_id: /);
+    const granted = await alice.post(path('/entitlements'), {
+      csrf: aliceCsrf,
+      sku_id: skuId,
+      owner_id: aliceId,
+      owner_type: '2',
+    });
+    expect(granted.status).toBe(303);
+    const caller = { kind: 'bot' as const, applicationId: appId };
+    const [entitlement] = await hearth.services.entitlements.listEntitlements(caller, appId, {});
+    expect(entitlement).toMatchObject({ sku_id: skuId, user_id: aliceId, type: 4 });
+    expect((await alice.get(path(''))).html).toContain(`data-entitlement-id="${entitlement?.id}"`);
+    const deleted = await alice.post(path('/entitlements/delete'), {
+      csrf: aliceCsrf,
+      entitlement_id: entitlement?.id ?? '',
+    });
+    expect(deleted.status).toBe(303);
+    expect(await hearth.services.entitlements.listEntitlements(caller, appId, {})).toEqual([]);
+    const unknown = await alice.post(path('/entitlements/delete'), {
+      csrf: aliceCsrf,
+      entitlement_id: '12345',
+    });
+    expect(unknown.status).toBe(404);
+    expect(errorsOn(unknown)).toEqual([JSONErrors.UnknownEntitlement.message]);
+  });
+});

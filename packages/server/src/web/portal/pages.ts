@@ -60,7 +60,7 @@ export function renderApplicationsPage(
   });
 }
 
-export type Section = 'general' | 'oauth2' | 'bot' | 'webhooks' | 'social-sdk';
+export type Section = 'general' | 'oauth2' | 'bot' | 'webhooks' | 'social-sdk' | 'monetization';
 
 const SECTIONS: ReadonlyArray<[Section, string, string]> = [
   ['general', 'General information', ''],
@@ -68,6 +68,7 @@ const SECTIONS: ReadonlyArray<[Section, string, string]> = [
   ['bot', 'Bot', '/bot'],
   ['webhooks', 'Webhooks', '/webhooks'],
   ['social-sdk', 'Social SDK', '/social-sdk'],
+  ['monetization', 'SKUs and entitlements', '/monetization'],
 ];
 
 function applicationPage(base: PageBase, application: Application, section: Section, body: Html): string {
@@ -340,6 +341,91 @@ export function renderSocialSdkPage(
       values['verification_url'] ?? ''
     }">
 <button type="submit" id="add-provider">Add</button></form></section>`,
+  );
+}
+
+export interface SkuView {
+  id: string;
+  name: string;
+  slug: string;
+  type: number;
+}
+
+export interface EntitlementView {
+  id: string;
+  sku_id: string;
+  user_id?: string | undefined;
+  guild_id?: string | undefined;
+  type: number;
+}
+
+const SKU_TYPE_NAMES: Readonly<Record<number, string>> = {
+  2: 'durable',
+  3: 'consumable',
+  5: 'subscription',
+  6: 'subscription group',
+};
+
+export function renderMonetizationPage(
+  model: PageBase & {
+    application: Application;
+    skus: readonly SkuView[];
+    entitlements: readonly EntitlementView[];
+    values?: Readonly<Record<string, string>>;
+  },
+): string {
+  const { application } = model;
+  const csrf = csrfField(model.user.csrf);
+  const values = model.values ?? {};
+  const skus = model.skus.map(
+    (sku) =>
+      html`<tr data-sku-id="${sku.id}"><td>${sku.name}</td><td><code>${sku.id}</code></td><td>${sku.slug}</td><td>${
+        SKU_TYPE_NAMES[sku.type] ?? String(sku.type)
+      }</td></tr>`,
+  );
+  const skuOptions = model.skus.map(
+    (sku) =>
+      html`<option value="${sku.id}"${values['sku_id'] === sku.id ? html` selected` : ''}>${sku.name}</option>`,
+  );
+  const entitlements = model.entitlements.map(
+    (
+      e,
+    ) => html`<tr data-entitlement-id="${e.id}"><td><code>${e.id}</code></td><td><code>${e.sku_id}</code></td>
+<td>${e.user_id ? html`user <code>${e.user_id}</code>` : html`guild <code>${e.guild_id ?? ''}</code>`}</td><td>${
+      e.type === 4 ? 'test' : String(e.type)
+    }</td><td>${
+      e.type === 4
+        ? html`<form method="post" action="${action(application, '/monetization/entitlements/delete')}">${csrf}<input type="hidden" name="entitlement_id" value="${e.id}"><button class="plain" type="submit">Delete</button></form>`
+        : ''
+    }</td></tr>`,
+  );
+  return applicationPage(
+    model,
+    application,
+    'monetization',
+    html`<section><h2>SKUs</h2>${
+      skus.length > 0
+        ? html`<table id="skus"><thead><tr><th>Name</th><th>ID</th><th>Slug</th><th>Type</th></tr></thead><tbody>${skus}</tbody></table>`
+        : html`<p>None yet.</p>`
+    }
+<form method="post" action="${action(application, '/monetization/skus')}">${csrf}
+<label for="sku-name">Name</label><input id="sku-name" name="name" type="text" value="${values['name'] ?? ''}">
+<label for="sku-type">Type</label><select id="sku-type" name="type"><option value="durable">durable</option><option value="consumable">consumable</option><option value="subscription">subscription</option></select>
+<button type="submit" id="create-sku">Create SKU</button></form></section>
+<section><h2>Test entitlements</h2>${
+      entitlements.length > 0
+        ? html`<table id="entitlements"><thead><tr><th>ID</th><th>SKU</th><th>Owner</th><th>Type</th><th></th></tr></thead><tbody>${entitlements}</tbody></table>`
+        : html`<p>None.</p>`
+    }
+<form method="post" action="${action(application, '/monetization/entitlements')}">${csrf}
+<label for="entitlement-sku">SKU</label><select id="entitlement-sku" name="sku_id">${skuOptions}</select>
+<label for="entitlement-owner">Owner ID (user or guild)</label><input id="entitlement-owner" name="owner_id" type="text" value="${
+      values['owner_id'] ?? ''
+    }">
+<label for="entitlement-owner-type">Owner type</label><select id="entitlement-owner-type" name="owner_type"><option value="2">user</option><option value="1"${
+      values['owner_type'] === '1' ? html` selected` : ''
+    }>guild</option></select>
+<button type="submit" id="create-entitlement">Grant test entitlement</button></form></section>`,
   );
 }
 

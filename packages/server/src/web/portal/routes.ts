@@ -14,6 +14,7 @@ import {
   type ApplicationsService,
   eligibleScopes,
 } from '../../domains/applications/service.js';
+import type { EntitlementsService } from '../../domains/entitlements/service.js';
 import type { WebhooksService } from '../../domains/webhooks/service.js';
 import type { Clock } from '../../kernel/clock.js';
 import { HearthError } from '../../kernel/errors.js';
@@ -27,6 +28,7 @@ import {
   renderForbiddenPage,
   renderGeneralPage,
   renderLoginPage,
+  renderMonetizationPage,
   renderNotFoundPage,
   renderOAuth2Page,
   renderSocialSdkPage,
@@ -49,6 +51,7 @@ export interface PortalDeps {
   applications: ApplicationsService;
   webhooks: WebhooksService;
   identityProviders: IdentityProvidersService;
+  entitlements: EntitlementsService;
   counters: RateLimitStore;
   clock: Clock;
   /** The server's public URL: authorize URLs are built on it, and cookies are Secure when it is https. */
@@ -680,5 +683,87 @@ export function portalPages(deps: PortalDeps): FastifyPluginAsync {
         return send(reply, refused.status, await socialSdk(application, signed, { errors: refused.errors }));
       },
     );
+
+    // ---- SKUs and test entitlements (PROTOCOL.md §I), as the application's bot would manage them ----
+
+    const monetization = async (
+      application: Application,
+      signed: Signed,
+      extra: { errors?: FieldError[]; notice?: string; values?: Record<string, string> } = {},
+    ) => {
+      const caller = { kind: 'bot' as const, applicationId: application.id };
+      const [skus, entitlements] = await Promise.all([
+        deps.entitlements.listSkus(caller, application.id),
+        deps.entitlements.listEntitlements(caller, application.id, {}),
+      ]);
+      return (n: string) =>
+        renderMonetizationPage({ nonce: n, user: signed.page, application, skus, entitlements, ...extra });
+    };
+
+    app.get('/developers/applications/:application_id/monetization', async (request: AppRequest, reply) => {
+      const guarded = await guard(request, reply);
+      if (!guarded?.application) return reply;
+      const saved = field(request.query, 'saved') !== undefined;
+      return send(
+        reply,
+        200,
+        await monetization(guarded.application, guarded.signed, saved ? { notice: 'Saved.' } : {}),
+      );
+    });
+
+    const monetizationForm = (
+      path: string,
+      fields: readonly string[],
+      run: (application: Application, values: Record<string, string>) => Promise<unknown>,
+    ) =>
+      app.post(
+        `/developers/applications/:application_id/monetization/${path}`,
+        async (request: AppRequest, reply) => {
+          const guarded = await guard(request, reply);
+          if (!guarded?.application) return reply;
+          const { application, signed } = guarded;
+          const values: Record<string, string> = {};
+          for (const name of fields) {
+            const value = field(request.body, name)?.trim();
+            if (value !== undefined) values[name] = value;
+          }
+          const refused = await attempt(async () => {
+            await run(application, values);
+          });
+          if (!refused)
+            return reply.redirect(`/developers/applications/${application.id}/monetization?saved=1`, 303);
+          return send(
+            reply,
+            refused.status,
+            await monetization(application, signed, { errors: refused.errors, values }),
+          );
+        },
+      );
+
+    monetizationForm('skus', ['name', 'type'], (application, values) =>
+      deps.entitlements.createSku(application.id, values),
+    );
+    monetizationForm('entitlements', ['sku_id', 'owner_id', 'owner_type'], (application, values) =>
+      deps.entitlements.createTestEntitlement(
+        { kind: 'bot', applicationId: application.id },
+        application.id,
+        {
+          ...values,
+          // The form sends text; the API's body has the number (1 guild, 2 user).
+          ...(values['owner_type'] !== undefined && /^\d$/.test(values['owner_type'])
+            ? { owner_type: Number(values['owner_type']) }
+            : {}),
+        },
+      ),
+    );
+    monetizationForm('entitlements/delete', ['entitlement_id'], async (application, values) => {
+      const id = values['entitlement_id'] ?? '';
+      if (!SNOWFLAKE.test(id)) throw new HearthError('UnknownEntitlement');
+      await deps.entitlements.deleteTestEntitlement(
+        { kind: 'bot', applicationId: application.id },
+        application.id,
+        id,
+      );
+    });
   };
 }
