@@ -592,3 +592,66 @@ describe('SKUs and test entitlements', () => {
     expect(errorsOn(unknown)).toEqual([JSONErrors.UnknownEntitlement.message]);
   });
 });
+
+describe('privileged intents review (seed, Limits: 10,000 users)', () => {
+  /** Members the bot can reach, written straight to storage: 10,000 sign-ups would take minutes. */
+  async function reach(botUserId: string, members: number): Promise<void> {
+    const guild = await hearth.services.guilds.createGuild(aliceId, { name: 'Big Guild' });
+    await hearth.services.guilds.addMember(guild.id, botUserId);
+    const ids = Array.from({ length: members - 1 }, (_, i) => `8${String(i).padStart(17, '0')}`);
+    for (let start = 0; start < ids.length; start += 500) {
+      const slice = ids.slice(start, start + 500);
+      await hearth.storage.db
+        .insertInto('users')
+        .values(
+          slice.map((id) => ({
+            id,
+            username: `reach${id}`,
+            discriminator: '0',
+            bot: 0,
+            flags: 0,
+            created_at: 0,
+          })),
+        )
+        .execute();
+      await hearth.storage.db
+        .insertInto('guild_members')
+        .values(slice.map((id) => ({ guild_id: guild.id, user_id: id, permissions: '0', joined_at: 0 })))
+        .execute();
+    }
+  }
+
+  it('refuses to turn a switch on without an approved review, keeps those already on, and admits after approval', async () => {
+    const id = await createApp(alice, aliceCsrf, 'Big Game');
+    await alice.post(`/developers/applications/${id}/bot/intents`, { csrf: aliceCsrf, presence: 'true' });
+    const application = await hearth.services.applications.requireApplication(id);
+    await reach(application.botUserId, 10_000);
+    const page = await alice.get(`/developers/applications/${id}/bot`);
+    expect(page.html).toContain(
+      'id="review-state" role="alert">Your application can reach 10,000 users or more',
+    );
+    const refused = await alice.post(`/developers/applications/${id}/bot/intents`, {
+      csrf: aliceCsrf,
+      presence: 'true',
+      guild_members: 'true',
+    });
+    expect(refused.status).toBe(403);
+    expect(errorsOn(refused)).toEqual([
+      'guild_members: Server members intent cannot be turned on: your application reaches 10,000 users or more and its privileged intents review is not approved.',
+    ]);
+    const flags = (await hearth.services.applications.requireApplication(id)).flags;
+    expect(flags & ApplicationFlags.GatewayGuildMembersLimited).toBe(0n);
+    expect(flags & ApplicationFlags.GatewayPresenceLimited).toBe(ApplicationFlags.GatewayPresenceLimited);
+    await hearth.services.applications.approveIntentsReview(id);
+    const admitted = await alice.post(`/developers/applications/${id}/bot/intents`, {
+      csrf: aliceCsrf,
+      presence: 'true',
+      guild_members: 'true',
+    });
+    expect(admitted.status).toBe(303);
+    expect(
+      (await hearth.services.applications.requireApplication(id)).flags &
+        ApplicationFlags.GatewayGuildMembersLimited,
+    ).toBe(ApplicationFlags.GatewayGuildMembersLimited);
+  });
+});

@@ -3,6 +3,7 @@ import {
   ApplicationFlags,
   ExternalAuthTypes,
   type JSONErrorName,
+  Limits,
   RATE_LIMITED_MESSAGE,
   Scopes,
 } from '@hearth/protocol';
@@ -61,6 +62,7 @@ export interface PortalDeps {
 /** Sign-in attempts per address, as POST /auth/login allows (accounts/routes.ts). */
 const LOGIN_LIMIT = { limit: 10, windowMs: 60_000 };
 const SNOWFLAKE = /^\d{1,20}$/;
+const REVIEW_USERS = Limits.privilegedIntentReviewUsers.toLocaleString('en-US');
 
 /** The privileged intents a developer may switch on (the limited flags; the full ones an operator grants). */
 const INTENTS: ReadonlyArray<{ name: string; field: string; limited: bigint; approved: bigint }> = [
@@ -524,7 +526,7 @@ export function portalPages(deps: PortalDeps): FastifyPluginAsync {
       if (turnedOn.length > 0 && !(await applications.privilegedIntentsReviewed(application))) {
         const errors = turnedOn.map((intent) => ({
           field: intent.field,
-          message: `${intent.name} cannot be turned on: your application reaches 10,000 users or more and its privileged intents review is not approved.`,
+          message: `${intent.name} cannot be turned on: your application reaches ${REVIEW_USERS} users or more and its privileged intents review is not approved.`,
         }));
         return send(reply, 403, await bot(application, signed, { errors }));
       }
