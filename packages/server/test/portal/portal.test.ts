@@ -655,3 +655,58 @@ describe('privileged intents review (seed, Limits: 10,000 users)', () => {
     ).toBe(ApplicationFlags.GatewayGuildMembersLimited);
   });
 });
+
+describe('hostile form values, signed in with a valid form token', () => {
+  const FIELDS = [
+    'name',
+    'description',
+    'tags',
+    'redirect_uri',
+    'remove',
+    'public_client',
+    'url',
+    'enabled',
+    'event_types',
+    'event_id',
+    'type',
+    'issuer',
+    'client_id',
+    'verification_url',
+    'provider_id',
+    'sku_id',
+    'owner_id',
+    'owner_type',
+    'entitlement_id',
+    'presence',
+    'guild_members',
+    'message_content',
+  ];
+  const VALUES: Array<string | string[]> = [
+    'a'.repeat(5000),
+    '-1',
+    '99999999999999999999999',
+    ['x', 'y'],
+    '%FF',
+    '<script>alert(1)</script>',
+    ' ',
+    'https://[::1',
+  ];
+
+  it('answers every portal form below 500, whatever its fields hold', async () => {
+    const routes = hearth.routes.filter(
+      (r) => r.method === 'POST' && r.url.startsWith('/developers/') && !/\/(login|logout)$/.test(r.url),
+    );
+    expect(routes.length).toBeGreaterThan(10);
+    const failures: string[] = [];
+    for (const route of routes) {
+      const path = route.url.replace(':application_id', appId);
+      for (const value of VALUES) {
+        const form = Object.fromEntries(FIELDS.map((name) => [name, value]));
+        const answer = await alice.post(path, { ...form, csrf: aliceCsrf });
+        if (answer.status >= 500)
+          failures.push(`${path} ${JSON.stringify(value).slice(0, 40)} → ${answer.status}`);
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+});
