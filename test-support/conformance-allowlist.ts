@@ -162,6 +162,37 @@ const GAME_DMS = `${NOT_IN_SPEC}: game-DM endpoints (PROTOCOL.md §B.5, UDOC)`;
 const PROVIDERS =
   'provisional accounts: identity providers of an application (PROTOCOL.md §B.2, DOCS); not in SPEC';
 
+const PORTAL =
+  'the developer portal (HTML pages and their forms), outside the API (README, The developer portal)';
+const PORTAL_ERRORS = 'the portal tells a person of a refused form in HTML, on the page of the form';
+/** The developer portal's routes (web/portal/routes.ts). */
+const PORTAL_ROUTES: ReadonlyArray<[string, string]> = [
+  ['GET', '/developers'],
+  ['GET', '/developers/portal.js'],
+  ['POST', '/developers/login'],
+  ['POST', '/developers/logout'],
+  ['POST', '/developers/applications'],
+  ['GET', '/developers/applications/:application_id'],
+  ['POST', '/developers/applications/:application_id/general'],
+  ['GET', '/developers/applications/:application_id/oauth2'],
+  ['POST', '/developers/applications/:application_id/oauth2/reset-secret'],
+  ['POST', '/developers/applications/:application_id/oauth2/redirect-uris'],
+  ['POST', '/developers/applications/:application_id/oauth2/public-client'],
+  ['GET', '/developers/applications/:application_id/bot'],
+  ['POST', '/developers/applications/:application_id/bot/reset-token'],
+  ['POST', '/developers/applications/:application_id/bot/intents'],
+  ['GET', '/developers/applications/:application_id/webhooks'],
+  ['POST', '/developers/applications/:application_id/webhooks'],
+  ['POST', '/developers/applications/:application_id/webhooks/replay'],
+  ['GET', '/developers/applications/:application_id/social-sdk'],
+  ['POST', '/developers/applications/:application_id/social-sdk/identity-providers'],
+  ['POST', '/developers/applications/:application_id/social-sdk/identity-providers/remove'],
+  ['GET', '/developers/applications/:application_id/monetization'],
+  ['POST', '/developers/applications/:application_id/monetization/skus'],
+  ['POST', '/developers/applications/:application_id/monetization/entitlements'],
+  ['POST', '/developers/applications/:application_id/monetization/entitlements/delete'],
+];
+
 export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
   // ── Hearth's own routes ──────────────────────────────────────────────────────────────────────────
   ...route(['POST'], '/auth/register', 'hearth-only', HEARTH_ACCOUNTS),
@@ -226,6 +257,10 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
     'hearth-only',
     'the page a browser lands on after a bot install without redirect_uri (HTML), outside the API',
   ),
+  ...PORTAL_ROUTES.flatMap(([method, template]): AllowlistEntry[] => [
+    ...route([method], template, 'hearth-only', PORTAL),
+    { method, route: template, problem: 'content-type', category: 'hearth-only', reason: PORTAL_ERRORS },
+  ]),
   // ── Platform routes SPEC leaves out ─────────────────────────────────────────────────────────────
   ...route(
     ['GET'],

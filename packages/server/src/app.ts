@@ -96,6 +96,7 @@ import { RedisRateLimitStore } from './ratelimit/redis-store.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import { connectRedis } from './redis.js';
 import { type Executor, openStorage, type Storage } from './storage/database.js';
+import { portalPages } from './web/portal/routes.js';
 
 export interface HearthOptions {
   /** Gateway timing, for tests of heartbeats; default: the platform's 41250 ms and IDENTIFY_TIMEOUT_MS. */
@@ -721,7 +722,21 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       messagesRoutes(messages),
       searchRoutes(search),
     ],
-    [oauth2Pages(oauth2, publicUrl), cdnRoutes(accounts), attachmentsCdnRoutes(attachments, storage)],
+    [
+      oauth2Pages(oauth2, publicUrl),
+      cdnRoutes(accounts),
+      attachmentsCdnRoutes(attachments, storage),
+      portalPages({
+        accounts,
+        applications,
+        webhooks,
+        identityProviders,
+        entitlements,
+        counters,
+        clock,
+        publicUrl,
+      }),
+    ],
   );
   /** A channel's deletion, alone or in its guild's: its threads, messages and lobby link go with it. */
   async function channelDeleted(tx: Executor, channelId: string) {
