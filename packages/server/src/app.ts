@@ -89,6 +89,9 @@ import { createLogger, type Logger } from './kernel/logger.js';
 import type { OutboundPolicy } from './kernel/outbound.js';
 import { SnowflakeGenerator } from './kernel/snowflake.js';
 import { Sweeper } from './kernel/sweeper.js';
+import { HearthMetrics } from './ops/metrics.js';
+import { opsRoutes } from './ops/routes.js';
+import { webhookQueueDepth } from './ops/store.js';
 import { FailoverRateLimitStore } from './ratelimit/failover-store.js';
 import { MemoryRateLimitStore } from './ratelimit/memory-store.js';
 import { Quotas } from './ratelimit/quota.js';
@@ -235,6 +238,18 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     ? new DatabaseSessionStore(storage)
     : options.shared?.sessions;
 
+  // Metrics read what they report when scraped (gateway counts, queue depth, pool); hot paths only count.
+  const metrics =
+    config.metrics || config.metricsToken !== undefined
+      ? new HearthMetrics({
+          gatewaySessions: () => gatewayServer.sessionCounts(),
+          dispatchesSent: () => gatewayServer.dispatchesSent,
+          webhookQueueDepth: () => webhookQueueDepth(storage.db),
+          databasePool: () => storage.pool(),
+        })
+      : undefined;
+  const stopBusMetrics = metrics?.observeBus(bus);
+
   let url = config.publicUrl ?? '';
   const publicUrl = () => url;
   const accounts = new AccountsService({
@@ -274,6 +289,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     logger,
     signerFor: (id) => applications.eventSigner(id),
     outbound,
+    ...(metrics ? { onOutcome: (outcome) => metrics.webhookDelivery(outcome) } : {}),
   });
   const deliveryWorker = new DeliveryWorker({
     storage,
@@ -715,8 +731,14 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       messagesRoutes(messages),
       searchRoutes(search),
     ],
-    [oauth2Pages(oauth2, publicUrl), cdnRoutes(accounts), attachmentsCdnRoutes(attachments, storage)],
+    [
+      oauth2Pages(oauth2, publicUrl),
+      cdnRoutes(accounts),
+      attachmentsCdnRoutes(attachments, storage),
+      opsRoutes({ storage, redis, metrics, metricsToken: config.metricsToken }),
+    ],
   );
+  metrics?.observeHttp(http);
   // Routes load when the server starts; a root hook sees each of them, in every prefix scope.
   const routes: RegisteredRoute[] = [];
   http.addHook('onRoute', (route) => {
@@ -775,6 +797,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       await threadSweeping.stop();
       await deliveryWorker.stop();
       await gatewayServer.close();
+      stopBusMetrics?.();
       presence.close();
       await http.close();
       // A bus shared by several in-process nodes belongs to whoever made it.
