@@ -148,9 +148,10 @@ function parseLabels(text: string, n: number): Record<string, string> {
 }
 
 function parseValue(text: string, n: number): number {
-  if (text === 'NaN') return Number.NaN;
-  if (text === '+Inf' || text === 'Inf') return Number.POSITIVE_INFINITY;
-  if (text === '-Inf') return Number.NEGATIVE_INFINITY;
+  // As Prometheus reads them (Go's ParseFloat): NaN and Inf in any case; prom-client writes `Nan`.
+  if (/^nan$/i.test(text)) return Number.NaN;
+  if (/^\+?inf(inity)?$/i.test(text)) return Number.POSITIVE_INFINITY;
+  if (/^-inf(inity)?$/i.test(text)) return Number.NEGATIVE_INFINITY;
   if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(text))
     throw new ExpositionError(n, `bad value "${text}"`);
   return Number(text);
