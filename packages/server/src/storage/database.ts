@@ -96,9 +96,11 @@ async function openPostgres(url: string): Promise<Storage> {
     types: { getTypeParser: (oid, format) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format)) },
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
-  // An idle connection the server or network dropped: the pool discards it and opens another on next use.
-  // Unlistened, the pool's 'error' event would end the process; the readiness probe reports the outage.
+  // A connection the server or network dropped: the query on it (if any) fails, and the pool discards it
+  // and opens another on next use. pg emits 'error' on the pool (idle connection) or on the client
+  // (one in use); unlistened, either would end the process. /readyz reports the outage instead.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
   const { rows } = await pool.query<{ schema: string | null }>('SELECT current_schema() AS schema');
   const migrationSchema = rows[0]?.schema ?? undefined;

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
+import { parseExposition, sampleValue } from '../../../../test-support/prometheus.js';
 import {
   POSTGRES_URL,
   postgresAvailable,
@@ -92,6 +93,7 @@ describe.runIf(await postgresAvailable())('on PostgreSQL and Redis behind proxie
     database = await TcpProxy.start(targetOf(POSTGRES_URL, 5432));
     redis = withRedis ? await TcpProxy.start(targetOf(REDIS_URL, 6379)) : undefined;
     hearth = await startHearth({
+      metrics: true,
       databaseUrl: database.rewrite(schema.url),
       ...(redis ? { redisUrl: redis.rewrite(REDIS_URL).replace(/\/$/, ''), redisPrefix: redisPrefix() } : {}),
     });
@@ -116,6 +118,14 @@ describe.runIf(await postgresAvailable())('on PostgreSQL and Redis behind proxie
         failing: [],
       },
     });
+  });
+
+  it('reports the PostgreSQL pool in /metrics', async () => {
+    const families = parseExposition(await (await fetch(`${hearth.url}/metrics`)).text());
+    const pool = (state: string) => sampleValue(families, 'hearth_database_pool_connections', { state });
+    expect(pool('total')).toBeGreaterThanOrEqual(1);
+    expect(pool('idle')).toBeLessThanOrEqual(pool('total') ?? 0);
+    expect(pool('waiting')).toBeGreaterThanOrEqual(0);
   });
 
   it('answers 503 naming the database while PostgreSQL is unreachable, and 200 after, without a restart', async () => {
