@@ -345,10 +345,12 @@ function registerBodyParsers(app: FastifyInstance): void {
  * What the router refuses before any route or hook runs (an over-long parameter, bad percent-encoding):
  * written as is, since Fastify would add the `; charset=utf-8` only the onSend hooks of a route remove.
  */
-function renderRouterError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+function renderRouterError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const wire = toWireError(error) ?? new HearthError('GeneralBadRequest');
   reply.hijack();
-  reply.raw.writeHead(wire.status, { 'content-type': JSON_CONTENT_TYPE }).end(JSON.stringify(wire.body()));
+  reply.raw
+    .writeHead(wire.status, { 'content-type': JSON_CONTENT_TYPE, [REQUEST_ID_HEADER]: request.id })
+    .end(JSON.stringify(wire.body()));
 }
 
 /** The error handler of every route, the router and the body parsers: the platform's body, or a logged 500. */

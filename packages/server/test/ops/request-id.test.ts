@@ -76,6 +76,8 @@ describe('X-Request-Id', () => {
   it('gives each request without one its own UUID, on every kind of answer', async () => {
     const responses = await Promise.all([
       hearth.api('/gateway'),
+      // Refused by the router itself (bad percent-encoding: 404), before any hook.
+      hearth.api('/users/%E0%A4%A'),
       hearth.api('/users/@me'),
       hearth.api('/no-such-route'),
       hearth.api('/auth/login', {
@@ -84,12 +86,13 @@ describe('X-Request-Id', () => {
         headers: { 'content-type': 'application/json' },
       }),
     ]);
-    expect(responses.map((response) => response.status)).toEqual([200, 401, 404, 400]);
+    expect(responses.map((response) => response.status)).toEqual([200, 404, 401, 404, 400]);
     const ids = responses.map((response) => response.headers.get('x-request-id') ?? '');
     for (const id of ids) expect(id).toMatch(UUID);
     expect(new Set(ids).size).toBe(ids.length);
+    // The router's refusal is answered before a request exists to log; every other one has its line.
     await vi.waitFor(() => {
-      for (const id of ids) expect(requestLine(id)).toBeDefined();
+      for (const id of [ids[0], ...ids.slice(2)]) expect(requestLine(id ?? '')).toBeDefined();
     });
   });
 });
