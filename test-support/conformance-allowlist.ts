@@ -261,6 +261,32 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
     ...route([method], template, 'hearth-only', PORTAL),
     { method, route: template, problem: 'content-type', category: 'hearth-only', reason: PORTAL_ERRORS },
   ]),
+  ...route(
+    ['GET'],
+    '/healthz',
+    'hearth-only',
+    'the liveness probe of orchestrators and load balancers (README, Operations), outside the API',
+  ),
+  ...route(
+    ['GET'],
+    '/readyz',
+    'hearth-only',
+    'the readiness probe (README, Operations), outside the API: 503 names the failing check',
+  ),
+  {
+    method: 'GET',
+    route: '/readyz',
+    status: 503,
+    problem: 'status',
+    category: 'hearth-only',
+    reason: 'the readiness probe answers 503 while a dependency fails, as orchestrators expect',
+  },
+  ...route(
+    ['GET'],
+    '/metrics',
+    'hearth-only',
+    'Prometheus metrics in its text format (README, Operations, --metrics), outside the API',
+  ),
   // ── Platform routes SPEC leaves out ─────────────────────────────────────────────────────────────
   ...route(
     ['GET'],

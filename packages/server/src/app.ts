@@ -89,6 +89,9 @@ import { createLogger, type Logger } from './kernel/logger.js';
 import type { OutboundPolicy } from './kernel/outbound.js';
 import { SnowflakeGenerator } from './kernel/snowflake.js';
 import { Sweeper } from './kernel/sweeper.js';
+import { HearthMetrics } from './ops/metrics.js';
+import { opsRoutes } from './ops/routes.js';
+import { webhookQueueDepth } from './ops/store.js';
 import { FailoverRateLimitStore } from './ratelimit/failover-store.js';
 import { MemoryRateLimitStore } from './ratelimit/memory-store.js';
 import { Quotas } from './ratelimit/quota.js';
@@ -236,6 +239,18 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     ? new DatabaseSessionStore(storage)
     : options.shared?.sessions;
 
+  // Metrics read what they report when scraped (gateway counts, queue depth, pool); hot paths only count.
+  const metrics =
+    config.metrics || config.metricsToken !== undefined
+      ? new HearthMetrics({
+          gatewaySessions: () => gatewayServer.sessionCounts(),
+          dispatchesSent: () => gatewayServer.dispatchesSent,
+          webhookQueueDepth: () => webhookQueueDepth(storage.db),
+          databasePool: () => storage.pool(),
+        })
+      : undefined;
+  const stopBusMetrics = metrics?.observeBus(bus);
+
   let url = config.publicUrl ?? '';
   const publicUrl = () => url;
   const accounts = new AccountsService({
@@ -275,6 +290,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     logger,
     signerFor: (id) => applications.eventSigner(id),
     outbound,
+    ...(metrics ? { onOutcome: (outcome) => metrics.webhookDelivery(outcome) } : {}),
   });
   const deliveryWorker = new DeliveryWorker({
     storage,
@@ -736,8 +752,10 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
         clock,
         publicUrl,
       }),
+      opsRoutes({ storage, redis, metrics, metricsToken: config.metricsToken }),
     ],
   );
+  metrics?.observeHttp(http);
   /** A channel's deletion, alone or in its guild's: its threads, messages and lobby link go with it. */
   async function channelDeleted(tx: Executor, channelId: string) {
     await threads.parentDeleted(tx, channelId);
@@ -802,6 +820,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       await threadSweeping.stop();
       await deliveryWorker.stop();
       await gatewayServer.close();
+      stopBusMetrics?.();
       presence.close();
       await http.close();
       // A bus shared by several in-process nodes belongs to whoever made it.

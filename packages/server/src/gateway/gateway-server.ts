@@ -36,6 +36,7 @@ import type { Clock } from '../kernel/clock.js';
 import { HearthError } from '../kernel/errors.js';
 import type { Logger } from '../kernel/logger.js';
 import { hashToken } from '../kernel/secrets.js';
+import { currentRequestId } from '../ops/request-context.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { ZlibStream } from './compression.js';
 import { type ClientPayload, Connection, type ConnectionContext } from './connection.js';
@@ -130,6 +131,8 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     WebSocket: GatewaySocket,
   });
   readonly #connections = new Set<Connection>();
+  /** Dispatches sent by this node's connections since it started (metrics). */
+  dispatchesSent = 0;
   /** Open sockets (and upgrades under way) per remote address. */
   readonly #perAddress = new Map<string, number>();
   readonly #presence = new Map<string, { status: string; activities: unknown[] }>();
@@ -515,13 +518,23 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     for (const capture of this.#capturing.values())
       if (wants(capture.target, event)) capture.events.push(event);
     const now = this.clock.now();
+    let recorded = 0;
     for (const session of this.registry.candidates(audience)) {
       if (session.lastEventId !== undefined && compareEventIds(event.id, session.lastEventId) <= 0) continue;
       const waiting =
         audience.guildId === undefined ? undefined : this.#joining.get(session)?.get(audience.guildId);
       if (waiting) waiting.push(event);
-      else if (wants(session, event) && this.#views.permits(event, session.identity.userId, now))
+      else if (wants(session, event) && this.#views.permits(event, session.identity.userId, now)) {
         record(session, event.type, readableBy(session, event.type, event.data), event.id);
+        recorded++;
+      }
+    }
+    // The request that caused the event, when it was made on this node (its id links the two lines).
+    if (recorded > 0 && this.logger.isLevelEnabled('debug')) {
+      this.logger.debug(
+        { reqId: currentRequestId(), eventId: event.id, type: event.type, sessions: recorded },
+        'gateway dispatch',
+      );
     }
     if (event.type === 'GUILD_DELETE' && audience.guildId !== undefined) {
       for (const session of this.registry.all()) session.guildIds.delete(audience.guildId);
@@ -731,6 +744,13 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
   /** Open sockets of this node and the addresses they come from (operators, tests of the bounds). */
   socketCounts(): { sockets: number; addresses: number } {
     return { sockets: this.#connections.size, addresses: this.#perAddress.size };
+  }
+
+  /** Open sockets of this node, and those with a session attached (metrics). */
+  sessionCounts(): { open: number; identified: number } {
+    let identified = 0;
+    for (const connection of this.#connections) if (connection.session?.attached === connection) identified++;
+    return { open: this.#connections.size, identified };
   }
 
   /** The players connected to this node (bearer sessions with a live socket), by application. */
