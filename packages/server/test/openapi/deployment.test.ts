@@ -163,6 +163,8 @@ describe('deploy/nginx.conf', () => {
     expect(gateway).toContain('proxy_pass http://hearth_gateway;');
     expect(gateway).toContain('proxy_set_header Upgrade $http_upgrade;');
     expect(gateway).toContain('proxy_set_header Connection $connection_upgrade;');
+    // A draining node answers upgrades 404 (gateway-server.ts): the proxy tries the other node.
+    expect(gateway).toMatch(/proxy_next_upstream [^;]*\bhttp_404\b[^;]*;/);
     // Longer than a heartbeat interval (41.25 s), or idle sockets would be cut between heartbeats.
     expect(Number(/proxy_read_timeout (\d+)s;/.exec(gateway)?.[1])).toBeGreaterThan(41.25);
     expect(location('/')).toContain('proxy_pass http://hearth_http;');
