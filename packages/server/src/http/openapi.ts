@@ -311,48 +311,67 @@ function plain(schema: unknown): JsonSchema {
   return JSON.parse(JSON.stringify(schema)) as JsonSchema;
 }
 
+/** One operation as the index page lists it. */
+export interface ListedOperation {
+  method: string;
+  path: string;
+  operationId: string;
+  auth: string;
+}
+
 /**
- * The documents, one per API prefix, built once when the server is ready (every route registered by then)
- * and served as they are.
+ * The documents, one per API prefix, built once when the server is ready (every route registered by then),
+ * with their index pages, and served as they are.
  */
 export class OpenApiDocuments {
   readonly #routes: readonly DescribedRoute[];
-  #documents = new Map<string, string>();
+  #built = new Map<string, { json: string; page: string }>();
 
   constructor(routes: readonly DescribedRoute[]) {
     this.#routes = routes;
   }
 
-  /** Builds every prefix's document; call once all routes are registered (the server's onReady). */
+  /** Builds every prefix's document and page; call once all routes are registered (the server's onReady). */
   build(): void {
-    this.#documents = new Map(
-      apiPrefixes().map((prefix) => [prefix, JSON.stringify(buildOpenApiDocument(this.#routes, prefix))]),
+    this.#built = new Map(
+      apiPrefixes().map((prefix) => {
+        const document = buildOpenApiDocument(this.#routes, prefix);
+        return [prefix, { json: JSON.stringify(document), page: docsPage(prefix, operationsOf(document)) }];
+      }),
     );
   }
 
-  /** The serialized document of a prefix; built now if the server was not made ready first. */
+  /** The serialized document of a prefix. */
   json(prefix: string): string {
-    if (this.#documents.size === 0) this.build();
-    return this.#documents.get(prefix) ?? this.#documents.get('/api/v10') ?? '{}';
+    return this.#of(prefix).json;
   }
 
-  /** The operations of a prefix's document, for the index page. */
-  operations(prefix: string): { method: string; path: string; operationId: string; auth: string }[] {
-    const document = JSON.parse(this.json(prefix)) as OpenApiDocument;
-    return Object.entries(document.paths).flatMap(([path, item]) =>
-      Object.entries(item)
-        .filter(([method]) => METHODS.has(method) && method !== 'head')
-        .map(([method, operation]) => {
-          const op = operation as OpenApiOperation;
-          return {
-            method: method.toUpperCase(),
-            path,
-            operationId: op.operationId,
-            auth: (op.security ?? []).flatMap((requirement) => describeRequirement(requirement)).join(', '),
-          };
-        }),
-    );
+  /** The HTML index of a prefix's operations. */
+  page(prefix: string): string {
+    return this.#of(prefix).page;
   }
+
+  /** Built now if the server was not made ready first (an embedder calling inject). */
+  #of(prefix: string): { json: string; page: string } {
+    if (this.#built.size === 0) this.build();
+    const built = this.#built.get(prefix);
+    if (!built) throw new Error(`no OpenAPI document for ${prefix}`);
+    return built;
+  }
+}
+
+/** The operations of a document, HEAD aside (each is its GET), for the index page. */
+export function operationsOf(document: OpenApiDocument): ListedOperation[] {
+  return Object.entries(document.paths).flatMap(([path, item]) =>
+    Object.entries(item)
+      .filter(([method]) => METHODS.has(method) && method !== 'head')
+      .map(([method, operation]: [string, OpenApiOperation]) => ({
+        method: method.toUpperCase(),
+        path,
+        operationId: operation.operationId,
+        auth: (operation.security ?? []).flatMap(describeRequirement).join(', '),
+      })),
+  );
 }
 
 function describeRequirement(requirement: Record<string, string[]>): string[] {
@@ -384,17 +403,16 @@ export function openApiRoutes(documents: OpenApiDocuments): FastifyPluginAsync {
     app.get('/openapi.json', async (request, reply) =>
       reply.type('application/json').send(documents.json(prefixOf(request.routeOptions.url))),
     );
-    app.get('/docs', async (request, reply) => {
-      const prefix = prefixOf(request.routeOptions.url);
-      return reply
+    app.get('/docs', async (request, reply) =>
+      reply
         .type('text/html; charset=utf-8')
         .header('content-security-policy', "default-src 'none'; style-src 'unsafe-inline'")
-        .send(docsPage(prefix, documents.operations(prefix)));
-    });
+        .send(documents.page(prefixOf(request.routeOptions.url))),
+    );
   };
 }
 
-function docsPage(prefix: string, operations: ReturnType<OpenApiDocuments['operations']>): string {
+function docsPage(prefix: string, operations: readonly ListedOperation[]): string {
   const rows = operations
     .map(
       (op) =>
