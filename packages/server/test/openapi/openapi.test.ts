@@ -7,6 +7,7 @@ import { createGame, type TestGame } from '../../../../test-support/oauth.js';
 import {
   buildOpenApiDocument,
   type OpenApiDocument,
+  OpenApiDocuments,
   type OpenApiOperation,
   type OpenApiResponse,
   openApiPath,
@@ -286,5 +287,20 @@ describe('GET /api/docs', () => {
     expect(unversioned).toContain('href="/api/openapi.json"');
     expect(unversioned).toContain('<code>/api/channels/{channel_id}</code>');
     expect(unversioned).not.toContain('/api/v10/channels/');
+  });
+
+  it('writes paths and operation ids as text, never as markup', () => {
+    const hostile = new OpenApiDocuments([
+      {
+        method: 'GET',
+        url: '/api/v10/things/<img src=x onerror=alert(1)>',
+        auth: undefined,
+        schema: undefined,
+      },
+    ]);
+    const page = hostile.page('/api/v10');
+    expect(page).not.toContain('<img');
+    expect(page).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(() => hostile.page('/api/v8')).toThrow();
   });
 });
