@@ -162,6 +162,37 @@ const GAME_DMS = `${NOT_IN_SPEC}: game-DM endpoints (PROTOCOL.md §B.5, UDOC)`;
 const PROVIDERS =
   'provisional accounts: identity providers of an application (PROTOCOL.md §B.2, DOCS); not in SPEC';
 
+const PORTAL =
+  'the developer portal (HTML pages and their forms), outside the API (README, The developer portal)';
+const PORTAL_ERRORS = 'the portal tells a person of a refused form in HTML, on the page of the form';
+/** The developer portal's routes (web/portal/routes.ts). */
+const PORTAL_ROUTES: ReadonlyArray<[string, string]> = [
+  ['GET', '/developers'],
+  ['GET', '/developers/portal.js'],
+  ['POST', '/developers/login'],
+  ['POST', '/developers/logout'],
+  ['POST', '/developers/applications'],
+  ['GET', '/developers/applications/:application_id'],
+  ['POST', '/developers/applications/:application_id/general'],
+  ['GET', '/developers/applications/:application_id/oauth2'],
+  ['POST', '/developers/applications/:application_id/oauth2/reset-secret'],
+  ['POST', '/developers/applications/:application_id/oauth2/redirect-uris'],
+  ['POST', '/developers/applications/:application_id/oauth2/public-client'],
+  ['GET', '/developers/applications/:application_id/bot'],
+  ['POST', '/developers/applications/:application_id/bot/reset-token'],
+  ['POST', '/developers/applications/:application_id/bot/intents'],
+  ['GET', '/developers/applications/:application_id/webhooks'],
+  ['POST', '/developers/applications/:application_id/webhooks'],
+  ['POST', '/developers/applications/:application_id/webhooks/replay'],
+  ['GET', '/developers/applications/:application_id/social-sdk'],
+  ['POST', '/developers/applications/:application_id/social-sdk/identity-providers'],
+  ['POST', '/developers/applications/:application_id/social-sdk/identity-providers/remove'],
+  ['GET', '/developers/applications/:application_id/monetization'],
+  ['POST', '/developers/applications/:application_id/monetization/skus'],
+  ['POST', '/developers/applications/:application_id/monetization/entitlements'],
+  ['POST', '/developers/applications/:application_id/monetization/entitlements/delete'],
+];
+
 export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
   // ── Hearth's own routes ──────────────────────────────────────────────────────────────────────────
   ...route(['POST'], '/auth/register', 'hearth-only', HEARTH_ACCOUNTS),
@@ -237,6 +268,36 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
     '/docs',
     'hearth-only',
     'the HTML index of the served OpenAPI document at /api/docs (README, Served OpenAPI), outside the API',
+  ),
+  ...PORTAL_ROUTES.flatMap(([method, template]): AllowlistEntry[] => [
+    ...route([method], template, 'hearth-only', PORTAL),
+    { method, route: template, problem: 'content-type', category: 'hearth-only', reason: PORTAL_ERRORS },
+  ]),
+  ...route(
+    ['GET'],
+    '/healthz',
+    'hearth-only',
+    'the liveness probe of orchestrators and load balancers (README, Operations), outside the API',
+  ),
+  ...route(
+    ['GET'],
+    '/readyz',
+    'hearth-only',
+    'the readiness probe (README, Operations), outside the API: 503 names the failing check',
+  ),
+  {
+    method: 'GET',
+    route: '/readyz',
+    status: 503,
+    problem: 'status',
+    category: 'hearth-only',
+    reason: 'the readiness probe answers 503 while a dependency fails, as orchestrators expect',
+  },
+  ...route(
+    ['GET'],
+    '/metrics',
+    'hearth-only',
+    'Prometheus metrics in its text format (README, Operations, --metrics), outside the API',
   ),
   // ── Platform routes SPEC leaves out ─────────────────────────────────────────────────────────────
   ...route(

@@ -90,6 +90,9 @@ import { createLogger, type Logger } from './kernel/logger.js';
 import type { OutboundPolicy } from './kernel/outbound.js';
 import { SnowflakeGenerator } from './kernel/snowflake.js';
 import { Sweeper } from './kernel/sweeper.js';
+import { HearthMetrics } from './ops/metrics.js';
+import { opsRoutes } from './ops/routes.js';
+import { webhookQueueDepth } from './ops/store.js';
 import { FailoverRateLimitStore } from './ratelimit/failover-store.js';
 import { MemoryRateLimitStore } from './ratelimit/memory-store.js';
 import { Quotas } from './ratelimit/quota.js';
@@ -97,6 +100,7 @@ import { RedisRateLimitStore } from './ratelimit/redis-store.js';
 import type { RateLimitStore } from './ratelimit/store.js';
 import { connectRedis } from './redis.js';
 import { type Executor, openStorage, type Storage } from './storage/database.js';
+import { portalPages } from './web/portal/routes.js';
 
 export interface HearthOptions {
   /** Gateway timing, for tests of heartbeats; default: the platform's 41250 ms and IDENTIFY_TIMEOUT_MS. */
@@ -236,6 +240,18 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     ? new DatabaseSessionStore(storage)
     : options.shared?.sessions;
 
+  // Metrics read what they report when scraped (gateway counts, queue depth, pool); hot paths only count.
+  const metrics =
+    config.metrics || config.metricsToken !== undefined
+      ? new HearthMetrics({
+          gatewaySessions: () => gatewayServer.sessionCounts(),
+          dispatchesSent: () => gatewayServer.dispatchesSent,
+          webhookQueueDepth: () => webhookQueueDepth(storage.db),
+          databasePool: () => storage.pool(),
+        })
+      : undefined;
+  const stopBusMetrics = metrics?.observeBus(bus);
+
   let url = config.publicUrl ?? '';
   const publicUrl = () => url;
   const accounts = new AccountsService({
@@ -275,6 +291,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     logger,
     signerFor: (id) => applications.eventSigner(id),
     outbound,
+    ...(metrics ? { onOutcome: (outcome) => metrics.webhookDelivery(outcome) } : {}),
   });
   const deliveryWorker = new DeliveryWorker({
     storage,
@@ -315,9 +332,15 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     users: accounts,
     isOnline: (userId) =>
       presence !== undefined && presence.presenceOf(userId).status !== PresenceStatuses.Offline,
-    channelDeleted: (tx, channelId) => channelMessages.channelDeleted(tx, channelId),
+    channelDeleted: (tx, channelId) => channelDeleted(tx, channelId),
   });
-  const roles = new RolesService({ storage, clock, snowflakes, bus });
+  const roles = new RolesService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    accessChanging: (tx, guildId) => threads.roleChanging(tx, guildId),
+  });
   const guildAccess = new GuildAccess({ clock });
   const auditLog = new AuditLog({ clock, snowflakes });
   // Voice status keeps each voice channel's start time as the guild's voice states change (PROTOCOL.md §D.7).
@@ -385,6 +408,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     observers: [
       {
         messageCreated: (row) => lobbyLinking.channelMessageCreated(row),
+        messageUpdated: (row) => lobbyLinking.channelMessageUpdated(row),
         messageDeleted: (channelId, messageId) => lobbyLinking.channelMessageDeleted(channelId, messageId),
       },
     ],
@@ -401,6 +425,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     access: guildAccess,
     index: searchIndex,
     reading: new MessageReading({ storage, users: accounts, applicationFlags, attachments }),
+    threads: { ofResults: (userId, ids) => threadListing.ofResults(userId, ids) },
   });
   // Threads: sub-channels whose messages the message core stores (it tells them of each one above).
   const threads: ThreadsService = new ThreadsService({
@@ -412,6 +437,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     auditLog,
     users: accounts,
     messages: channelMessages,
+    titles: { screen: (title) => automodEnforcement.screenTitle(title) },
   });
   const threadMembers = new ThreadMembersService({
     storage,
@@ -456,11 +482,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bus,
     access: guildAccess,
     auditLog,
-    channelDeleted: async (tx, channelId) => {
-      await threads.parentDeleted(tx, channelId);
-      await channelMessages.channelDeleted(tx, channelId);
-      return lobbyLinking.channelDeleted(tx, channelId);
-    },
+    channelDeleted: (tx, channelId) => channelDeleted(tx, channelId),
     privateChannel: (userId, channelId) => dmChannels.find(userId, channelId),
     threads,
   });
@@ -566,6 +588,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     guilds,
     updateVoiceState: (userId, sessionId, payload) =>
       voiceStates.updateVoiceState(userId, sessionId, payload),
+    voiceSessionEnded: (userId, sessionId) => voiceStates.sessionEnded(userId, sessionId),
     channelInfo: (userId, guildId, fields) => voiceStatus.channelInfo(userId, guildId, fields),
     snapshots: new GuildSnapshots({
       storage,
@@ -721,8 +744,30 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       searchRoutes(search),
       openApiRoutes(openapi),
     ],
-    [oauth2Pages(oauth2, publicUrl), cdnRoutes(accounts), attachmentsCdnRoutes(attachments, storage)],
+    [
+      oauth2Pages(oauth2, publicUrl),
+      cdnRoutes(accounts),
+      attachmentsCdnRoutes(attachments, storage),
+      portalPages({
+        accounts,
+        applications,
+        webhooks,
+        identityProviders,
+        entitlements,
+        counters,
+        clock,
+        publicUrl,
+      }),
+      opsRoutes({ storage, redis, metrics, metricsToken: config.metricsToken }),
+    ],
   );
+  metrics?.observeHttp(http);
+  /** A channel's deletion, alone or in its guild's: its threads, messages and lobby link go with it. */
+  async function channelDeleted(tx: Executor, channelId: string) {
+    await threads.parentDeleted(tx, channelId);
+    await channelMessages.channelDeleted(tx, channelId);
+    return lobbyLinking.channelDeleted(tx, channelId);
+  }
   http.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
       const auth = (route.config as { auth?: RouteAuth } | undefined)?.auth;
@@ -780,6 +825,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       await threadSweeping.stop();
       await deliveryWorker.stop();
       await gatewayServer.close();
+      stopBusMetrics?.();
       presence.close();
       await http.close();
       // A bus shared by several in-process nodes belongs to whoever made it.

@@ -31,6 +31,9 @@ export interface Config {
   httpRequestTimeoutMs: number;
   dataDir: string;
   sessionLifetimeDays: number;
+  // Operations
+  metrics: boolean;
+  metricsToken: string | undefined;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -297,6 +300,24 @@ export const SETTINGS = [
     description:
       'How long a user session token (sign-up, sign-in) lives, in days; logout, a password change and a ban end it sooner.',
     parse: integer(1, 3650),
+  }),
+  define({
+    key: 'metrics',
+    flag: '--metrics',
+    env: 'HEARTH_METRICS',
+    default: 'false',
+    description:
+      'Serve Prometheus metrics at `/metrics` to anyone who can reach the port; `--metrics-token` serves them to its holder only. Unset: `/metrics` answers 404.',
+    parse: boolean,
+  }),
+  define({
+    key: 'metricsToken',
+    flag: '--metrics-token',
+    env: 'HEARTH_METRICS_TOKEN',
+    default: undefined,
+    description:
+      'Secret (32+ characters) a scraper sends as `Authorization: Bearer <token>` for `/metrics`; setting it turns metrics on. Other requests answer 401.',
+    parse: secret,
   }),
 ] as const;
 

@@ -63,6 +63,13 @@ const SAMPLES: { [K in keyof Config]: Sample<K> } = {
   httpRequestTimeoutMs: { flag: '1000', fromFlag: 1000, env: '60000', fromEnv: 60000 },
   dataDir: { flag: '/srv/hearth', fromFlag: '/srv/hearth', env: 'uploads', fromEnv: 'uploads' },
   sessionLifetimeDays: { flag: '7', fromFlag: 7, env: '90', fromEnv: 90 },
+  metrics: { flag: 'true', fromFlag: true, env: '1', fromEnv: true },
+  metricsToken: {
+    flag: 'm'.repeat(32),
+    fromFlag: 'm'.repeat(32),
+    env: 'n'.repeat(48),
+    fromEnv: 'n'.repeat(48),
+  },
 };
 
 const DEFAULTS: Config = {
@@ -87,6 +94,8 @@ const DEFAULTS: Config = {
   httpRequestTimeoutMs: 120000,
   dataDir: './data',
   sessionLifetimeDays: 30,
+  metrics: false,
+  metricsToken: undefined,
 };
 
 const cases = SETTINGS.map((setting) => ({ ...setting, sample: SAMPLES[setting.key] }));
@@ -154,6 +163,8 @@ const BAD_VALUES: { key: keyof Config; raw: string; problem: string }[] = [
   { key: 'allowLoopbackUrls', raw: 'yes', problem: 'must be true or false, got "yes"' },
   { key: 'sessionLifetimeDays', raw: '0', problem: 'must be an integer from 1 to 3650, got "0"' },
   { key: 'adminToken', raw: 'short', problem: 'must be at least 32 characters' },
+  { key: 'metrics', raw: 'on', problem: 'must be true or false, got "on"' },
+  { key: 'metricsToken', raw: 'm'.repeat(31), problem: 'must be at least 32 characters' },
   {
     key: 'databaseUrl',
     raw: 'mysql://',

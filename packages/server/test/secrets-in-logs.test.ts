@@ -232,9 +232,30 @@ async function webhookAndBotFlows(game: TestGame): Promise<void> {
   expect((await wrong.waitClose()).code).toBe(4004);
 }
 
+/** Issue 22: the metrics token, right and wrong, in the scraper's header; probes and request ids. */
+const METRICS_TOKEN = 'metrics secret 4d1c9e0b7a35f2e8c6d4b1a0f9e8d7c6';
+
+async function operationsFlows(): Promise<void> {
+  keep('metrics token', METRICS_TOKEN);
+  const scrape = (authorization: string) => fetch(`${hearth.url}/metrics`, { headers: { authorization } });
+  expect((await scrape(`Bearer ${METRICS_TOKEN}`)).status).toBe(200);
+  expect((await scrape(`Bearer ${METRICS_TOKEN}x`)).status).toBe(401);
+  expect((await scrape(METRICS_TOKEN)).status).toBe(401);
+  expect((await fetch(`${hearth.url}/readyz`)).status).toBe(200);
+  // A request id that tries to smuggle a token is replaced, never logged.
+  const session = secrets.get('session token (login)') ?? '';
+  const smuggled = await fetch(`${hearth.url}/healthz`, { headers: { 'x-request-id': `id ${session}` } });
+  expect(smuggled.headers.get('x-request-id')).not.toContain(session);
+}
+
 beforeAll(async () => {
   idp = await startIdentityProvider();
-  hearth = await startHearth({ logLevel: 'trace', allowLoopbackUrls: true, providerCaFile: idp.caFile });
+  hearth = await startHearth({
+    logLevel: 'trace',
+    allowLoopbackUrls: true,
+    providerCaFile: idp.caFile,
+    metricsToken: METRICS_TOKEN,
+  });
   const game = await createGame(hearth);
   const application = await hearth.services.applications.getApplication(game.id);
   receiver = await WebhookReceiver.listen(application?.verifyKey ?? '');
@@ -244,6 +265,7 @@ beforeAll(async () => {
   await oauthFlows(game);
   await provisionalFlows(game);
   await webhookAndBotFlows(game);
+  await operationsFlows();
   // The private keys: the OIDC signing keys and the application's webhook signing key.
   for (const row of await hearth.storage.db.selectFrom('signing_keys').select('private_jwk').execute()) {
     keep(`OIDC private key ${secrets.size}`, (JSON.parse(row.private_jwk) as { d?: string }).d);

@@ -28,6 +28,8 @@ export interface ConnectionContext {
   handle(connection: Connection, payload: ClientPayload): Promise<void>;
   /** The connection ended: detach or end its session. */
   closed(connection: Connection, code: number): void;
+  /** Dispatches sent on every connection of this node (metrics read it). */
+  dispatchesSent: number;
 }
 
 /**
@@ -82,6 +84,7 @@ export class Connection implements SessionSink {
 
   /** Sends a dispatch recorded in the session. */
   dispatch(sent: Sent): void {
+    this.#context.dispatchesSent++;
     this.#send({ op: GatewayOpcodes.Dispatch, d: sent.d, s: sent.seq, t: sent.t });
   }
 

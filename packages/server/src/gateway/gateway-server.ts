@@ -36,6 +36,7 @@ import type { Clock } from '../kernel/clock.js';
 import { HearthError } from '../kernel/errors.js';
 import type { Logger } from '../kernel/logger.js';
 import { hashToken } from '../kernel/secrets.js';
+import { currentRequestId } from '../ops/request-context.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { ZlibStream } from './compression.js';
 import { type ClientPayload, Connection, type ConnectionContext } from './connection.js';
@@ -81,6 +82,8 @@ export interface GatewayServerDeps {
   presence?: PresenceHooks;
   /** Op 4: joins, moves or leaves a guild's voice (the guild domain's voice states); throws on a refusal. */
   updateVoiceState?: (userId: string, sessionId: string, payload: unknown) => Promise<unknown>;
+  /** A session ended for good (not resumable): its voice states go (the guild domain's voice states). */
+  voiceSessionEnded?: (userId: string, sessionId: string) => Promise<void>;
   /** Op 43: a guild's voice channel status and start time (the voice-status domain); throws on a refusal. */
   channelInfo?: (
     userId: string,
@@ -128,6 +131,8 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     WebSocket: GatewaySocket,
   });
   readonly #connections = new Set<Connection>();
+  /** Dispatches sent by this node's connections since it started (metrics). */
+  dispatchesSent = 0;
   /** Open sockets (and upgrades under way) per remote address. */
   readonly #perAddress = new Map<string, number>();
   readonly #presence = new Map<string, { status: string; activities: unknown[] }>();
@@ -513,13 +518,23 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     for (const capture of this.#capturing.values())
       if (wants(capture.target, event)) capture.events.push(event);
     const now = this.clock.now();
+    let recorded = 0;
     for (const session of this.registry.candidates(audience)) {
       if (session.lastEventId !== undefined && compareEventIds(event.id, session.lastEventId) <= 0) continue;
       const waiting =
         audience.guildId === undefined ? undefined : this.#joining.get(session)?.get(audience.guildId);
       if (waiting) waiting.push(event);
-      else if (wants(session, event) && this.#views.permits(event, session.identity.userId, now))
+      else if (wants(session, event) && this.#views.permits(event, session.identity.userId, now)) {
         record(session, event.type, readableBy(session, event.type, event.data), event.id);
+        recorded++;
+      }
+    }
+    // The request that caused the event, when it was made on this node (its id links the two lines).
+    if (recorded > 0 && this.logger.isLevelEnabled('debug')) {
+      this.logger.debug(
+        { reqId: currentRequestId(), eventId: event.id, type: event.type, sessions: recorded },
+        'gateway dispatch',
+      );
     }
     if (event.type === 'GUILD_DELETE' && audience.guildId !== undefined) {
       for (const session of this.registry.all()) session.guildIds.delete(audience.guildId);
@@ -731,6 +746,13 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     return { sockets: this.#connections.size, addresses: this.#perAddress.size };
   }
 
+  /** Open sockets of this node, and those with a session attached (metrics). */
+  sessionCounts(): { open: number; identified: number } {
+    let identified = 0;
+    for (const connection of this.#connections) if (connection.session?.attached === connection) identified++;
+    return { open: this.#connections.size, identified };
+  }
+
   /** The players connected to this node (bearer sessions with a live socket), by application. */
   connectedPlayers(): Map<string, string[]> {
     const players = new Map<string, Set<string>>();
@@ -819,6 +841,11 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       );
     this.#presence.delete(session.id);
     this.#presenceWindows.delete(session.id);
+    void this.#deps
+      .voiceSessionEnded?.(session.identity.userId, session.id)
+      .catch((error: unknown) =>
+        this.logger.error({ err: error, session: session.id }, 'gateway voice leave failed'),
+      );
     if (session.identity.kind !== 'bot') {
       void this.#deps.presence
         ?.ended(presenceRef(session))

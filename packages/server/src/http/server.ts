@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { ServerOptions } from 'node:http';
 import type { Readable } from 'node:stream';
@@ -19,6 +18,12 @@ import { HearthError, type WireError } from '../kernel/errors.js';
 import { assertJsonDepth, assertNoNul } from '../kernel/input-limits.js';
 import type { Logger } from '../kernel/logger.js';
 import { compileValidator, type Part, toFormError } from '../kernel/validation.js';
+import {
+  REQUEST_ID_HEADER,
+  type RequestContext,
+  requestIdFrom,
+  runInRequest,
+} from '../ops/request-context.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 import {
   type Authenticators,
@@ -37,6 +42,8 @@ declare module 'fastify' {
     principal: Principal | null;
     /** The `files[n]` parts of a multipart body, on routes with `files`; removed after the response. */
     uploads: UploadedFile[] | null;
+    /** The request's context (ops/request-context.ts): what it causes on this node names it. */
+    requestContext: RequestContext | null;
   }
   interface FastifyContextConfig {
     /** Who may call the route; absent: anyone. */
@@ -118,7 +125,8 @@ export function createHttpServer(
     loggerInstance: deps.logger as FastifyBaseLogger,
     // One line per request, written by the onResponse hook below, with credentials never in it.
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: () => randomUUID(),
+    // The client's (or its proxy's) X-Request-Id when well formed, so that one id follows a request across hops.
+    genReqId: (raw) => requestIdFrom(raw.headers[REQUEST_ID_HEADER]),
     childLoggerFactory: lazyChildLogger,
     bodyLimit: MAX_JSON_BODY_BYTES,
     return503OnClosing: true,
@@ -132,6 +140,17 @@ export function createHttpServer(
   });
   app.decorateRequest('principal', null);
   app.decorateRequest('uploads', null);
+  app.decorateRequest('requestContext', null);
+  // First of all hooks: the id is answered on every response, and what the request causes runs inside it.
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
+    request.requestContext = { requestId: request.id, active: true };
+    runInRequest(request.requestContext, done);
+  });
+  app.addHook('onResponse', (request, _reply, done) => {
+    if (request.requestContext) request.requestContext.active = false;
+    done();
+  });
   // Files a request's owner kept were moved away; whatever is left of them goes, whatever the outcome.
   const removeUploads = async (request: FastifyRequest) => {
     if (request.uploads) await Promise.all(request.uploads.map((file) => rm(file.path, { force: true })));
@@ -326,10 +345,12 @@ function registerBodyParsers(app: FastifyInstance): void {
  * What the router refuses before any route or hook runs (an over-long parameter, bad percent-encoding):
  * written as is, since Fastify would add the `; charset=utf-8` only the onSend hooks of a route remove.
  */
-function renderRouterError(error: FastifyError, _request: FastifyRequest, reply: FastifyReply): void {
+function renderRouterError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const wire = toWireError(error) ?? new HearthError('GeneralBadRequest');
   reply.hijack();
-  reply.raw.writeHead(wire.status, { 'content-type': JSON_CONTENT_TYPE }).end(JSON.stringify(wire.body()));
+  reply.raw
+    .writeHead(wire.status, { 'content-type': JSON_CONTENT_TYPE, [REQUEST_ID_HEADER]: request.id })
+    .end(JSON.stringify(wire.body()));
 }
 
 /** The error handler of every route, the router and the body parsers: the platform's body, or a logged 500. */

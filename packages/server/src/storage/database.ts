@@ -31,6 +31,10 @@ export interface Storage {
   /** Calls `listener` with each transaction after it committed (the webhook worker wakes on its own writes). */
   onCommit(listener: (tx: Transaction<Schema>) => void): () => void;
   migrate(): Promise<string[]>;
+  /** The migrations this code knows that the database has not applied (the readiness probe asks). */
+  pendingMigrations(): Promise<string[]>;
+  /** The PostgreSQL pool's connections (metrics); undefined on SQLite, which has one connection. */
+  pool(): { total: number; idle: number; waiting: number } | undefined;
   close(): Promise<void>;
 }
 
@@ -92,18 +96,43 @@ async function openPostgres(url: string): Promise<Storage> {
     types: { getTypeParser: (oid, format) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format)) },
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
+  // A connection the server or network dropped: the query on it (if any) fails, and the pool discards it
+  // and opens another on next use. pg emits 'error' on the pool (idle connection) or on the client
+  // (one in use); unlistened, either would end the process. /readyz reports the outage instead.
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
   const { rows } = await pool.query<{ schema: string | null }>('SELECT current_schema() AS schema');
   const migrationSchema = rows[0]?.schema ?? undefined;
-  return wrap('postgres', new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) }), migrationSchema);
+  return wrap(
+    'postgres',
+    new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) }),
+    migrationSchema,
+    () => ({
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+    }),
+  );
 }
 
 /**
  * `migrationSchema` pins Kysely's bookkeeping tables to our schema: unpinned, its existence check sees
  * another schema's `kysely_migration` in the same database and skips creating ours.
  */
-function wrap(engine: Engine, db: Database, migrationSchema?: string): Storage {
+function wrap(
+  engine: Engine,
+  db: Database,
+  migrationSchema?: string,
+  pool: Storage['pool'] = () => undefined,
+): Storage {
   const committed = new Set<(tx: Transaction<Schema>) => void>();
+  const migrator = () =>
+    new Migrator({
+      db,
+      provider: migrationProvider,
+      ...(migrationSchema === undefined ? {} : { migrationTableSchema: migrationSchema }),
+    });
   return {
     engine,
     db,
@@ -121,21 +150,17 @@ function wrap(engine: Engine, db: Database, migrationSchema?: string): Storage {
       return () => committed.delete(listener);
     },
     async migrate() {
-      const migrator = new Migrator({
-        db,
-        provider: migrationProvider,
-        ...(migrationSchema === undefined ? {} : { migrationTableSchema: migrationSchema }),
-      });
+      const migrations = migrator();
       // SQLite gives Kysely no migration lock: processes opening one new file at once (a server and a CLI
       // command) would each run the same migration. One IMMEDIATE transaction around the run serializes
       // them; the later one then finds the migrations done. (PostgreSQL: Kysely takes an advisory lock.)
       // Only when something is pending: an up-to-date file must not make every process queue for the write lock.
-      const pending = async () => (await migrator.getMigrations()).some((m) => m.executedAt === undefined);
+      const pending = async () => (await migrations.getMigrations()).some((m) => m.executedAt === undefined);
       const serialized = engine === 'sqlite' && (await pending());
       if (serialized) await sql`BEGIN IMMEDIATE`.execute(db);
       let outcome: MigrationResultSet;
       try {
-        outcome = await migrator.migrateToLatest();
+        outcome = await migrations.migrateToLatest();
       } catch (thrown) {
         if (serialized) await sql`ROLLBACK`.execute(db);
         throw thrown;
@@ -145,6 +170,11 @@ function wrap(engine: Engine, db: Database, migrationSchema?: string): Storage {
       if (error) throw error;
       return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
     },
+    async pendingMigrations() {
+      const migrations = await migrator().getMigrations();
+      return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
+    },
+    pool,
     close: () => db.destroy(),
   };
 }

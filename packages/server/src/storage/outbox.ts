@@ -1,3 +1,4 @@
+import { currentRequestId } from '../ops/request-context.js';
 import type { Executor } from './database.js';
 
 /** An event that must reach an application's webhook (PROTOCOL.md §F), recorded with its cause. */
@@ -29,6 +30,30 @@ export async function recordWebhookEvent(tx: Executor, event: OutboxEvent): Prom
     })
     .execute();
   recordedIn.add(tx);
+  const requestId = currentRequestId();
+  if (requestId !== undefined) rememberCause(event.id, requestId);
+}
+
+/**
+ * The request that recorded each event on this node, until its delivery is logged: the delivery lines
+ * name it. Bounded; an event recorded elsewhere (another node, a CLI command) has none.
+ */
+const causes = new Map<string, string>();
+const MAX_CAUSES = 10_000;
+
+function rememberCause(eventId: string, requestId: string): void {
+  if (causes.size >= MAX_CAUSES) causes.delete(causes.keys().next().value as string);
+  causes.set(eventId, requestId);
+}
+
+/** The id of the request that recorded the event on this node, if known. */
+export function requestIdOfEvent(eventId: string): string | undefined {
+  return causes.get(eventId);
+}
+
+/** The event is settled: its cause is no longer needed. */
+export function forgetEventCause(eventId: string): void {
+  causes.delete(eventId);
 }
 
 /** Whether `tx` recorded a webhook event (asked after it committed). */

@@ -395,3 +395,40 @@ describe('AUTO_MODERATION_ACTION_EXECUTION (intent AUTO_MODERATION_EXECUTION; co
     for (const client of [withContent, withoutContent, withoutIntent, bystander]) await client.close();
   });
 });
+
+describe('Thread titles pass the blocking rules: 200001 (Title was blocked by automatic moderation)', () => {
+  const TITLE_BLOCKED = {
+    status: 400,
+    body: { code: 200001, message: 'Title was blocked by automatic moderation' },
+  };
+
+  it('refuses a thread started with a blocked name, a rename to one, and a forum post titled so; stores nothing', async () => {
+    const { guild, channel, member } = await setting();
+    const forum = await seedTestChannel(hearth, guild.id, { name: 'board', type: 15 });
+    await createRule(hearth, guild, { trigger_metadata: { keyword_filter: ['forbidden'] } });
+    const start = (name: string) =>
+      call(hearth, `/channels/${channel}/threads`, {
+        method: 'POST',
+        auth: member.token,
+        body: { name, type: 11 },
+      });
+    expect(await start('the Forbidden plan')).toEqual(TITLE_BLOCKED);
+    const started = await start('the good plan');
+    expect(started.status).toBe(201);
+    const thread = (started.body as { id: string }).id;
+    const rename = (name: string) =>
+      call(hearth, `/channels/${thread}`, { method: 'PATCH', auth: member.token, body: { name } });
+    expect(await rename('forbidden after all')).toEqual(TITLE_BLOCKED);
+    expect(await rename('a better plan')).toMatchObject({ status: 200, body: { name: 'a better plan' } });
+    const post = await call(hearth, `/channels/${forum}/threads`, {
+      method: 'POST',
+      auth: member.token,
+      body: { name: 'forbidden post', message: { content: 'hello' } },
+    });
+    expect(post).toEqual(TITLE_BLOCKED);
+    const active = await call(hearth, `/guilds/${guild.id}/threads/active`, { auth: member.token });
+    expect((active.body as { threads: Array<{ name: string }> }).threads.map((t) => t.name)).toEqual([
+      'a better plan',
+    ]);
+  });
+});

@@ -323,6 +323,32 @@ describe('PATCH /lobbies/{lobby.id}/channel-linking (PROTOCOL.md §A.3 row 10)',
     expect(history.body.map((m) => m['id'])).toEqual([kept.body['id']]);
   });
 
+  it('a message edited in the channel is edited in the lobby too (LOBBY_MESSAGE_UPDATE)', async () => {
+    const lobbyId = await newLobby();
+    const channelId = await newChannel();
+    expect((await link(lobbyId, linker.bearer, { channel_id: channelId })).status).toBe(200);
+    const sent = await call<Json>(hearth, 'POST', `/channels/${channelId}/messages`, linker.account.token, {
+      content: 'first draft',
+    });
+    const id = sent.body['id'];
+    const edited = await call(
+      hearth,
+      'PATCH',
+      `/channels/${channelId}/messages/${id}`,
+      linker.account.token,
+      {
+        content: 'final words',
+      },
+    );
+    expect(edited.status).toBe(200);
+    const update = await friendGateway.client.next(
+      (f) => f.t === 'LOBBY_MESSAGE_UPDATE' && (f.d as Json)['id'] === id,
+    );
+    expect(update.d).toMatchObject({ id, lobby_id: lobbyId, content: 'final words', tts: false });
+    const history = await call<Json[]>(hearth, 'GET', `/lobbies/${lobbyId}/messages`, friend.bearer);
+    expect(history.body.find((m) => m['id'] === id)).toMatchObject({ content: 'final words' });
+  });
+
   it('unlinks with an empty body, a null channel_id or no body at all', async () => {
     const lobbyId = await newLobby();
     const channelId = await newChannel();
@@ -500,6 +526,26 @@ describe('PATCH /lobbies/{lobby.id}/channel-linking (PROTOCOL.md §A.3 row 10)',
       expect((await link(lobbyId, linker.bearer, { channel_id: channelId })).status).toBe(200);
       await friendSees('LOBBY_UPDATE', lobbyId);
       expect((await call(hearth, 'DELETE', `/channels/${channelId}`, linker.account.token)).status).toBe(200);
+      const update = await friendSees('LOBBY_UPDATE', lobbyId);
+      expect(update).not.toHaveProperty('linked_channel');
+      const read = await call<Json>(hearth, 'GET', `/lobbies/${lobbyId}`, game.bot);
+      expect(read.body).not.toHaveProperty('linked_channel');
+    });
+
+    it('deleting the guild: the lobby loses linked_channel and its members get LOBBY_UPDATE', async () => {
+      const doomed = await hearth.services.guilds.createGuild(linker.account.user.id, { name: 'Doomed' });
+      const made = await call<{ id: string }>(
+        hearth,
+        'POST',
+        `/guilds/${doomed.id}/channels`,
+        linker.account.token,
+        { name: 'last-room' },
+      );
+      expect(made.status).toBe(201);
+      const lobbyId = await newLobby();
+      expect((await link(lobbyId, linker.bearer, { channel_id: made.body.id })).status).toBe(200);
+      await friendSees('LOBBY_UPDATE', lobbyId);
+      expect((await call(hearth, 'DELETE', `/guilds/${doomed.id}`, linker.account.token)).status).toBe(204);
       const update = await friendSees('LOBBY_UPDATE', lobbyId);
       expect(update).not.toHaveProperty('linked_channel');
       const read = await call<Json>(hearth, 'GET', `/lobbies/${lobbyId}`, game.bot);

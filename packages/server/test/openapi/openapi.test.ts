@@ -258,6 +258,13 @@ describe('GET /api/v{N}/openapi.json', () => {
     expect(v10().paths['/api/v10/oauth2/authorize']?.get?.operationId).toBe('get_oauth2_authorize');
   });
 
+  it('lists the probes the image and compose.yaml check (Dockerfile: /healthz; compose: /readyz)', async () => {
+    for (const path of ['/healthz', '/readyz']) {
+      expect(v10().paths[path]?.get, path).toBeDefined();
+      expect((await fetch(`${hearth.url}${path}`)).status, path).toBe(200);
+    }
+  });
+
   it('answers HEAD, and an unknown version as every other route does', async () => {
     const head = await fetch(`${hearth.url}/api/v10/openapi.json`, { method: 'HEAD' });
     expect(head.status).toBe(200);

@@ -173,7 +173,8 @@ for (const engine of engines) {
       }
     });
 
-    it.runIf(engine.name === 'SQLite')(
+    // FTS5 is SQLite's: the case exists on that engine only (PostgreSQL keeps its tsvector in the row).
+    (engine.name === 'SQLite' ? it : () => undefined)(
       'the FTS5 table holds one row per document, none left by deletions',
       async () => {
         const { sql } = await import('kysely');

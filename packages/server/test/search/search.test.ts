@@ -403,6 +403,18 @@ describe('messages in threads are searched as their parent channel allows', () =
     expect(idsOf(byMember.body)).toEqual([inOpen.body.id]);
     const byOwner = await find(place.owner.token);
     expect(idsOf(byOwner.body).sort()).toEqual([inOpen.body.id, inClosed.body.id].sort());
+    // The threads of the results come along, with the caller's memberships (the starter joined both).
+    const withThreads = byOwner.body as SearchBody & {
+      threads?: Array<{ id: string }>;
+      members?: Array<{ id: string }>;
+    };
+    expect(withThreads.threads?.map((thread) => thread.id).sort()).toEqual([open, closed].sort());
+    expect(withThreads.members?.map((member) => member.id).sort()).toEqual([open, closed].sort());
+    expect(byMember.body).toMatchObject({ threads: [{ id: open, parent_id: place.channelId }], members: [] });
+    const plain = await searchGuild(hearth, place.guild.id, place.owner.token, {
+      channel_id: place.channelId,
+    });
+    expect(plain.body).not.toHaveProperty('threads');
     expect(idsOf((await find(place.member.token, { channel_id: open })).body)).toEqual([inOpen.body.id]);
     expect(await find(place.member.token, { channel_id: closed })).toMatchObject({
       status: 403,

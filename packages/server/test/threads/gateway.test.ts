@@ -237,4 +237,37 @@ describe('Archive, unarchive and access', () => {
     expect(roleSync.d).toMatchObject({ channel_ids: [staffOnly], threads: [{ id: staffThread }] });
     await session.close();
   });
+
+  it("THREAD_LIST_SYNC follows access gained when a role's permissions are edited", async () => {
+    const room = await createThreadRoom(hearth);
+    const watchers = await grantTestRole(hearth, room.guild, 0n, []);
+    const hidden = await seedTestChannel(hearth, room.guild.id, {
+      overwrites: [{ id: room.guild.id, type: 0, allow: 0n, deny: PermissionFlags.ViewChannel }],
+    });
+    const thread = await startThread(hearth, hidden, room.owner.token);
+    const bot = await roomBot(room);
+    expect(
+      (
+        await call(hearth, `/guilds/${room.guild.id}/members/${bot.botUserId}/roles/${watchers}`, {
+          method: 'PUT',
+          auth: room.owner.token,
+        })
+      ).status,
+    ).toBe(204);
+    const session = await identify(hearth, `Bot ${bot.botToken}`, Guilds | GuildMessages);
+    await session.nextDispatch('GUILD_CREATE');
+    const edited = await call(hearth, `/guilds/${room.guild.id}/roles/${watchers}`, {
+      method: 'PATCH',
+      auth: room.owner.token,
+      body: { permissions: String(PermissionFlags.Administrator) },
+    });
+    expect(edited.status).toBe(200);
+    const sync = await session.nextDispatch('THREAD_LIST_SYNC');
+    expect(sync.d).toMatchObject({
+      guild_id: room.guild.id,
+      channel_ids: [hidden],
+      threads: [{ id: thread }],
+    });
+    await session.close();
+  });
 });

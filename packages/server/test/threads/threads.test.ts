@@ -447,6 +447,33 @@ describe('Messages in threads', () => {
   });
 });
 
+describe("A guild's deletion", () => {
+  it('takes its threads, their members and their messages with it', async () => {
+    const doomed = await createThreadRoom(hearth);
+    const thread = await startThread(hearth, doomed.textId, doomed.member.token, { type: 11, name: 'going' });
+    expect((await post(hearth, thread, doomed.member.token, { content: 'soon gone' })).status).toBe(200);
+    const deleted = await call(hearth, `/guilds/${doomed.guild.id}`, {
+      method: 'DELETE',
+      auth: doomed.guild.owner.token,
+    });
+    expect(deleted.status).toBe(204);
+    const db = hearth.storage.db;
+    const left = async (table: 'threads' | 'thread_members' | 'messages', column: string) =>
+      (
+        await db
+          .selectFrom(table)
+          .select(column as never)
+          .where(column as never, '=', thread as never)
+          .execute()
+      ).length;
+    expect([
+      await left('threads', 'id'),
+      await left('thread_members', 'thread_id'),
+      await left('messages', 'channel_id'),
+    ]).toEqual([0, 0, 0]);
+  });
+});
+
 describe('Modify and delete a thread (PATCH / DELETE /channels/{id})', () => {
   it('the creator renames and archives; MANAGE_THREADS locks, sets slowmode and deletes (@discordjs/core)', async () => {
     const thread = await api.channels.createThread(room.textId, { name: 'mine', type: 11 });

@@ -267,6 +267,24 @@ describe('voice start time follows who is connected (VOICE_CHANNEL_START_TIME_UP
     });
   });
 
+  it('a session that ends (the client closes with 1000) leaves voice: its channel ends its session', async () => {
+    const member = await newSession();
+    await connect(member.session, quiet);
+    await observer.nextDispatch('VOICE_CHANNEL_START_TIME_UPDATE');
+    await member.session.close(1000);
+    expect((await observer.nextDispatch('VOICE_CHANNEL_START_TIME_UPDATE')).d).toMatchObject({
+      id: quiet,
+      voice_start_time: null,
+    });
+    const states = await call(
+      hearth,
+      guild.owner.token,
+      'GET',
+      `/guilds/${guild.id}/voice-states/${member.game.botUserId}`,
+    );
+    expect(states.status).toBe(404);
+  });
+
   it('a member who leaves the guild leaves voice: the channel they emptied ends its session', async () => {
     const member = await newSession();
     await connect(member.session, quiet);

@@ -162,6 +162,27 @@ export class ApplicationsService {
     return row && toApplication(row);
   }
 
+  /** The applications `ownerId` develops (the developer portal lists only a user's own). */
+  async listOwnedBy(ownerId: string): Promise<Application[]> {
+    return (await store.listApplicationsByOwner(this.#deps.storage.db, ownerId)).map(toApplication);
+  }
+
+  /** A new client secret, answered once; the old one stops working at once (only hashes are stored). */
+  async resetClientSecret(id: string): Promise<string> {
+    await this.requireApplication(id);
+    const clientSecret = generateSecret(24);
+    await store.updateApplication(this.#deps.storage.db, id, { client_secret_hash: hashToken(clientSecret) });
+    return clientSecret;
+  }
+
+  /** A new bot token, answered once; the old one stops authenticating at once. */
+  async resetBotToken(id: string): Promise<string> {
+    const application = await this.requireApplication(id);
+    const botToken = generateToken(application.botUserId, this.#deps.clock.now());
+    await store.updateApplication(this.#deps.storage.db, id, { bot_token_hash: hashToken(botToken) });
+    return botToken;
+  }
+
   async requireApplication(id: string): Promise<Application> {
     const application = await this.getApplication(id);
     if (!application) throw new HearthError('UnknownApplication');

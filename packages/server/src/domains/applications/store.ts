@@ -20,6 +20,11 @@ export const findApplicationByBotToken: (
   db.selectFrom('applications').selectAll().where('bot_token_hash', '=', tokenHash),
 );
 
+/** The applications a developer owns, oldest first (the developer portal's list). */
+export async function listApplicationsByOwner(db: Executor, ownerId: string): Promise<ApplicationRow[]> {
+  return db.selectFrom('applications').selectAll().where('owner_id', '=', ownerId).orderBy('id').execute();
+}
+
 export async function updateApplication(
   db: Executor,
   id: string,

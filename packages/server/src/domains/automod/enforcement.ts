@@ -153,6 +153,17 @@ export class AutoModEnforcement {
     };
   }
 
+  /**
+   * Thread titles (a thread's name, a forum post's title) pass the MESSAGE_SEND rules as an edit would (no
+   * SPAM count): the matched actions run, and a BLOCK_MESSAGE match refuses the title with 200001.
+   */
+  async screenTitle(screening: Omit<MessageScreening, 'edit' | 'embeds'>): Promise<void> {
+    const verdict = await this.checkMessage(this.#deps.storage.db, { ...screening, edit: true });
+    if (verdict.executions.length === 0) return;
+    await this.execute(verdict, null);
+    if (verdict.blocked) throw new HearthError('AutoModerationTitleBlocked');
+  }
+
   /** The rules a message matches and their actions; members who may manage the guild are not checked. */
   async checkMessage(db: Executor, screening: MessageScreening): Promise<AutoModVerdict> {
     const { guildId, channelId, authorId } = screening;

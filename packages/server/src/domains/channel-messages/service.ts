@@ -126,6 +126,8 @@ export interface ChannelMessagesDeps {
 /** Something that follows new channel messages; it handles its own failures (the create has succeeded). */
 export interface MessageObserver {
   messageCreated(row: store.MessageRow): Promise<void>;
+  /** A message whose content `edit` changed, once published. */
+  messageUpdated?(row: store.MessageRow): Promise<void>;
   /** A message deleted through `delete` (a moderator's or its author's), once published. */
   messageDeleted?(channelId: string, messageId: string): Promise<void>;
 }
@@ -484,6 +486,7 @@ export class ChannelMessagesService {
     const [message] = await this.#readable(actor, place, [row]);
     if (changed) await this.publishMessage(MessageDispatches.MessageUpdate, place, row);
     for (const settle of settles) await settle(row.id);
+    if (changed) for (const observer of this.#deps.observers ?? []) await observer.messageUpdated?.(row);
     return message!;
   }
 

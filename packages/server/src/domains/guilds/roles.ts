@@ -39,16 +39,28 @@ const ROLE_AUDIT_KEYS = [
   'unicode_emoji',
 ] as const;
 
+export interface RolesDeps {
+  storage: Storage;
+  clock: Clock;
+  snowflakes: SnowflakeGenerator;
+  bus: Bus;
+  /**
+   * Before a role's permissions change: who sees what. After: the events of members who gained access
+   * (THREAD_LIST_SYNC for the active threads of channels they can now view), with their own audiences.
+   */
+  accessChanging?: (tx: Executor, guildId: string) => Promise<(tx: Executor) => Promise<BusEvent[]>>;
+}
+
 /**
  * Guild roles (GUILDS.md §1.3–§1.4): create, list, get, member counts, modify, reorder, delete, with the
  * role hierarchy (an actor touches only roles below their highest) and "grant only what you hold".
  */
 export class RolesService {
-  readonly #deps: { storage: Storage; clock: Clock; snowflakes: SnowflakeGenerator; bus: Bus };
+  readonly #deps: RolesDeps;
   readonly #access: GuildAccess;
   readonly #auditLog: AuditLog;
 
-  constructor(deps: { storage: Storage; clock: Clock; snowflakes: SnowflakeGenerator; bus: Bus }) {
+  constructor(deps: RolesDeps) {
     this.#deps = deps;
     this.#access = new GuildAccess({ clock: deps.clock });
     this.#auditLog = new AuditLog({ clock: deps.clock, snowflakes: deps.snowflakes });
@@ -142,6 +154,7 @@ export class RolesService {
   async modifyRole(userId: string, guildId: string, roleId: string, input: unknown, reason: string | null) {
     const fields = parse(RoleFields, input ?? {});
     const events: BusEvent[] = [];
+    const gained: BusEvent[] = [];
     const role = await this.#deps.storage.transaction(async (tx) => {
       const access = await this.#access.requireGuild(tx, guildId, userId, PermissionFlags.ManageRoles);
       const before = await this.#role(tx, guildId, roleId);
@@ -170,7 +183,10 @@ export class RolesService {
           ? { mentionable: fields.mentionable ? 1 : 0 }
           : {}),
       };
+      const permissionsChange = 'permissions' in update && update.permissions !== before.permissions;
+      const gaining = permissionsChange ? await this.#deps.accessChanging?.(tx, guildId) : undefined;
       if (Object.keys(update).length > 0) await roleStore.updateRole(tx, roleId, update);
+      if (gaining) gained.push(...(await gaining(tx)));
       const after = await this.#role(tx, guildId, roleId);
       const changes = diffChanges(auditView(before), auditView(after), ROLE_AUDIT_KEYS);
       const object = toRoleObject(after);
@@ -190,6 +206,7 @@ export class RolesService {
       return object;
     });
     await this.#publish(guildId, events);
+    for (const event of gained) await this.#deps.bus.publish(event);
     return role;
   }
 

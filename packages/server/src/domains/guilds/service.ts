@@ -43,7 +43,7 @@ export interface GuildsDeps {
   /** Whether a user has a live, visible session (approximate_presence_count); default: nobody. */
   isOnline?: (userId: string) => boolean;
   /** Called in the guild's deletion for each of its channels, as a channel's own deletion calls it. */
-  channelDeleted?: (tx: Executor, channelId: string) => Promise<void>;
+  channelDeleted?: (tx: Executor, channelId: string) => Promise<(() => Promise<void>) | undefined>;
 }
 
 /** A new voice channel's bitrate (bps), as the platform sets it. */
@@ -424,16 +424,21 @@ export class GuildsService {
 
   /** Owner only (50013 for other members); GUILD_DELETE after commit. */
   async deleteGuild(userId: string, guildId: string): Promise<void> {
+    const afterwards: Array<() => Promise<void>> = [];
     await this.#deps.storage.transaction(async (tx) => {
       const access = await this.#access.member(tx, guildId, userId);
       if (!access.isOwner) throw new HearthError('MissingPermissions');
       await store.clearPrimaryGuild(tx, guildId);
-      // Messages and their files live outside the guild's cascade (0016_messages): their owner removes them.
-      for (const channelId of await store.allGuildChannelIds(tx, guildId))
-        await this.#deps.channelDeleted?.(tx, channelId);
+      // Messages, threads and their files live outside the guild's cascade: their owners remove them.
+      for (const channelId of await store.allGuildChannelIds(tx, guildId)) {
+        const after = await this.#deps.channelDeleted?.(tx, channelId);
+        if (after) afterwards.push(after);
+      }
       await store.deleteGuild(tx, guildId);
     });
     await this.#publish(guildId, [{ type: 'GUILD_DELETE', data: { id: guildId } }]);
+    // A lobby linked to one of its channels learns it lost the link (LOBBY_UPDATE).
+    for (const after of afterwards) await after();
   }
 
   // ---- Guild tags (GUILDS.md §3.4) ----

@@ -67,3 +67,13 @@ export async function updateVoiceState(
 export async function deleteVoiceState(db: Executor, guildId: string, userId: string): Promise<void> {
   await db.deleteFrom('voice_states').where('guild_id', '=', guildId).where('user_id', '=', userId).execute();
 }
+
+/** The voice states a gateway session holds, across guilds. */
+export function voiceStatesOfSession(db: Executor, userId: string, sessionId: string) {
+  return db
+    .selectFrom('voice_states')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('session_id', '=', sessionId)
+    .execute();
+}

@@ -120,10 +120,7 @@ export class VoiceStatesService {
       const access = await this.#deps.access.member(tx, guildId, userId);
       const before = await store.findVoiceState(tx, guildId, userId);
       if (input.channel_id === null) {
-        if (!before) return null;
-        await store.deleteVoiceState(tx, guildId, userId);
-        await this.#queue(tx, events, before, null);
-        await this.#occupancyChanged(tx, events, guildId, [before.channel_id]);
+        if (before) await this.#leave(tx, events, before);
         return null;
       }
       const channel = await this.#joinableChannel(tx, access, input.channel_id, before?.channel_id);
@@ -154,12 +151,35 @@ export class VoiceStatesService {
     return state;
   }
 
+  /**
+   * A gateway session ended for good: the voice states it held go, as if it had sent op 4 with no channel
+   * (its client is gone; the channel it emptied ends its voice session).
+   */
+  async sessionEnded(userId: string, sessionId: string): Promise<void> {
+    const { storage, bus } = this.#deps;
+    for (const state of await store.voiceStatesOfSession(storage.db, userId, sessionId)) {
+      const events = new GuildEvents(state.guild_id, bus);
+      await storage.transaction(async (tx) => {
+        const current = await store.findVoiceState(tx, state.guild_id, userId);
+        if (current?.session_id === sessionId) await this.#leave(tx, events, current);
+      });
+      await events.publish();
+    }
+  }
+
   /** The voice channel a member is connected to in the guild, if any (voice status: "connected"). */
   async connectedChannel(db: Executor, guildId: string, userId: string): Promise<string | undefined> {
     return (await store.findVoiceState(db, guildId, userId))?.channel_id;
   }
 
   // ---- Steps ----
+
+  /** Leaves voice: the state goes, VOICE_STATE_UPDATE with no channel, the channel's occupancy follows. */
+  async #leave(tx: Executor, events: GuildEvents, state: store.VoiceStateRow): Promise<void> {
+    await store.deleteVoiceState(tx, state.guild_id, state.user_id);
+    await this.#queue(tx, events, state, null);
+    await this.#occupancyChanged(tx, events, state.guild_id, [state.channel_id]);
+  }
 
   /** Voice start times follow who is in each channel (PROTOCOL.md §D.7). */
   async #occupancyChanged(

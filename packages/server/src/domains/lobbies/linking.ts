@@ -52,6 +52,7 @@ export interface ChannelMessage {
   content: string;
   flags: number | string;
   created_at: number | string;
+  edited_at?: number | string | null;
 }
 
 export interface LinkingDeps {
@@ -267,6 +268,40 @@ export class LobbyLinking {
       this.#deps.logger.error(
         { err: error, channelId: row.channel_id, messageId: row.id },
         'linked lobby did not receive a channel message',
+      );
+    }
+  }
+
+  /**
+   * A message edited in the linked channel is edited in the lobby's history too; members get
+   * LOBBY_MESSAGE_UPDATE (`tts` false, as on the platform). Never fails the edit.
+   */
+  async channelMessageUpdated(row: ChannelMessage): Promise<void> {
+    try {
+      const { db } = this.#deps.storage;
+      const link = await linkStore.findLinkOfChannel(db, row.channel_id);
+      if (!link) return;
+      const copy = await store.findMessage(db, link.lobby_id, row.id);
+      const author = await this.#deps.accounts.getUser(row.author_id);
+      if (!copy || !author) return;
+      const edited = {
+        ...copy,
+        content: row.content,
+        edited_at: row.edited_at == null ? null : Number(row.edited_at),
+      };
+      await store.updateMessage(db, row.id, { content: edited.content, edited_at: edited.edited_at });
+      const members = await store.listMembers(db, link.lobby_id);
+      await this.#publish([
+        {
+          type: LobbyEvents.MessageUpdate,
+          data: { ...toMessageObject(edited, author), tts: false },
+          audience: { users: members.map((m) => m.user_id), applicationId: link.application_id },
+        },
+      ]);
+    } catch (error) {
+      this.#deps.logger.error(
+        { err: error, channelId: row.channel_id, messageId: row.id },
+        'linked lobby kept an edited channel message unedited',
       );
     }
   }

@@ -25,6 +25,13 @@ export interface SearchDeps {
     readable(actor: Actor, inGuild: boolean, rows: readonly store.MessageRow[]): Promise<MessageObject[]>;
     reader(actor: Actor, db?: Executor): Promise<ContentReader>;
   };
+  /** The thread objects of results in threads, and the caller's memberships of them (domains/threads). */
+  threads?: {
+    ofResults(
+      userId: string,
+      threadIds: readonly string[],
+    ): Promise<{ threads: unknown[]; members: unknown[] }>;
+  };
 }
 
 /** A search result message: the message object without `reactions`, marked as a hit (SearchMessageResponse). */
@@ -35,6 +42,9 @@ export interface SearchResult {
   doing_deep_historical_index: boolean;
   total_results: number;
   messages: SearchMessage[][];
+  /** Present when results lie in threads: those threads, and the caller's memberships of them. */
+  threads?: unknown[];
+  members?: unknown[];
 }
 
 const { ViewChannel, ReadMessageHistory, ManageThreads } = PermissionFlags;
@@ -42,6 +52,8 @@ const { ViewChannel, ReadMessageHistory, ManageThreads } = PermissionFlags;
 /** The channels a search covers, as the caller stands in them. */
 interface Scope {
   channelIds: string[];
+  /** Which of them are threads. */
+  threadIds: ReadonlySet<string>;
 }
 
 /**
@@ -83,11 +95,14 @@ export class SearchService {
       offset: query.offset ?? 0,
     });
     const messages = await this.#deps.reading.readable(actor, true, rows);
-    return {
+    const result: SearchResult = {
       doing_deep_historical_index: false,
       total_results: total,
       messages: messages.map((message) => [asHit(message)]),
     };
+    const threadIds = [...new Set(rows.map((row) => row.channel_id))].filter((id) => scope.threadIds.has(id));
+    if (threadIds.length === 0 || !this.#deps.threads) return result;
+    return { ...result, ...(await this.#deps.threads.ofResults(actor.userId, threadIds)) };
   }
 
   /** 202 with 110000 while the guild's index is being built (PROTOCOL.md §E.2). */
@@ -169,6 +184,7 @@ export class SearchService {
       channelIds: readable
         .filter((channel) => includeNsfw || Number(channel.nsfw) !== 1)
         .map((channel) => channel.id),
+      threadIds: new Set(threads.keys()),
     };
   }
 }

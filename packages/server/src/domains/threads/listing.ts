@@ -72,6 +72,22 @@ export class ThreadListing {
     }) as ThreadObject[];
   }
 
+  /**
+   * Search Guild Messages' `threads` and `members`: the threads of the results (the search has already
+   * checked the caller may read them) and the caller's memberships among them.
+   */
+  async ofResults(
+    userId: string,
+    threadIds: readonly string[],
+  ): Promise<{ threads: ThreadObject[]; members: ThreadMemberObject[] }> {
+    const db = this.#deps.storage.db;
+    const rows = (await Promise.all(threadIds.map((id) => store.findThread(db, id)))).flatMap((row) =>
+      row ? [row] : [],
+    );
+    const { threads, members } = await this.#list(db, userId, rows, false);
+    return { threads, members };
+  }
+
   /** GET /channels/{id}/threads/archived/public: READ_MESSAGE_HISTORY; by archive time descending. */
   async archivedPublic(userId: string, channelId: string, query: unknown): Promise<ThreadList> {
     const { before, limit = ThreadLimits.archivedPageDefault } = parse(ArchivedThreadsQuery, query ?? {});

@@ -52,6 +52,16 @@ export interface ThreadsDeps {
     ChannelMessagesService,
     'createWithin' | 'postSystemMessage' | 'findMessageIn' | 'addFlags' | 'channelDeleted' | 'spendSlowmode'
   >;
+  /** AutoMod over thread titles: refuses a blocked one with 200001, after running the rules' actions. */
+  titles?: { screen(title: TitleScreening): Promise<void> };
+}
+
+/** A thread title as AutoMod screens it: its guild, its parent channel and who names it. */
+export interface TitleScreening {
+  guildId: string;
+  channelId: string;
+  authorId: string;
+  content: string;
 }
 
 const {
@@ -105,6 +115,18 @@ export class ThreadsService {
     return this.#events;
   }
 
+  /** A title AutoMod refuses (200001) before anything is written; an unknown parent is left to the caller. */
+  async #screenTitle(userId: string, channelId: string, title: string): Promise<void> {
+    const channel = this.#deps.titles && (await channelStore.findChannel(this.#deps.storage.db, channelId));
+    if (!channel) return;
+    await this.#deps.titles?.screen({
+      guildId: channel.guild_id,
+      channelId,
+      authorId: userId,
+      content: title,
+    });
+  }
+
   // ---- Start ----
 
   /**
@@ -120,6 +142,7 @@ export class ThreadsService {
     reason: string | null,
   ): Promise<ThreadObject> {
     const body = parse(StartThreadFromMessage, input ?? {});
+    await this.#screenTitle(actor.userId, channelId, body.name);
     const events: BusEvent[] = [];
     const thread = await this.#deps.storage.transaction(async (tx) => {
       const parent = await this.#parent(tx, actor.userId, channelId);
@@ -186,6 +209,7 @@ export class ThreadsService {
     reason: string | null,
   ): Promise<ThreadObject> {
     const body = parse(StartThreadWithoutMessage, input ?? {});
+    await this.#screenTitle(actor.userId, channelId, body.name);
     const events: BusEvent[] = [];
     const thread = await this.#deps.storage.transaction(async (tx) => {
       const parent = await this.#parent(tx, actor.userId, channelId);
@@ -234,6 +258,7 @@ export class ThreadsService {
     reason: string | null,
   ): Promise<ThreadObject & { message: MessageObject }> {
     const body = parse(StartForumThread, input ?? {});
+    await this.#screenTitle(actor.userId, channelId, body.name);
     const events: BusEvent[] = [];
     let pending: PendingMessage | undefined;
     let created: ThreadObject;
@@ -309,6 +334,10 @@ export class ThreadsService {
   ): Promise<ThreadObject | undefined> {
     if (!(await this.#settled(threadId))) return undefined;
     const body = parse(ModifyThread, input ?? {});
+    if (body.name !== undefined && body.name !== null) {
+      const current = await store.findThread(this.#deps.storage.db, threadId);
+      if (current) await this.#screenTitle(userId, current.parent_id, body.name);
+    }
     const events: BusEvent[] = [];
     const thread = await this.#deps.storage.transaction(async (tx) => {
       const row = await this.#thread(tx, threadId);
@@ -495,6 +524,37 @@ export class ThreadsService {
         if (await standingIn(after, this.#deps.access, userId, row).catch(() => undefined)) visible.push(row);
       }
       return [await this.#events.listSync(after, guildId, gained, userId, visible)];
+    };
+  }
+
+  /**
+   * Before a role's permissions change: the channels with active threads each member can view. After:
+   * THREAD_LIST_SYNC to each member who gained some, with the threads there they can see.
+   */
+  async roleChanging(tx: Executor, guildId: string): Promise<(tx: Executor) => Promise<BusEvent[]>> {
+    const threads = await store.activeThreads(tx, guildId);
+    if (threads.length === 0) return async () => [];
+    const parents = [...new Set(threads.map((row) => row.parent_id))];
+    const members = await store.guildMemberIds(tx, guildId);
+    const before = new Map<string, Set<string>>();
+    for (const userId of members) before.set(userId, await this.#viewable(tx, guildId, userId, parents));
+    return async (after) => {
+      const events: BusEvent[] = [];
+      for (const userId of members) {
+        const seen = before.get(userId)!;
+        const gained = [...(await this.#viewable(after, guildId, userId, parents))].filter(
+          (id) => !seen.has(id),
+        );
+        if (gained.length === 0) continue;
+        const visible: ThreadRow[] = [];
+        for (const row of threads) {
+          if (!gained.includes(row.parent_id)) continue;
+          if (await standingIn(after, this.#deps.access, userId, row).catch(() => undefined))
+            visible.push(row);
+        }
+        events.push(await this.#events.listSync(after, guildId, gained, userId, visible));
+      }
+      return events;
     };
   }
 

@@ -11,6 +11,7 @@ import type { Logger } from '../../kernel/logger.js';
 import { type OutboundPolicy, outboundUrlProblem } from '../../kernel/outbound.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import type { Executor, Storage } from '../../storage/database.js';
+import { forgetEventCause, requestIdOfEvent } from '../../storage/outbox.js';
 import { eventBody, type PostOutcome, pingBody, postSigned, type Signer } from './delivery.js';
 import * as store from './store.js';
 
@@ -51,6 +52,8 @@ export interface WebhooksDeps {
   signerFor: (applicationId: string) => Promise<Signer | undefined>;
   /** Where deliveries and PINGs may go (`--allow-loopback-urls`). */
   outbound: OutboundPolicy;
+  /** Told of each settled attempt's outcome (metrics). */
+  onOutcome?: (outcome: 'delivered' | 'retry' | 'failed' | 'skipped') => void;
 }
 
 /** Receivers may be `http:` on a development machine; otherwise `https:` only (kernel/outbound.ts). */
@@ -248,8 +251,13 @@ export class WebhooksService {
     });
     for (const { row, outcome } of results) {
       if (!settled.has(row)) continue;
+      this.#deps.onOutcome?.(outcome.kind);
+      // The request that recorded the event on this node, so that its delivery can be traced to it.
+      const reqId = requestIdOfEvent(row.id);
+      if (outcome.kind !== 'retry') forgetEventCause(row.id);
       const log = {
         component: 'webhooks',
+        reqId,
         applicationId: row.application_id,
         eventId: row.id,
         type: row.type,
