@@ -257,6 +257,18 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
     'hearth-only',
     'the page a browser lands on after a bot install without redirect_uri (HTML), outside the API',
   ),
+  ...route(
+    ['GET'],
+    '/openapi.json',
+    'hearth-only',
+    "Hearth's own OpenAPI description, generated from its routes (README, Served OpenAPI); the platform publishes its own elsewhere",
+  ),
+  ...route(
+    ['GET'],
+    '/docs',
+    'hearth-only',
+    'the HTML index of the served OpenAPI document at /api/docs (README, Served OpenAPI), outside the API',
+  ),
   ...PORTAL_ROUTES.flatMap(([method, template]): AllowlistEntry[] => [
     ...route([method], template, 'hearth-only', PORTAL),
     { method, route: template, problem: 'content-type', category: 'hearth-only', reason: PORTAL_ERRORS },

@@ -83,6 +83,7 @@ import { gatewayRoutes } from './gateway/routes.js';
 import { GatewayService } from './gateway/service.js';
 import { DatabaseSessionStore, type SessionStore } from './gateway/session-store.js';
 import type { Authenticators, RouteAuth } from './http/auth.js';
+import { OpenApiDocuments, openApiRoutes } from './http/openapi.js';
 import { createHttpServer, type ResponseObserver } from './http/server.js';
 import { type Clock, startingAt, systemClock } from './kernel/clock.js';
 import { createLogger, type Logger } from './kernel/logger.js';
@@ -179,7 +180,7 @@ export interface RegisteredRoute {
   method: string;
   url: string;
   auth: RouteAuth | undefined;
-  schema: { body?: unknown; querystring?: unknown; params?: unknown } | undefined;
+  schema: { body?: unknown; querystring?: unknown; params?: unknown; response?: unknown } | undefined;
 }
 
 /** How often each node marks its players' lobbies active and deletes idle ones (shortest timeout: 5 s). */
@@ -701,6 +702,10 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     searchIndex,
   };
 
+  // Routes load when the server starts; a root hook (below) sees each of them, in every prefix scope.
+  const routes: RegisteredRoute[] = [];
+  // The served OpenAPI documents describe those routes; built once they are all registered.
+  const openapi = new OpenApiDocuments(routes);
   const http = createHttpServer(
     {
       logger,
@@ -737,6 +742,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       relationshipsRoutes(relationships),
       messagesRoutes(messages),
       searchRoutes(search),
+      openApiRoutes(openapi),
     ],
     [
       oauth2Pages(oauth2, publicUrl),
@@ -762,14 +768,13 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     await channelMessages.channelDeleted(tx, channelId);
     return lobbyLinking.channelDeleted(tx, channelId);
   }
-  // Routes load when the server starts; a root hook sees each of them, in every prefix scope.
-  const routes: RegisteredRoute[] = [];
   http.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {
       const auth = (route.config as { auth?: RouteAuth } | undefined)?.auth;
       routes.push({ method, url: route.url, auth, schema: route.schema });
     }
   });
+  http.addHook('onReady', async () => openapi.build());
   gatewayServer.attach(http.server);
   const sweeping = new Sweeper(
     () => lobbies.sweep(),
