@@ -818,14 +818,17 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     }
   }
 
-  /** Logout, a password change or a ban ended user sessions: their connections close, not resumable. */
+  /**
+   * Logout, a password change or a ban ended user sessions; a bot token reset (`bot`) ended every session
+   * of that bot: their connections close, not resumable.
+   */
   #sessionsEnded(data: Record<string, unknown>): void {
-    const { token_hash: tokenHash, user_id: userId, keep_token_hash: keep } = data;
+    const { token_hash: tokenHash, user_id: userId, keep_token_hash: keep, bot } = data;
     const sessions =
       typeof userId === 'string' ? this.registry.candidates({ users: [userId] }) : this.registry.all();
     for (const session of [...sessions]) {
       const { kind, tokenHash: hash } = session.identity;
-      if (kind !== 'user') continue;
+      if (kind !== (bot === true ? 'bot' : 'user')) continue;
       if (typeof tokenHash === 'string' ? hash !== tokenHash : hash === keep) continue;
       session.attached?.close(GatewayCloseCodes.AuthenticationFailed, 'Session ended');
       this.#endSession(session);

@@ -1,9 +1,18 @@
-import { ApplicationFlags, FormErrors, JSONErrors, MAX_REDIRECT_URIS } from '@hearth/protocol';
+import {
+  ApplicationFlags,
+  FormErrors,
+  GatewayOpcodes,
+  JSONErrors,
+  MAX_REDIRECT_URIS,
+} from '@hearth/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GatewayClient } from '../../../../test-support/gateway.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import { createPlayer } from '../../../../test-support/oauth.js';
 import { WebhookReceiver } from '../../../../test-support/webhook-receiver.js';
 import { type PortalAnswer, PortalClient } from './portal-client.js';
+
+const PROPERTIES = { os: 'linux', browser: 'hearth-test', device: 'hearth-test' };
 
 let hearth: TestHearth;
 let alice: PortalClient;
@@ -371,7 +380,13 @@ describe('bot', () => {
     const id = await createApp(alice, aliceCsrf, 'Token Game');
     const first = await alice.post(`/developers/applications/${id}/bot/reset-token`, { csrf: aliceCsrf });
     const old = /<code id="bot-token">([^<]+)<\/code>/.exec(first.html)?.[1] ?? '';
+    // A gateway session identified with the old token is closed by the reset, not left running.
+    const session = await GatewayClient.connect(hearth.url);
+    await session.nextOp(GatewayOpcodes.Hello);
+    session.send({ op: GatewayOpcodes.Identify, d: { token: old, intents: 0, properties: PROPERTIES } });
+    await session.nextDispatch('READY');
     const second = await alice.post(`/developers/applications/${id}/bot/reset-token`, { csrf: aliceCsrf });
+    expect(await session.waitClose()).toEqual({ code: 4004, reason: 'Session ended' });
     const token = /<code id="bot-token">([^<]+)<\/code>/.exec(second.html)?.[1] ?? '';
     expect(token).not.toBe(old);
     expect((await hearth.api('/applications/@me', { auth: `Bot ${token}` })).status).toBe(200);

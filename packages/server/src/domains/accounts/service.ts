@@ -334,8 +334,15 @@ export class AccountsService {
    * (USER_SESSIONS_ENDED, Hearth's own bus event; no audience, never dispatched). Either one token's hash,
    * or every session of a user except `keep_token_hash` (the fresh one a password change hands out).
    */
-  async #sessionsEnded(data: { token_hash: string } | { user_id: string; keep_token_hash?: string }) {
+  async #sessionsEnded(
+    data: { token_hash: string } | { user_id: string; keep_token_hash?: string; bot?: true },
+  ) {
     await this.#deps.bus.publish({ type: USER_SESSIONS_ENDED, data });
+  }
+
+  /** After a bot's token was reset: the gateway connections identified with the old one close (4004). */
+  botSessionsEnded(botUserId: string): Promise<void> {
+    return this.#sessionsEnded({ user_id: botUserId, bot: true });
   }
 
   /** After a ban or merge committed its `deleteSessions`: the user's gateway connections close too. */

@@ -180,6 +180,7 @@ export class ApplicationsService {
     const application = await this.requireApplication(id);
     const botToken = generateToken(application.botUserId, this.#deps.clock.now());
     await store.updateApplication(this.#deps.storage.db, id, { bot_token_hash: hashToken(botToken) });
+    await this.#deps.accounts.botSessionsEnded(application.botUserId);
     return botToken;
   }
 
