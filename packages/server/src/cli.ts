@@ -1,4 +1,11 @@
-import { ApplicationFlags, ExternalAuthTypes, Limits, parsePermissions } from '@hearth/protocol';
+import { randomInt } from 'node:crypto';
+import {
+  ApplicationFlags,
+  ExternalAuthTypes,
+  Limits,
+  parsePermissions,
+  SNOWFLAKE_MAX_PROCESS_ID,
+} from '@hearth/protocol';
 import { Command, Option } from 'commander';
 import { createHearth } from './app.js';
 import { type Config, ConfigError, type Flags, loadConfig, SETTINGS } from './config.js';
@@ -55,7 +62,7 @@ export function buildProgram(): Command {
     program.command('migrate').description('bring the database schema up to date'),
     isStorage,
   ).action(async (_options: unknown, command: Command) => {
-    const hearth = await createHearth({ config: loadConfig(toFlags(command), quietByDefault(process.env)) });
+    const hearth = await createHearth({ config: loadConfig(toFlags(command), oneShotDefaults(process.env)) });
     await hearth.close();
     process.stdout.write('database is up to date\n');
   });
@@ -665,9 +672,17 @@ function toFlags(command: Command): Flags {
   return flags;
 }
 
-/** One-shot commands log warnings and worse unless --log-level or HEARTH_LOG_LEVEL says otherwise. */
-function quietByDefault(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return env['HEARTH_LOG_LEVEL'] ? env : { ...env, HEARTH_LOG_LEVEL: 'warn' };
+/**
+ * One-shot commands log warnings and worse unless --log-level or HEARTH_LOG_LEVEL says otherwise, and mint
+ * their ids under a process id of their own (1–31, unless given): a command beside a server or another
+ * command on the same database would otherwise draw the same snowflake in the same millisecond.
+ */
+function oneShotDefaults(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return {
+    ...env,
+    HEARTH_LOG_LEVEL: env['HEARTH_LOG_LEVEL'] || 'warn',
+    HEARTH_PROCESS_ID: env['HEARTH_PROCESS_ID'] || String(randomInt(1, SNOWFLAKE_MAX_PROCESS_ID + 1)),
+  };
 }
 
 async function withHearth(
@@ -675,7 +690,7 @@ async function withHearth(
   work: (hearth: Awaited<ReturnType<typeof createHearth>>) => Promise<void>,
 ): Promise<void> {
   const hearth = await createHearth({
-    config: loadConfig(toFlags(command), quietByDefault(process.env)),
+    config: loadConfig(toFlags(command), oneShotDefaults(process.env)),
     // A one-shot command leaves webhook delivery to the servers, which find its events in the queue.
     deliverWebhooks: false,
   });

@@ -201,7 +201,7 @@ export const SETTINGS = [
     flag: '--process-id',
     env: 'HEARTH_PROCESS_ID',
     default: '0',
-    description: 'Snowflake process id (0–31).',
+    description: 'Snowflake process id (0–31); one-shot commands draw 1–31 unless given.',
     parse: integer(0, 31),
   }),
   define({

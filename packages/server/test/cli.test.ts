@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { SNOWFLAKE_INCREMENT_BITS, SNOWFLAKE_MAX_PROCESS_ID } from '@hearth/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 // Every spawn compiles the TypeScript sources through tsx: give each test room.
@@ -247,6 +248,10 @@ describe('hearth apps approve-intents-review (README: Commands; seed, Limits)', 
     async () => {
       const created = await run(['apps', 'create', '--name', 'Big Game', '--json']);
       const { id } = JSON.parse(created.stdout) as { id: string };
+      // A one-shot command mints ids under a process id of its own, never a server's default 0.
+      expect((BigInt(id) >> BigInt(SNOWFLAKE_INCREMENT_BITS)) & BigInt(SNOWFLAKE_MAX_PROCESS_ID)).not.toBe(
+        0n,
+      );
       const approved = await run([
         'apps',
         'approve-intents-review',
