@@ -144,17 +144,22 @@ export function createHttpServer(
   // First of all hooks: the id is answered on every response, and what the request causes runs inside it.
   // Carrying the context costs every promise of every request (async hooks on Node 20: 15 % of read-path
   // throughput), so the lines a request causes elsewhere name it only when debug lines are written.
-  const propagate = deps.logger.isLevelEnabled('debug');
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.header(REQUEST_ID_HEADER, request.id);
-    request.requestContext = { requestId: request.id, active: true };
-    if (propagate) runInRequest(request.requestContext, done);
-    else done();
-  });
-  app.addHook('onResponse', (request, _reply, done) => {
-    if (request.requestContext) request.requestContext.active = false;
-    done();
-  });
+  if (deps.logger.isLevelEnabled('debug')) {
+    app.addHook('onRequest', (request, reply, done) => {
+      reply.header(REQUEST_ID_HEADER, request.id);
+      request.requestContext = { requestId: request.id, active: true };
+      runInRequest(request.requestContext, done);
+    });
+    app.addHook('onResponse', (request, _reply, done) => {
+      if (request.requestContext) request.requestContext.active = false;
+      done();
+    });
+  } else {
+    app.addHook('onRequest', (request, reply, done) => {
+      reply.header(REQUEST_ID_HEADER, request.id);
+      done();
+    });
+  }
   // Files a request's owner kept were moved away; whatever is left of them goes, whatever the outcome.
   const removeUploads = async (request: FastifyRequest) => {
     if (request.uploads) await Promise.all(request.uploads.map((file) => rm(file.path, { force: true })));
