@@ -9,24 +9,19 @@ import {
   type TestGuild,
 } from '../../../../test-support/guilds.js';
 import type { ApiInit, TestHearth } from '../../../../test-support/hearth.js';
+import { call as messagesCall } from '../channel-messages/support.js';
 
-/** The thread suites' requests: status and JSON body, never a 5xx. */
-export async function call<T = Record<string, unknown>>(
-  hearth: TestHearth,
-  path: string,
-  init: ApiInit = {},
-): Promise<{ status: number; body: T }> {
-  const response = await hearth.api(path, init);
-  expect(response.status).toBeLessThan(500);
-  const text = await response.text();
-  return { status: response.status, body: (text === '' ? undefined : JSON.parse(text)) as T };
-}
+/** The thread suites' requests: status and JSON body (an object unless told), never a 5xx. */
+export const call = <T = Record<string, unknown>>(hearth: TestHearth, path: string, init: ApiInit = {}) =>
+  messagesCall<T>(hearth, path, init);
 
-export const invalidForm = (errors: unknown) => ({ code: 50035, message: 'Invalid Form Body', errors });
-export const MISSING_PERMISSIONS = { code: 50013, message: 'Missing Permissions' };
-export const MISSING_ACCESS = { code: 50001, message: 'Missing Access' };
-export const UNKNOWN_CHANNEL = { code: 10003, message: 'Unknown Channel' };
-export const UNKNOWN_MESSAGE = { code: 10008, message: 'Unknown Message' };
+export {
+  invalidForm,
+  MISSING_ACCESS,
+  MISSING_PERMISSIONS,
+  UNKNOWN_CHANNEL,
+  UNKNOWN_MESSAGE,
+} from '../channel-messages/support.js';
 export const UNKNOWN_MEMBER = { code: 10007, message: 'Unknown Member' };
 export const THREAD_LOCKED = { code: 160005, message: 'Thread is locked' };
 export const THREAD_ARCHIVED = { code: 50083, message: 'Thread is archived' };
