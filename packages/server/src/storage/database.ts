@@ -49,11 +49,13 @@ function openSqlite(path: string): Storage {
   const inMemory = path === ':memory:' || path === '';
   if (!inMemory) mkdirSync(dirname(resolve(path)), { recursive: true });
   const sqlite = new SQLite(inMemory ? ':memory:' : path);
+  // First: a process opening the file while another migrates it waits for the write lock instead of failing
+  // (switching a new file to WAL takes it too); 15 s covers a cold migration on a loaded machine.
+  sqlite.pragma('busy_timeout = 15000');
   // WAL lets the CLI write while a server reads; NORMAL sync is durable across process restarts.
   sqlite.pragma('journal_mode = WAL');
   sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
   return wrap(
     'sqlite',
     new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) }),
