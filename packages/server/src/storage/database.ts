@@ -70,7 +70,10 @@ function withStatementCache(sqlite: SQLite.Database, size = 512): SqliteDatabase
   const cache = new Map<string, SQLite.Statement>();
   return {
     close: () => sqlite.close(),
-    prepare(sql) {
+    prepare(text) {
+      // A deferred transaction that reads, then writes, fails at once with SQLITE_BUSY (no busy wait) when
+      // another process committed in between; taking the write lock at BEGIN makes it wait instead.
+      const sql = text === 'begin' ? 'begin immediate' : text;
       let statement = cache.get(sql);
       if (statement) {
         cache.delete(sql);
