@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import proxyaddr from '@fastify/proxy-addr';
 import { expandScopes, HEARTBEAT_INTERVAL_MS, IDENTIFY_TIMEOUT_MS, PresenceStatuses } from '@hearth/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
@@ -577,6 +578,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
   };
 
+  // One trust rule for both transports, so the HTTP rate limits and the gateway cap see the same client.
+  const trustProxy = config.trustProxy ? proxyaddr.compile([...config.trustProxy]) : undefined;
   const gatewayServer: GatewayServer = new GatewayServer({
     clock,
     logger,
@@ -602,6 +605,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     heartbeatIntervalMs: options.gateway?.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
     identifyTimeoutMs: options.gateway?.identifyTimeoutMs ?? IDENTIFY_TIMEOUT_MS,
     maxConnectionsPerAddress: config.gatewayMaxConnectionsPerAddress,
+    trustProxy,
     store: sessions,
     nodeId,
     presence: {
@@ -715,6 +719,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       globalPerSecond: config.rateLimitGlobal,
       observeResponse: options.observeResponse,
       timeouts: { headersMs: config.httpHeadersTimeoutMs, requestMs: config.httpRequestTimeoutMs },
+      trustProxy,
     },
     [
       accountsRoutes(accounts),

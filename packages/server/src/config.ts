@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import proxyaddr from '@fastify/proxy-addr';
 
 export interface Config {
   host: string;
@@ -34,6 +35,7 @@ export interface Config {
   // Operations
   metrics: boolean;
   metricsToken: string | undefined;
+  trustProxy: readonly string[] | undefined;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -115,6 +117,23 @@ function boolean(raw: string, name: string): boolean {
 function secret(raw: string, name: string): string {
   if (raw.length < 32) throw new ConfigError(`${name} must be at least 32 characters`);
   return raw;
+}
+
+/** Proxy addresses, CIDR ranges or proxy-addr's names (loopback, linklocal, uniquelocal), comma-separated. */
+function proxies(raw: string, name: string): readonly string[] {
+  const list = raw
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  try {
+    proxyaddr.compile(list);
+    if (list.length > 0) return list;
+  } catch {
+    // proxy-addr's own message names the entry; ours names the setting, as every other setting does.
+  }
+  throw new ConfigError(
+    `${name} must list addresses, CIDR ranges, loopback, linklocal or uniquelocal, got "${raw}"`,
+  );
 }
 
 function define<K extends keyof Config>(setting: Setting<K>): Setting<K> {
@@ -318,6 +337,15 @@ export const SETTINGS = [
     description:
       'Secret (32+ characters) a scraper sends as `Authorization: Bearer <token>` for `/metrics`; setting it turns metrics on. Other requests answer 401.',
     parse: secret,
+  }),
+  define({
+    key: 'trustProxy',
+    flag: '--trust-proxy',
+    env: 'HEARTH_TRUST_PROXY',
+    default: undefined,
+    description:
+      'Reverse proxies whose `X-Forwarded-For` is believed (addresses, CIDR ranges, or `loopback`, `linklocal`, `uniquelocal`; comma-separated): per-address rate limits and gateway caps then count the client behind them. Unset: the socket address counts.',
+    parse: proxies,
   }),
 ] as const;
 

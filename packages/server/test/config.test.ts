@@ -70,6 +70,12 @@ const SAMPLES: { [K in keyof Config]: Sample<K> } = {
     env: 'n'.repeat(48),
     fromEnv: 'n'.repeat(48),
   },
+  trustProxy: {
+    flag: '10.0.0.0/8, loopback',
+    fromFlag: ['10.0.0.0/8', 'loopback'],
+    env: '192.168.1.1',
+    fromEnv: ['192.168.1.1'],
+  },
 };
 
 const DEFAULTS: Config = {
@@ -96,6 +102,7 @@ const DEFAULTS: Config = {
   sessionLifetimeDays: 30,
   metrics: false,
   metricsToken: undefined,
+  trustProxy: undefined,
 };
 
 const cases = SETTINGS.map((setting) => ({ ...setting, sample: SAMPLES[setting.key] }));
@@ -165,6 +172,16 @@ const BAD_VALUES: { key: keyof Config; raw: string; problem: string }[] = [
   { key: 'adminToken', raw: 'short', problem: 'must be at least 32 characters' },
   { key: 'metrics', raw: 'on', problem: 'must be true or false, got "on"' },
   { key: 'metricsToken', raw: 'm'.repeat(31), problem: 'must be at least 32 characters' },
+  {
+    key: 'trustProxy',
+    raw: '10.0.0.0/33',
+    problem: 'must list addresses, CIDR ranges, loopback, linklocal or uniquelocal, got "10.0.0.0/33"',
+  },
+  {
+    key: 'trustProxy',
+    raw: ' , ',
+    problem: 'must list addresses, CIDR ranges, loopback, linklocal or uniquelocal, got " , "',
+  },
   {
     key: 'databaseUrl',
     raw: 'mysql://',

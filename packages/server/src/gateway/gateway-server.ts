@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
+import proxyaddr from '@fastify/proxy-addr';
 import {
   ALL_INTENTS,
   type ChannelInfoChannel,
@@ -74,6 +75,8 @@ export interface GatewayServerDeps {
   identifyTimeoutMs: number;
   /** Open gateway sockets one remote address may hold; the next upgrade is refused with 429. */
   maxConnectionsPerAddress: number;
+  /** Which hops' `X-Forwarded-For` to believe (`--trust-proxy`); none: the socket's own address counts. */
+  trustProxy?: ((address: string, hop: number) => boolean) | undefined;
   /** Sessions shared with the other nodes, so a client may resume on any of them; none on a lone node. */
   store: SessionStore | undefined;
   /** This node's name in the store. */
@@ -172,7 +175,10 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
         socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\n\r\n');
         return;
       }
-      if (!this.#admitAddress(socket, request.socket.remoteAddress ?? '')) {
+      const address = this.#deps.trustProxy
+        ? proxyaddr(request, this.#deps.trustProxy)
+        : (request.socket.remoteAddress ?? '');
+      if (!this.#admitAddress(socket, address)) {
         socket.end('HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
         return;
       }

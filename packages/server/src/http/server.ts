@@ -70,6 +70,8 @@ export interface HttpDeps {
   observeResponse?: ResponseObserver | undefined;
   /** How long a client may take to send its headers, and its whole request (ms): slow clients are cut off. */
   timeouts?: HttpTimeouts;
+  /** Which hops' `X-Forwarded-For` to believe (`--trust-proxy`): `request.ip` is then the client behind them. */
+  trustProxy?: ((address: string, hop: number) => boolean) | undefined;
 }
 
 export interface HttpTimeouts {
@@ -134,6 +136,7 @@ export function createHttpServer(
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
     rewriteUrl: (raw) => decodePathSegments(raw.url ?? '/'),
     ...(deps.timeouts ? timeoutOptions(deps.timeouts) : {}),
+    ...(deps.trustProxy ? { trustProxy: deps.trustProxy } : {}),
     // Router and HTTP-parser failures get the same body as everything else (error-renderer.ts).
     frameworkErrors: renderRouterError,
     clientErrorHandler: renderClientError,
