@@ -5,7 +5,9 @@ import {
   HEARTBEAT_INTERVAL_MS,
   IDENTIFY_TIMEOUT_MS,
   PresenceStatuses,
+  VOICE_ENCRYPTION_MODES,
   VOICE_HEARTBEAT_INTERVAL_MS,
+  type VoiceEncryptionMode,
 } from '@hearth/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
@@ -117,7 +119,7 @@ export interface HearthOptions {
   /** Gateway timing, for tests of heartbeats; default: the platform's 41250 ms and IDENTIFY_TIMEOUT_MS. */
   gateway?: { heartbeatIntervalMs?: number; identifyTimeoutMs?: number };
   /** Voice gateway heartbeat interval announced in op 8 Hello (VOICE_HEARTBEAT_INTERVAL_MS). */
-  voice?: { heartbeatIntervalMs?: number };
+  voice?: { heartbeatIntervalMs?: number; modes?: readonly VoiceEncryptionMode[] };
   /**
    * Several nodes in one process (tests) share these in-process backends as they would share Redis;
    * with `redisUrl` set, Redis is used instead.
@@ -614,6 +616,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     logger,
     publicHost: voicePublicHost,
     heartbeatIntervalMs: options.voice?.heartbeatIntervalMs ?? VOICE_HEARTBEAT_INTERVAL_MS,
+    modes: options.voice?.modes ?? VOICE_ENCRYPTION_MODES,
   });
   const stopVoiceStates = bus.subscribe((event) => {
     if (event.type !== 'VOICE_STATE_UPDATE') return;

@@ -355,7 +355,8 @@ export const SETTINGS = [
     flag: '--voice-port',
     env: 'HEARTH_VOICE_PORT',
     default: '8443',
-    description: 'TCP port of the voice gateway (`wss://` with `--voice-tls-cert`, else `ws://`); 0 picks a free one.',
+    description:
+      'TCP port of the voice gateway (`wss://` with `--voice-tls-cert`, else `ws://`); 0 picks a free one.',
     parse: integer(0, 65535),
   }),
   define({
@@ -372,7 +373,8 @@ export const SETTINGS = [
     flag: '--voice-udp-ports',
     env: 'HEARTH_VOICE_UDP_PORTS',
     default: '50000-50099',
-    description: 'UDP port, or range `FIRST-LAST`, of the voice media; the node binds the first free one (0: any).',
+    description:
+      'UDP port, or range `FIRST-LAST`, of the voice media; the node binds the first free one (0: any).',
     parse: portRange,
   }),
   define({

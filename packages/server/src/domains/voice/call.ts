@@ -63,7 +63,11 @@ export class VoiceCall implements E2eeCall {
   speakingOf(session: VoiceSession): void {
     for (const other of this.sessions()) {
       if (other === session || other.speaking === undefined) continue;
-      session.send(VoiceOpcodes.Speaking, { user_id: other.userId, ssrc: other.ssrc, speaking: other.speaking });
+      session.send(VoiceOpcodes.Speaking, {
+        user_id: other.userId,
+        ssrc: other.ssrc,
+        speaking: other.speaking,
+      });
     }
   }
 

@@ -34,6 +34,8 @@ export interface VoiceGatewayDeps {
   /** The address Ready tells clients to send UDP to. */
   publicHost: string;
   heartbeatIntervalMs: number;
+  /** Ready's `modes`, in the order offered: clients take the first they support. */
+  modes: readonly VoiceEncryptionMode[];
 }
 
 /** One client connection and the session it opened, if any. */
@@ -56,7 +58,11 @@ type Handler = (link: Link, d: unknown) => Promise<void> | void;
  */
 export class VoiceGateway {
   readonly #deps: VoiceGatewayDeps;
-  readonly #wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+  readonly #wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: MAX_FRAME_BYTES,
+    perMessageDeflate: false,
+  });
   readonly #calls = new Map<string, VoiceCall>();
   /** Sessions by `serverId:userId`: one voice session per user and server. */
   readonly #sessions = new Map<string, VoiceSession>();
@@ -74,7 +80,8 @@ export class VoiceGateway {
     [VoiceOpcodes.Resume]: (link, d) => this.#resume(link, d),
     [VoiceOpcodes.ClientFlags]: (link, d) => this.#clientFlags(link, d),
     [VoiceOpcodes.ClientPlatform]: (link, d) => this.#clientPlatform(link, d),
-    [VoiceOpcodes.DaveTransitionReady]: (link, d) => this.#daveJson(link, VoiceOpcodes.DaveTransitionReady, d),
+    [VoiceOpcodes.DaveTransitionReady]: (link, d) =>
+      this.#daveJson(link, VoiceOpcodes.DaveTransitionReady, d),
     [VoiceOpcodes.DaveMlsInvalidCommitWelcome]: (link, d) =>
       this.#daveJson(link, VoiceOpcodes.DaveMlsInvalidCommitWelcome, d),
   };
@@ -236,7 +243,11 @@ export class VoiceGateway {
     const socket = link.socket;
     if (socket.readyState === socket.OPEN || socket.readyState === socket.CONNECTING) socket.close(code);
     // Codes the client may not resume after end the session at once (PROTOCOL.md §G.2).
-    if (link.session && code !== VoiceCloseCodes.VoiceServerCrashed && code !== VoiceCloseCodes.SessionTimeout) {
+    if (
+      link.session &&
+      code !== VoiceCloseCodes.VoiceServerCrashed &&
+      code !== VoiceCloseCodes.SessionTimeout
+    ) {
       this.#end(link.session, undefined);
     }
   }
@@ -291,7 +302,7 @@ export class VoiceGateway {
       ssrc: session.ssrc,
       ip: this.#deps.publicHost,
       port: this.#deps.media.port,
-      modes: VOICE_ENCRYPTION_MODES,
+      modes: this.#deps.modes,
       experiments: [],
     });
     call.add(session, this.#member(session));
@@ -300,7 +311,10 @@ export class VoiceGateway {
   /** Op 1: UDP with one of the two rtpsize modes (4016 otherwise); answers op 4 with a fresh key. */
   #selectProtocol(link: Link, d: unknown): void {
     const session = link.session!;
-    const input = d as { protocol?: unknown; data?: { address?: unknown; port?: unknown; mode?: unknown } } | null;
+    const input = d as {
+      protocol?: unknown;
+      data?: { address?: unknown; port?: unknown; mode?: unknown };
+    } | null;
     if (typeof input !== 'object' || input === null) return this.#close(link, VoiceCloseCodes.BadRequest);
     if (input.protocol !== 'udp') return this.#close(link, VoiceCloseCodes.UnknownProtocol);
     const data = input.data;
@@ -347,12 +361,18 @@ export class VoiceGateway {
     if (typeof speaking !== 'number' || !Number.isInteger(speaking) || speaking < 0 || speaking > 0xff) {
       return this.#close(link, VoiceCloseCodes.BadRequest);
     }
-    const allowed = session.rights.send ? speaking & ~(session.rights.priority ? 0 : SpeakingFlags.Priority) : 0;
+    const allowed = session.rights.send
+      ? speaking & ~(session.rights.priority ? 0 : SpeakingFlags.Priority)
+      : 0;
     if (allowed === session.speaking) return;
     session.speaking = allowed;
     this.#calls
       .get(session.channelId)
-      ?.broadcast(session, VoiceOpcodes.Speaking, { user_id: session.userId, ssrc: session.ssrc, speaking: allowed });
+      ?.broadcast(session, VoiceOpcodes.Speaking, {
+        user_id: session.userId,
+        ssrc: session.ssrc,
+        speaking: allowed,
+      });
   }
 
   /** Op 7 (PROTOCOL.md §G.3): op 9, then every message after `seq_ack`; 4006 when it cannot. */
@@ -388,7 +408,9 @@ export class VoiceGateway {
       return this.#close(link, VoiceCloseCodes.BadRequest);
     }
     session.flags = flags;
-    this.#calls.get(session.channelId)?.broadcast(session, VoiceOpcodes.ClientFlags, { user_id: session.userId, flags });
+    this.#calls
+      .get(session.channelId)
+      ?.broadcast(session, VoiceOpcodes.ClientFlags, { user_id: session.userId, flags });
   }
 
   /** Op 20: the client's platform, relayed like op 18. */
@@ -409,7 +431,8 @@ export class VoiceGateway {
     const session = link.session!;
     const call = this.#calls.get(session.channelId);
     const member = call?.memberOf(session);
-    if (!call || !member || session.daveProtocolVersion === 0) return this.#close(link, VoiceCloseCodes.BadRequest);
+    if (!call || !member || session.daveProtocolVersion === 0)
+      return this.#close(link, VoiceCloseCodes.BadRequest);
     call.e2ee.json(member, op, d);
   }
 
@@ -467,7 +490,11 @@ export class VoiceGateway {
       session.speaking = 0;
       this.#calls
         .get(session.channelId)
-        ?.broadcast(session, VoiceOpcodes.Speaking, { user_id: session.userId, ssrc: session.ssrc, speaking: 0 });
+        ?.broadcast(session, VoiceOpcodes.Speaking, {
+          user_id: session.userId,
+          ssrc: session.ssrc,
+          speaking: 0,
+        });
     }
   }
 
@@ -535,8 +562,17 @@ function parseResume(d: unknown) {
   const { server_id, session_id, token, seq_ack } = input;
   if (typeof server_id !== 'string' || !SNOWFLAKE.test(server_id)) return undefined;
   if (typeof session_id !== 'string' || typeof token !== 'string') return undefined;
-  if (seq_ack !== undefined && seq_ack !== null && (typeof seq_ack !== 'number' || !Number.isInteger(seq_ack))) {
+  if (
+    seq_ack !== undefined &&
+    seq_ack !== null &&
+    (typeof seq_ack !== 'number' || !Number.isInteger(seq_ack))
+  ) {
     return undefined;
   }
-  return { serverId: server_id, sessionId: session_id, token, seqAck: typeof seq_ack === 'number' ? seq_ack : undefined };
+  return {
+    serverId: server_id,
+    sessionId: session_id,
+    token,
+    seqAck: typeof seq_ack === 'number' ? seq_ack : undefined,
+  };
 }

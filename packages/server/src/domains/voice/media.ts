@@ -181,7 +181,11 @@ export class UdpForwarder implements VoiceMedia {
     for (const receiver of this.#calls.get(sender.callId) ?? []) {
       if (receiver === sender || !receiver.cipher || !receiver.address || !receiver.rights.receive) continue;
       receiver.counter = (receiver.counter + 1) >>> 0;
-      this.#socket.send(receiver.cipher.seal(header, plaintext, receiver.counter), receiver.port, receiver.address);
+      this.#socket.send(
+        receiver.cipher.seal(header, plaintext, receiver.counter),
+        receiver.port,
+        receiver.address,
+      );
       this.stats.forwarded += 1;
     }
   }

@@ -134,9 +134,11 @@ export class VoiceService {
     ) {
       throw new VoiceRefusal(VoiceCloseCodes.AuthenticationFailed, 'voice token refused');
     }
-    if (row.server_id !== input.serverId) throw new VoiceRefusal(VoiceCloseCodes.ServerNotFound, 'other server');
+    if (row.server_id !== input.serverId)
+      throw new VoiceRefusal(VoiceCloseCodes.ServerNotFound, 'other server');
     const call = await this.hostOf(row.channel_id);
-    if (call.node_id !== nodeId) throw new VoiceRefusal(VoiceCloseCodes.ServerNotFound, 'call on another node');
+    if (call.node_id !== nodeId)
+      throw new VoiceRefusal(VoiceCloseCodes.ServerNotFound, 'call on another node');
     const membership = await this.#deps.memberships.membership(row.server_id, row.user_id);
     if (!membership || membership.channelId !== row.channel_id || membership.sessionId !== row.session_id) {
       throw new VoiceRefusal(VoiceCloseCodes.SessionNoLongerValid, 'no longer in that call');
