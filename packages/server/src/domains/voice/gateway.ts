@@ -142,11 +142,13 @@ export class VoiceGateway {
     const membership = await this.#deps.service.membership(serverId, userId);
     if (this.#sessions.get(`${serverId}:${userId}`) !== session) return;
     if (!membership || membership.sessionId !== session.sessionId) {
-      return this.#end(session, VoiceCloseCodes.Disconnected);
+      this.#end(session, VoiceCloseCodes.Disconnected);
+      return;
     }
     if (membership.channelId !== session.channelId) {
       if (!(await this.#deps.service.moved(userId, serverId, membership.channelId))) {
-        return this.#end(session, VoiceCloseCodes.Disconnected);
+        this.#end(session, VoiceCloseCodes.Disconnected);
+        return;
       }
       this.#move(session, membership.channelId);
     }
@@ -202,22 +204,31 @@ export class VoiceGateway {
   async #frame(link: Link, data: RawData, isBinary: boolean): Promise<void> {
     if (link.socket.readyState !== link.socket.OPEN) return;
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
-    if (isBinary) return this.#binary(link, bytes);
+    if (isBinary) {
+      this.#binary(link, bytes);
+      return;
+    }
     let message: unknown;
     try {
       message = JSON.parse(bytes.toString('utf8'));
     } catch {
-      return this.#close(link, VoiceCloseCodes.FailedToDecodePayload);
+      this.#close(link, VoiceCloseCodes.FailedToDecodePayload);
+      return;
     }
     const op = (message as { op?: unknown } | null)?.op;
     if (typeof message !== 'object' || message === null || !Number.isInteger(op)) {
-      return this.#close(link, VoiceCloseCodes.FailedToDecodePayload);
+      this.#close(link, VoiceCloseCodes.FailedToDecodePayload);
+      return;
     }
     const handler = this.#handlers[op as number];
-    if (!handler) return this.#close(link, VoiceCloseCodes.UnknownOpcode);
+    if (!handler) {
+      this.#close(link, VoiceCloseCodes.UnknownOpcode);
+      return;
+    }
     const isOpening = op === VoiceOpcodes.Identify || op === VoiceOpcodes.Resume;
     if (!link.session && !isOpening && op !== VoiceOpcodes.Heartbeat) {
-      return this.#close(link, VoiceCloseCodes.NotAuthenticated);
+      this.#close(link, VoiceCloseCodes.NotAuthenticated);
+      return;
     }
     await handler(link, (message as { d?: unknown }).d);
   }
@@ -225,16 +236,24 @@ export class VoiceGateway {
   /** Binary frames are DAVE's (`u8 op ‖ payload`, PROTOCOL.md §G.6): only 26 and 28 come from clients. */
   #binary(link: Link, bytes: Buffer): void {
     const session = link.session;
-    if (!session) return this.#close(link, VoiceCloseCodes.NotAuthenticated);
-    if (bytes.length < 1) return this.#close(link, VoiceCloseCodes.FailedToDecodePayload);
+    if (!session) {
+      this.#close(link, VoiceCloseCodes.NotAuthenticated);
+      return;
+    }
+    if (bytes.length < 1) {
+      this.#close(link, VoiceCloseCodes.FailedToDecodePayload);
+      return;
+    }
     const op = bytes[0]!;
     if (op !== VoiceOpcodes.DaveMlsKeyPackage && op !== VoiceOpcodes.DaveMlsCommitWelcome) {
-      return this.#close(link, VoiceCloseCodes.UnknownOpcode);
+      this.#close(link, VoiceCloseCodes.UnknownOpcode);
+      return;
     }
     const call = this.#calls.get(session.channelId);
     const member = call?.memberOf(session);
     if (!call || !member || session.daveProtocolVersion === 0) {
-      return this.#close(link, VoiceCloseCodes.BadRequest);
+      this.#close(link, VoiceCloseCodes.BadRequest);
+      return;
     }
     call.e2ee.binary(member, op, bytes.subarray(1));
   }
@@ -268,9 +287,15 @@ export class VoiceGateway {
 
   /** Op 0 (PROTOCOL.md §G.2): token, then the E2EE rule, then Ready and the call's members (op 11). */
   async #identify(link: Link, d: unknown): Promise<void> {
-    if (link.session || link.authenticating) return this.#close(link, VoiceCloseCodes.AlreadyAuthenticated);
+    if (link.session || link.authenticating) {
+      this.#close(link, VoiceCloseCodes.AlreadyAuthenticated);
+      return;
+    }
     const input = parseIdentify(d);
-    if (!input) return this.#close(link, VoiceCloseCodes.BadRequest);
+    if (!input) {
+      this.#close(link, VoiceCloseCodes.BadRequest);
+      return;
+    }
     link.authenticating = true;
     const grant = await this.#authorize(link, input);
     link.authenticating = false;
@@ -278,7 +303,8 @@ export class VoiceGateway {
     const { e2ee, service } = this.#deps;
     const maxDave = Math.min(input.maxDaveProtocolVersion, e2ee.maxProtocolVersion);
     if (grant.endToEndCall && maxDave === 0 && service.endToEndRequired()) {
-      return this.#close(link, VoiceCloseCodes.E2EERequired);
+      this.#close(link, VoiceCloseCodes.E2EERequired);
+      return;
     }
     const previous = this.#sessions.get(`${grant.serverId}:${grant.userId}`);
     if (previous) this.#end(previous, VoiceCloseCodes.Disconnected);
@@ -315,14 +341,24 @@ export class VoiceGateway {
       protocol?: unknown;
       data?: { address?: unknown; port?: unknown; mode?: unknown };
     } | null;
-    if (typeof input !== 'object' || input === null) return this.#close(link, VoiceCloseCodes.BadRequest);
-    if (input.protocol !== 'udp') return this.#close(link, VoiceCloseCodes.UnknownProtocol);
+    if (typeof input !== 'object' || input === null) {
+      this.#close(link, VoiceCloseCodes.BadRequest);
+      return;
+    }
+    if (input.protocol !== 'udp') {
+      this.#close(link, VoiceCloseCodes.UnknownProtocol);
+      return;
+    }
     const data = input.data;
     if (typeof data !== 'object' || data === null || typeof data.mode !== 'string') {
-      return this.#close(link, VoiceCloseCodes.BadRequest);
+      this.#close(link, VoiceCloseCodes.BadRequest);
+      return;
     }
     const mode = VOICE_ENCRYPTION_MODES.find((known) => known === data.mode);
-    if (!mode) return this.#close(link, VoiceCloseCodes.UnknownEncryptionMode);
+    if (!mode) {
+      this.#close(link, VoiceCloseCodes.UnknownEncryptionMode);
+      return;
+    }
     const call = this.#calls.get(session.channelId)!;
     const member = call.memberOf(session)!;
     const firstTime = session.mode === undefined;
@@ -359,27 +395,32 @@ export class VoiceGateway {
     const session = link.session!;
     const speaking = (d as { speaking?: unknown } | null)?.speaking;
     if (typeof speaking !== 'number' || !Number.isInteger(speaking) || speaking < 0 || speaking > 0xff) {
-      return this.#close(link, VoiceCloseCodes.BadRequest);
+      this.#close(link, VoiceCloseCodes.BadRequest);
+      return;
     }
     const allowed = session.rights.send
       ? speaking & ~(session.rights.priority ? 0 : SpeakingFlags.Priority)
       : 0;
     if (allowed === session.speaking) return;
     session.speaking = allowed;
-    this.#calls
-      .get(session.channelId)
-      ?.broadcast(session, VoiceOpcodes.Speaking, {
-        user_id: session.userId,
-        ssrc: session.ssrc,
-        speaking: allowed,
-      });
+    this.#calls.get(session.channelId)?.broadcast(session, VoiceOpcodes.Speaking, {
+      user_id: session.userId,
+      ssrc: session.ssrc,
+      speaking: allowed,
+    });
   }
 
   /** Op 7 (PROTOCOL.md §G.3): op 9, then every message after `seq_ack`; 4006 when it cannot. */
   async #resume(link: Link, d: unknown): Promise<void> {
-    if (link.session || link.authenticating) return this.#close(link, VoiceCloseCodes.AlreadyAuthenticated);
+    if (link.session || link.authenticating) {
+      this.#close(link, VoiceCloseCodes.AlreadyAuthenticated);
+      return;
+    }
     const input = parseResume(d);
-    if (!input) return this.#close(link, VoiceCloseCodes.BadRequest);
+    if (!input) {
+      this.#close(link, VoiceCloseCodes.BadRequest);
+      return;
+    }
     link.authenticating = true;
     const grant = await this.#authorize(link, { ...input, userId: undefined });
     link.authenticating = false;
@@ -388,7 +429,8 @@ export class VoiceGateway {
     const missed = session?.sessionId === input.sessionId ? session.missedSince(input.seqAck) : undefined;
     if (!session || !missed || session.version !== link.version) {
       if (session) this.#end(session, undefined);
-      return this.#close(link, VoiceCloseCodes.SessionNoLongerValid);
+      this.#close(link, VoiceCloseCodes.SessionNoLongerValid);
+      return;
     }
     const previous = session.socket;
     clearTimeout(session.resumeTimer);
@@ -405,7 +447,8 @@ export class VoiceGateway {
     const session = link.session!;
     const flags = (d as { flags?: unknown } | null)?.flags;
     if (typeof flags !== 'number' || !Number.isInteger(flags) || flags < 0) {
-      return this.#close(link, VoiceCloseCodes.BadRequest);
+      this.#close(link, VoiceCloseCodes.BadRequest);
+      return;
     }
     session.flags = flags;
     this.#calls
@@ -418,7 +461,8 @@ export class VoiceGateway {
     const session = link.session!;
     const platform = (d as { platform?: unknown } | null)?.platform;
     if (typeof platform !== 'number' || !Number.isInteger(platform) || platform < 0) {
-      return this.#close(link, VoiceCloseCodes.BadRequest);
+      this.#close(link, VoiceCloseCodes.BadRequest);
+      return;
     }
     session.platform = platform;
     this.#calls
@@ -431,8 +475,10 @@ export class VoiceGateway {
     const session = link.session!;
     const call = this.#calls.get(session.channelId);
     const member = call?.memberOf(session);
-    if (!call || !member || session.daveProtocolVersion === 0)
-      return this.#close(link, VoiceCloseCodes.BadRequest);
+    if (!call || !member || session.daveProtocolVersion === 0) {
+      this.#close(link, VoiceCloseCodes.BadRequest);
+      return;
+    }
     call.e2ee.json(member, op, d);
   }
 
@@ -463,7 +509,10 @@ export class VoiceGateway {
 
   #callOf(channelId: string, serverId: string): VoiceCall {
     let call = this.#calls.get(channelId);
-    if (!call) this.#calls.set(channelId, (call = new VoiceCall(channelId, serverId, this.#deps.e2ee)));
+    if (!call) {
+      call = new VoiceCall(channelId, serverId, this.#deps.e2ee);
+      this.#calls.set(channelId, call);
+    }
     return call;
   }
 
@@ -488,13 +537,11 @@ export class VoiceGateway {
     // Losing the right to speak silences the member for the others at once.
     if (!rights.send && session.speaking) {
       session.speaking = 0;
-      this.#calls
-        .get(session.channelId)
-        ?.broadcast(session, VoiceOpcodes.Speaking, {
-          user_id: session.userId,
-          ssrc: session.ssrc,
-          speaking: 0,
-        });
+      this.#calls.get(session.channelId)?.broadcast(session, VoiceOpcodes.Speaking, {
+        user_id: session.userId,
+        ssrc: session.ssrc,
+        speaking: 0,
+      });
     }
   }
 

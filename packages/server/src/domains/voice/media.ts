@@ -122,7 +122,10 @@ export class UdpForwarder implements VoiceMedia {
 
   #join(entry: Entry): void {
     let call = this.#calls.get(entry.callId);
-    if (!call) this.#calls.set(entry.callId, (call = new Set()));
+    if (!call) {
+      call = new Set();
+      this.#calls.set(entry.callId, call);
+    }
     call.add(entry);
   }
 
@@ -135,10 +138,14 @@ export class UdpForwarder implements VoiceMedia {
   #receive(packet: Buffer, from: RemoteInfo): void {
     this.stats.received += 1;
     switch (classify(packet)) {
-      case 'discovery':
-        return this.#discover(packet, from);
-      case 'rtp':
-        return this.#forward(packet, from);
+      case 'discovery': {
+        this.#discover(packet, from);
+        return;
+      }
+      case 'rtp': {
+        this.#forward(packet, from);
+        return;
+      }
       case 'rtcp':
         // The voice clients send no RTCP and wait for none: counted, not forwarded.
         this.stats.rtcp += 1;

@@ -68,7 +68,10 @@ export class VoiceSession {
 
   /** A numbered JSON message (v8), or a bare one below v8; kept for resume, sent if the socket is open. */
   send(op: number, d: unknown): void {
-    if (!this.buffered) return this.#write(JSON.stringify({ op, d }));
+    if (!this.buffered) {
+      this.#write(JSON.stringify({ op, d }));
+      return;
+    }
     const n = this.#next();
     const frame = JSON.stringify({ op, d, seq: n & 0xffff });
     this.#keep(n, frame);
