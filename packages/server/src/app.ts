@@ -1,7 +1,15 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import proxyaddr from '@fastify/proxy-addr';
-import { expandScopes, HEARTBEAT_INTERVAL_MS, IDENTIFY_TIMEOUT_MS, PresenceStatuses } from '@hearth/protocol';
+import {
+  expandScopes,
+  HEARTBEAT_INTERVAL_MS,
+  IDENTIFY_TIMEOUT_MS,
+  PresenceStatuses,
+  VOICE_ENCRYPTION_MODES,
+  VOICE_HEARTBEAT_INTERVAL_MS,
+  type VoiceEncryptionMode,
+} from '@hearth/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { type Bus, type BusErrorReporter, MemoryBus } from './bus/bus.js';
@@ -58,6 +66,7 @@ import { LobbyLinking } from './domains/lobbies/linking.js';
 import { linkingRoutes } from './domains/lobbies/linking-routes.js';
 import { lobbiesRoutes } from './domains/lobbies/routes.js';
 import { LobbiesService } from './domains/lobbies/service.js';
+import * as lobbiesStore from './domains/lobbies/store.js';
 import { messagesRoutes } from './domains/messages/routes.js';
 import { MessagesService, type ProvisionalAccounts } from './domains/messages/service.js';
 import { SigningKeys } from './domains/oauth2/keys.js';
@@ -75,6 +84,12 @@ import { ThreadListing } from './domains/threads/listing.js';
 import { ThreadMembersService } from './domains/threads/members.js';
 import { threadsRoutes } from './domains/threads/routes.js';
 import { ThreadsService } from './domains/threads/service.js';
+import { NO_E2EE } from './domains/voice/e2ee.js';
+import { VoiceGateway } from './domains/voice/gateway.js';
+import { LobbyCalls } from './domains/voice/lobby-calls.js';
+import { UdpForwarder } from './domains/voice/media.js';
+import { VoiceService } from './domains/voice/service.js';
+import { transportCryptoReady } from './domains/voice/transport-crypto.js';
 import { voiceStatusRoutes } from './domains/voice-status/routes.js';
 import { VoiceStatusService } from './domains/voice-status/service.js';
 import { WebhooksService } from './domains/webhooks/service.js';
@@ -106,6 +121,8 @@ import { portalPages } from './web/portal/routes.js';
 export interface HearthOptions {
   /** Gateway timing, for tests of heartbeats; default: the platform's 41250 ms and IDENTIFY_TIMEOUT_MS. */
   gateway?: { heartbeatIntervalMs?: number; identifyTimeoutMs?: number };
+  /** Voice gateway heartbeat interval announced in op 8 Hello (VOICE_HEARTBEAT_INTERVAL_MS). */
+  voice?: { heartbeatIntervalMs?: number; modes?: readonly VoiceEncryptionMode[] };
   /**
    * Several nodes in one process (tests) share these in-process backends as they would share Redis;
    * with `redisUrl` set, Redis is used instead.
@@ -165,6 +182,8 @@ export interface Hearth {
   readonly storage: Storage;
   readonly bus: Bus;
   readonly gateway: GatewayServer;
+  /** The voice gateway of this node (PROTOCOL.md §G); its endpoint is known after `listen`. */
+  readonly voice: VoiceGateway;
   readonly services: Services;
   readonly http: FastifyInstance;
   /** Every route as registered, with who it admits: read by the suites that sweep every route. */
@@ -580,6 +599,50 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
 
   // One trust rule for both transports, so the HTTP rate limits and the gateway cap see the same client.
   const trustProxy = config.trustProxy ? proxyaddr.compile([...config.trustProxy]) : undefined;
+  // Voice (PROTOCOL.md §G): this node's voice gateway and UDP forwarder; calls are placed on nodes through
+  // the database, so VOICE_SERVER_UPDATE names the same node whichever gateway node answers op 4.
+  const voiceTls = readVoiceTls(config.voiceTlsCert, config.voiceTlsKey);
+  await transportCryptoReady;
+  const voiceMedia = await UdpForwarder.bind(config.voiceHost, config.voiceUdpPorts);
+  const voicePublicHost = config.voicePublicHost ?? config.voiceHost;
+  let voiceEndpoint = '';
+  const voiceService = new VoiceService({
+    storage,
+    clock,
+    nodeId,
+    endpoint: () => voiceEndpoint,
+    memberships: {
+      membership: async (serverId, userId) =>
+        (await voiceStates.voiceMembership(serverId, userId)) ?? lobbyCalls.membership(serverId, userId),
+    },
+  });
+  const lobbyCalls = new LobbyCalls({
+    storage,
+    bus,
+    lobby: async (db, lobbyId) => {
+      const lobby = await lobbiesStore.findLobby(db, lobbyId);
+      if (!lobby) return undefined;
+      const members = await lobbiesStore.listMembers(db, lobbyId);
+      return { applicationId: lobby.application_id, members: members.map((member) => member.user_id) };
+    },
+  });
+  const voiceGateway = new VoiceGateway({
+    service: voiceService,
+    media: voiceMedia,
+    // The DAVE external sender (domains/voice/dave/) replaces this for end-to-end encrypted calls.
+    e2ee: NO_E2EE,
+    logger,
+    publicHost: voicePublicHost,
+    heartbeatIntervalMs: options.voice?.heartbeatIntervalMs ?? VOICE_HEARTBEAT_INTERVAL_MS,
+    modes: options.voice?.modes ?? VOICE_ENCRYPTION_MODES,
+  });
+  const stopVoiceStates = bus.subscribe((event) => {
+    if (event.type !== 'VOICE_STATE_UPDATE' && event.type !== 'LOBBY_VOICE_STATE_UPDATE') return;
+    voiceGateway
+      .voiceStateChanged(event.data)
+      .catch((error) => logger.error({ err: error, eventId: event.id }, 'voice session update failed'));
+  });
+
   const gatewayServer: GatewayServer = new GatewayServer({
     clock,
     logger,
@@ -591,7 +654,24 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     guilds,
     updateVoiceState: (userId, sessionId, payload) =>
       voiceStates.updateVoiceState(userId, sessionId, payload),
-    voiceSessionEnded: (userId, sessionId) => voiceStates.sessionEnded(userId, sessionId),
+    voiceServerUpdate: async (userId, sessionId, request, state) => {
+      const channelId = (state as { channel_id?: string } | null)?.channel_id ?? null;
+      const server = await voiceService.serverUpdate(userId, sessionId, request.guild_id, channelId);
+      return server && { token: server.token, guild_id: request.guild_id, endpoint: server.endpoint };
+    },
+    lobbyVoiceStateUpdate: async (userId, sessionId, payload) => {
+      const change = await lobbyCalls.update(userId, sessionId, payload);
+      if (!change) return undefined;
+      const channelId = change.joined ? change.lobbyId : null;
+      const server = await voiceService.serverUpdate(userId, sessionId, change.lobbyId, channelId);
+      if (!server) return undefined;
+      const d = { token: server.token, lobby_id: change.lobbyId, endpoint: server.endpoint };
+      return { t: 'LOBBY_VOICE_SERVER_UPDATE', d };
+    },
+    voiceSessionEnded: async (userId, sessionId) => {
+      await voiceStates.sessionEnded(userId, sessionId);
+      await lobbyCalls.sessionEnded(userId, sessionId);
+    },
     channelInfo: (userId, guildId, fields) => voiceStatus.channelInfo(userId, guildId, fields),
     snapshots: new GuildSnapshots({
       storage,
@@ -810,6 +890,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     storage,
     bus,
     gateway: gatewayServer,
+    voice: voiceGateway,
     services,
     http,
     routes,
@@ -818,6 +899,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
     async listen() {
       await http.listen({ host: config.host, port: config.port });
+      const voicePort = await voiceGateway.listen(config.voiceHost, config.voicePort, voiceTls);
+      const publicVoiceHost = voicePublicHost.includes(':') ? `[${voicePublicHost}]` : voicePublicHost;
+      voiceEndpoint = `${publicVoiceHost}:${voicePort}`;
       const address = http.server.address();
       const port = typeof address === 'object' && address ? address.port : config.port;
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -830,6 +914,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       await threadSweeping.stop();
       await deliveryWorker.stop();
       await gatewayServer.close();
+      stopVoiceStates();
+      await voiceGateway.close();
+      await voiceMedia.close();
       stopBusMetrics?.();
       presence.close();
       await http.close();
@@ -847,6 +934,28 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
 /** A database no other process can open: its events need no log. */
 function isInMemory(databaseUrl: string): boolean {
   return databaseUrl === 'sqlite::memory:' || databaseUrl === 'sqlite:';
+}
+
+/** The voice gateway's certificate and key: both or neither; unreadable or non-PEM files stop the start. */
+function readVoiceTls(certPath: string | undefined, keyPath: string | undefined) {
+  if (certPath === undefined && keyPath === undefined) return undefined;
+  if (certPath === undefined || keyPath === undefined) {
+    throw new ConfigError('--voice-tls-cert and --voice-tls-key go together');
+  }
+  const read = (path: string, flag: string, marker: string) => {
+    let pem: string;
+    try {
+      pem = readFileSync(path, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`${flag}: cannot read ${path} (${(error as Error).message})`);
+    }
+    if (!pem.includes(marker)) throw new ConfigError(`${flag}: ${path} holds no PEM ${marker.toLowerCase()}`);
+    return pem;
+  };
+  return {
+    cert: read(certPath, '--voice-tls-cert', 'CERTIFICATE'),
+    key: read(keyPath, '--voice-tls-key', 'PRIVATE KEY'),
+  };
 }
 
 /** The extra CA of provider fetches; an unreadable or non-PEM file stops the start with the setting named. */

@@ -36,6 +36,19 @@ export interface Config {
   metrics: boolean;
   metricsToken: string | undefined;
   trustProxy: readonly string[] | undefined;
+  // Voice
+  voiceHost: string;
+  voicePort: number;
+  voicePublicHost: string | undefined;
+  voiceUdpPorts: PortRange;
+  voiceTlsCert: string | undefined;
+  voiceTlsKey: string | undefined;
+}
+
+/** An inclusive range of ports; `{first: 0, last: 0}` lets the system pick one. */
+export interface PortRange {
+  first: number;
+  last: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -134,6 +147,16 @@ function proxies(raw: string, name: string): readonly string[] {
   throw new ConfigError(
     `${name} must list addresses, CIDR ranges, loopback, linklocal or uniquelocal, got "${raw}"`,
   );
+}
+
+function portRange(raw: string, name: string): PortRange {
+  const match = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(raw.trim());
+  const first = Number(match?.[1]);
+  const last = match?.[2] === undefined ? first : Number(match[2]);
+  if (!match || first > 65535 || last > 65535 || last < first || (first === 0 && last !== 0)) {
+    throw new ConfigError(`${name} must be a port or a range FIRST-LAST (0 picks a free one), got "${raw}"`);
+  }
+  return { first, last };
 }
 
 function define<K extends keyof Config>(setting: Setting<K>): Setting<K> {
@@ -347,6 +370,58 @@ export const SETTINGS = [
       'Reverse proxies whose `X-Forwarded-For` is believed (addresses, CIDR ranges, or `loopback`, `linklocal`, `uniquelocal`; comma-separated): per-address rate limits and gateway caps then count the client behind them. Unset: the socket address counts.',
     parse: proxies,
   }),
+  define({
+    key: 'voiceHost',
+    flag: '--voice-host',
+    env: 'HEARTH_VOICE_HOST',
+    default: '127.0.0.1',
+    description: 'Address the voice gateway (WebSocket) and the voice media (UDP) listen on.',
+    parse: text,
+  }),
+  define({
+    key: 'voicePort',
+    flag: '--voice-port',
+    env: 'HEARTH_VOICE_PORT',
+    default: '0',
+    description:
+      'TCP port of the voice gateway (`wss://` with `--voice-tls-cert`, else `ws://`); 0 (the default) picks a free one, which `VOICE_SERVER_UPDATE` names.',
+    parse: integer(0, 65535),
+  }),
+  define({
+    key: 'voicePublicHost',
+    flag: '--voice-public-host',
+    env: 'HEARTH_VOICE_PUBLIC_HOST',
+    default: undefined,
+    description:
+      'Host name or address clients reach the voice gateway and UDP media of this node at (`VOICE_SERVER_UPDATE` `endpoint`, op 2 `ip`); unset: `--voice-host`.',
+    parse: text,
+  }),
+  define({
+    key: 'voiceUdpPorts',
+    flag: '--voice-udp-ports',
+    env: 'HEARTH_VOICE_UDP_PORTS',
+    default: '50000-50099',
+    description:
+      'UDP port, or range `FIRST-LAST`, of the voice media; the node binds the first free one (0: any).',
+    parse: portRange,
+  }),
+  define({
+    key: 'voiceTlsCert',
+    flag: '--voice-tls-cert',
+    env: 'HEARTH_VOICE_TLS_CERT',
+    default: undefined,
+    description:
+      'PEM certificate (chain) of the voice gateway; with `--voice-tls-key` it serves `wss://`, which voice clients such as `@discordjs/voice` require. Unset: plain `ws://`.',
+    parse: text,
+  }),
+  define({
+    key: 'voiceTlsKey',
+    flag: '--voice-tls-key',
+    env: 'HEARTH_VOICE_TLS_KEY',
+    default: undefined,
+    description: 'PEM private key of `--voice-tls-cert`.',
+    parse: text,
+  }),
 ] as const;
 
 export type Flags = Partial<Record<keyof Config, string | undefined>>;
@@ -380,6 +455,9 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     port: 0,
     logLevel: 'silent',
     dataDir: join(tmpdir(), `hearth-data-${randomUUID()}`),
+    // Many test servers run at once: each voice gateway and UDP socket takes a free port.
+    voicePort: 0,
+    voiceUdpPorts: { first: 0, last: 0 },
     ...overrides,
   };
 }

@@ -76,6 +76,22 @@ const SAMPLES: { [K in keyof Config]: Sample<K> } = {
     env: '192.168.1.1',
     fromEnv: ['192.168.1.1'],
   },
+  voiceHost: { flag: '0.0.0.0', fromFlag: '0.0.0.0', env: '10.0.0.2', fromEnv: '10.0.0.2' },
+  voicePort: { flag: '8443', fromFlag: 8443, env: '9443', fromEnv: 9443 },
+  voicePublicHost: {
+    flag: 'voice.example',
+    fromFlag: 'voice.example',
+    env: '203.0.113.7',
+    fromEnv: '203.0.113.7',
+  },
+  voiceUdpPorts: {
+    flag: '0',
+    fromFlag: { first: 0, last: 0 },
+    env: '40000-40009',
+    fromEnv: { first: 40000, last: 40009 },
+  },
+  voiceTlsCert: { flag: '/etc/voice.pem', fromFlag: '/etc/voice.pem', env: 'cert.pem', fromEnv: 'cert.pem' },
+  voiceTlsKey: { flag: '/etc/voice.key', fromFlag: '/etc/voice.key', env: 'key.pem', fromEnv: 'key.pem' },
 };
 
 const DEFAULTS: Config = {
@@ -103,6 +119,12 @@ const DEFAULTS: Config = {
   metrics: false,
   metricsToken: undefined,
   trustProxy: undefined,
+  voiceHost: '127.0.0.1',
+  voicePort: 0,
+  voicePublicHost: undefined,
+  voiceUdpPorts: { first: 50000, last: 50099 },
+  voiceTlsCert: undefined,
+  voiceTlsKey: undefined,
 };
 
 const cases = SETTINGS.map((setting) => ({ ...setting, sample: SAMPLES[setting.key] }));
