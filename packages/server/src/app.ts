@@ -600,7 +600,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   // the database, so VOICE_SERVER_UPDATE names the same node whichever gateway node answers op 4.
   const voiceTls = readVoiceTls(config.voiceTlsCert, config.voiceTlsKey);
   await transportCryptoReady;
-  const voiceMedia = await UdpForwarder.bind(config.voiceHost, config.voiceUdpPorts);
+  let voiceMedia: UdpForwarder | undefined;
   const voicePublicHost = config.voicePublicHost ?? config.voiceHost;
   let voiceEndpoint = '';
   const voiceService = new VoiceService({
@@ -625,7 +625,6 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   });
   const voiceGateway = new VoiceGateway({
     service: voiceService,
-    media: voiceMedia,
     // The DAVE external sender (domains/voice/dave/) replaces this for end-to-end encrypted calls.
     e2ee: NO_E2EE,
     logger,
@@ -894,7 +893,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
     async listen() {
       await http.listen({ host: config.host, port: config.port });
-      const voicePort = await voiceGateway.listen(config.voiceHost, config.voicePort, voiceTls);
+      // Sockets open only for a server: one-shot commands build the same app without them.
+      voiceMedia = await UdpForwarder.bind(config.voiceHost, config.voiceUdpPorts);
+      const voicePort = await voiceGateway.listen(voiceMedia, config.voiceHost, config.voicePort, voiceTls);
       const publicVoiceHost = voicePublicHost.includes(':') ? `[${voicePublicHost}]` : voicePublicHost;
       voiceEndpoint = `${publicVoiceHost}:${voicePort}`;
       const address = http.server.address();
@@ -911,7 +912,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       await gatewayServer.close();
       stopVoiceStates();
       await voiceGateway.close();
-      await voiceMedia.close();
+      await voiceMedia?.close();
       stopBusMetrics?.();
       presence.close();
       await http.close();
