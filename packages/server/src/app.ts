@@ -602,12 +602,11 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   await transportCryptoReady;
   let voiceMedia: UdpForwarder | undefined;
   const voicePublicHost = config.voicePublicHost ?? config.voiceHost;
-  let voiceEndpoint = '';
   const voiceService = new VoiceService({
     storage,
     clock,
     nodeId,
-    endpoint: () => voiceEndpoint,
+    endpoint: () => voiceGateway.endpoint,
     memberships: {
       membership: async (serverId, userId) =>
         (await voiceStates.voiceMembership(serverId, userId)) ?? lobbyCalls.membership(serverId, userId),
@@ -895,9 +894,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       await http.listen({ host: config.host, port: config.port });
       // Sockets open only for a server: one-shot commands build the same app without them.
       voiceMedia = await UdpForwarder.bind(config.voiceHost, config.voiceUdpPorts);
-      const voicePort = await voiceGateway.listen(voiceMedia, config.voiceHost, config.voicePort, voiceTls);
-      const publicVoiceHost = voicePublicHost.includes(':') ? `[${voicePublicHost}]` : voicePublicHost;
-      voiceEndpoint = `${publicVoiceHost}:${voicePort}`;
+      await voiceGateway.listen(voiceMedia, config.voiceHost, config.voicePort, voiceTls);
       const address = http.server.address();
       const port = typeof address === 'object' && address ? address.port : config.port;
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;

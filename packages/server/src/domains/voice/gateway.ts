@@ -71,6 +71,7 @@ export class VoiceGateway {
   #server: Server | undefined;
   /** Given by `listen`: nothing reaches a handler before. */
   #media!: VoiceMedia;
+  #port = 0;
 
   /** Every opcode a client may send, in one table (STYLE.md rule 8); any other closes 4001. */
   readonly #handlers: Readonly<Record<number, Handler>> = {
@@ -122,7 +123,14 @@ export class VoiceGateway {
     });
     this.#server = server;
     const address = server.address();
-    return typeof address === 'object' && address ? address.port : port;
+    this.#port = typeof address === 'object' && address ? address.port : port;
+    return this.#port;
+  }
+
+  /** `host:port` clients reach this voice gateway at (VOICE_SERVER_UPDATE `endpoint`); known after `listen`. */
+  get endpoint(): string {
+    const host = this.#deps.publicHost;
+    return `${host.includes(':') ? `[${host}]` : host}:${this.#port}`;
   }
 
   /** Live sessions and calls on this node (tests and metrics). */
