@@ -602,11 +602,11 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   await transportCryptoReady;
   let voiceMedia: UdpForwarder | undefined;
   const voicePublicHost = config.voicePublicHost ?? config.voiceHost;
-  const voiceService = new VoiceService({
+  const voiceService: VoiceService = new VoiceService({
     storage,
     clock,
     nodeId,
-    endpoint: () => voiceGateway.endpoint,
+    endpoint: (): string => voiceGateway.endpoint,
     memberships: {
       membership: async (serverId, userId) =>
         (await voiceStates.voiceMembership(serverId, userId)) ?? lobbyCalls.membership(serverId, userId),
@@ -622,7 +622,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       return { applicationId: lobby.application_id, members: members.map((member) => member.user_id) };
     },
   });
-  const voiceGateway = new VoiceGateway({
+  const voiceGateway: VoiceGateway = new VoiceGateway({
     service: voiceService,
     // The DAVE external sender (domains/voice/dave/) replaces this for end-to-end encrypted calls.
     e2ee: NO_E2EE,

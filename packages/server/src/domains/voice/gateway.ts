@@ -37,6 +37,13 @@ export interface VoiceGatewayDeps {
   modes: readonly VoiceEncryptionMode[];
 }
 
+/** The fields of VOICE_STATE_UPDATE / LOBBY_VOICE_STATE_UPDATE the voice gateway reads. */
+interface VoiceStateChange {
+  guild_id?: unknown;
+  lobby_id?: unknown;
+  user_id?: unknown;
+}
+
 /** One client connection and the session it opened, if any. */
 interface Link {
   socket: WebSocket;
@@ -72,6 +79,7 @@ export class VoiceGateway {
   /** Given by `listen`: nothing reaches a handler before. */
   #media!: VoiceMedia;
   #port = 0;
+  #stateChanges: Promise<void> = Promise.resolve();
 
   /** Every opcode a client may send, in one table (STYLE.md rule 8); any other closes 4001. */
   readonly #handlers: Readonly<Record<number, Handler>> = {
@@ -161,11 +169,14 @@ export class VoiceGateway {
    * new gateway session ends it (4014); a move by a moderator takes it to the new call; mute, deafen,
    * suppress and permissions set what the media path forwards.
    */
-  async voiceStateChanged(state: {
-    guild_id?: unknown;
-    lobby_id?: unknown;
-    user_id?: unknown;
-  }): Promise<void> {
+  voiceStateChanged(state: VoiceStateChange): Promise<void> {
+    // One after another, in publish order: a later change must not be overtaken by an earlier one's reads.
+    const next = this.#stateChanges.then(() => this.#applyVoiceState(state));
+    this.#stateChanges = next.catch(() => {});
+    return next;
+  }
+
+  async #applyVoiceState(state: VoiceStateChange): Promise<void> {
     const server = state.guild_id ?? state.lobby_id;
     const serverId = typeof server === 'string' ? server : undefined;
     const userId = typeof state.user_id === 'string' ? state.user_id : undefined;
