@@ -603,14 +603,13 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   // the database, so VOICE_SERVER_UPDATE names the same node whichever gateway node answers op 4.
   const voiceTls = readVoiceTls(config.voiceTlsCert, config.voiceTlsKey);
   await transportCryptoReady;
-  const voiceMedia = await UdpForwarder.bind(config.voiceHost, config.voiceUdpPorts);
+  let voiceMedia: UdpForwarder | undefined;
   const voicePublicHost = config.voicePublicHost ?? config.voiceHost;
-  let voiceEndpoint = '';
-  const voiceService = new VoiceService({
+  const voiceService: VoiceService = new VoiceService({
     storage,
     clock,
     nodeId,
-    endpoint: () => voiceEndpoint,
+    endpoint: (): string => voiceGateway.endpoint,
     memberships: {
       membership: async (serverId, userId) =>
         (await voiceStates.voiceMembership(serverId, userId)) ?? lobbyCalls.membership(serverId, userId),
@@ -626,9 +625,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       return { applicationId: lobby.application_id, members: members.map((member) => member.user_id) };
     },
   });
-  const voiceGateway = new VoiceGateway({
+  const voiceGateway: VoiceGateway = new VoiceGateway({
     service: voiceService,
-    media: voiceMedia,
     // The DAVE external sender (domains/voice/dave/) replaces this for end-to-end encrypted calls.
     e2ee: NO_E2EE,
     logger,
@@ -899,9 +897,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
     async listen() {
       await http.listen({ host: config.host, port: config.port });
-      const voicePort = await voiceGateway.listen(config.voiceHost, config.voicePort, voiceTls);
-      const publicVoiceHost = voicePublicHost.includes(':') ? `[${voicePublicHost}]` : voicePublicHost;
-      voiceEndpoint = `${publicVoiceHost}:${voicePort}`;
+      // Sockets open only for a server: one-shot commands build the same app without them.
+      voiceMedia = await UdpForwarder.bind(config.voiceHost, config.voiceUdpPorts);
+      await voiceGateway.listen(voiceMedia, config.voiceHost, config.voicePort, voiceTls);
       const address = http.server.address();
       const port = typeof address === 'object' && address ? address.port : config.port;
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -916,7 +914,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       await gatewayServer.close();
       stopVoiceStates();
       await voiceGateway.close();
-      await voiceMedia.close();
+      await voiceMedia?.close();
       stopBusMetrics?.();
       presence.close();
       await http.close();
