@@ -3,13 +3,7 @@
  * DAVE on, after 1 March 2026 (calls are end-to-end encrypted only), build their MLS group through Hearth's
  * external sender and exchange audio; the forwarder only ever carries DAVE frames.
  */
-import {
-  EndBehaviorType,
-  entersState,
-  joinVoiceChannel,
-  type VoiceConnection,
-  VoiceConnectionStatus,
-} from '@discordjs/voice';
+import { entersState, joinVoiceChannel, VoiceConnectionStatus } from '@discordjs/voice';
 import { ChannelTypes } from '@hearth/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../../../../test-support/gateway.js';
@@ -22,16 +16,11 @@ import {
 import type { TestHearth } from '../../../../test-support/hearth.js';
 import type { TestGame } from '../../../../test-support/oauth.js';
 import { adapterFor, identifyBot, startVoiceHearth } from '../../../../test-support/voice.js';
+import { type Peer, receive, speak } from '../../../../test-support/voice-audio.js';
 import { ManualClock } from '../../src/kernel/clock.js';
 
 const E2EE_ONLY = '2026-03-02T00:00:00Z';
 const FRAMES = 100;
-
-interface Peer {
-  game: TestGame;
-  gateway: GatewayClient;
-  connection: VoiceConnection;
-}
 
 interface DaveState {
   session?: { epoch: bigint | null; ready: boolean };
@@ -61,39 +50,14 @@ async function until(condition: () => boolean, what: string, timeoutMs = 10_000)
   }
 }
 
-function frame(tag: number, seq: number): Buffer {
-  const bytes = Buffer.alloc(40, 0x55);
-  bytes.write('DAVE', 0);
-  bytes.writeUInt8(tag, 4);
-  bytes.writeUInt32BE(seq, 5);
-  return bytes;
-}
-
-/** `listener` collects `speaker`'s frames of this tag, compared byte for byte after DAVE decryption. */
-function receive(listener: Peer, speaker: Peer, tag: number): Set<number> {
-  const seen = new Set<number>();
-  const stream = listener.connection.receiver.subscribe(speaker.game.botUserId, {
-    end: { behavior: EndBehaviorType.Manual },
-  });
-  stream.on('data', (packet: Buffer) => {
-    if (packet.length === 40 && packet.toString('latin1', 0, 4) === 'DAVE' && packet[4] === tag) {
-      const seq = packet.readUInt32BE(5);
-      if (packet.equals(frame(tag, seq))) seen.add(seq);
-    }
-  });
-  return seen;
-}
-
-async function speak(speaker: Peer, listeners: readonly Peer[], tag: number): Promise<void> {
+/** The speaker waits until every listener maps its SSRC (op 5), then sends its frames. */
+async function speakTo(speaker: Peer, listeners: readonly Peer[], tag: number): Promise<void> {
   speaker.connection.setSpeaking(true);
   await until(
     () => listeners.every((l) => l.connection.receiver.ssrcMap.get(speaker.game.botUserId) !== undefined),
     'the speaker SSRC at every listener',
   );
-  for (let seq = 0; seq < FRAMES; seq += 1) {
-    speaker.connection.playOpusPacket(frame(tag, seq));
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
+  await speak(speaker, listeners[0] as Peer, tag, 0, FRAMES);
 }
 
 /** Every peer speaks to every other at once; returns the frames each direction delivered. */
@@ -104,7 +68,7 @@ async function exchangeAll(peers: readonly Peer[], firstTag: number): Promise<nu
   for (const speaker of peers) {
     const listeners = peers.filter((p) => p !== speaker);
     for (const listener of listeners) received.push(receive(listener, speaker, tag));
-    talks.push(speak(speaker, listeners, tag));
+    talks.push(speakTo(speaker, listeners, tag));
     tag += 1;
   }
   await Promise.all(talks);
