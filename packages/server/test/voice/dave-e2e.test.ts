@@ -20,6 +20,7 @@ import { type Peer, receive, speak } from '../../../../test-support/voice-audio.
 import { ManualClock } from '../../src/kernel/clock.js';
 
 const E2EE_ONLY = '2026-03-02T00:00:00Z';
+const BEFORE_E2EE_ONLY = '2026-02-01T00:00:00Z';
 const FRAMES = 100;
 
 interface DaveState {
@@ -30,6 +31,10 @@ interface DaveState {
 function daveOf(peer: Peer): DaveState | undefined {
   const state = peer.connection.state as { networking?: { state: { dave?: DaveState } } };
   return state.networking?.state.dave;
+}
+
+function versionOf(peer: Peer): number | undefined {
+  return (daveOf(peer) as { protocolVersion?: number } | undefined)?.protocolVersion;
 }
 
 /** Every peer's session is in `epoch`, with no transition left to execute. */
@@ -76,14 +81,20 @@ async function exchangeAll(peers: readonly Peer[], firstTag: number): Promise<nu
   return received.map((seen) => seen.size);
 }
 
-async function joinWithDave(client: GatewayClient, game: TestGame, guildId: string, channelId: string) {
+async function joinWithDave(
+  client: GatewayClient,
+  game: TestGame,
+  guildId: string,
+  channelId: string,
+  daveEncryption = true,
+) {
   const connection = joinVoiceChannel({
     guildId,
     channelId,
     group: game.botUserId,
     selfDeaf: false,
     selfMute: false,
-    daveEncryption: true,
+    daveEncryption,
     adapterCreator: adapterFor(client, game.botUserId),
   });
   await entersState(connection, VoiceConnectionStatus.Ready, 10_000);
@@ -157,5 +168,65 @@ describe('DAVE with unmodified @discordjs/voice 0.19.2 clients in a voice channe
     expect(a.connection.voicePrivacyCode).toBe(d.connection.voicePrivacyCode);
     expect(await exchangeAll([a, d], 30)).toEqual([FRAMES, FRAMES]);
     expect(hearth.voiceMedia.stats.plainFrames).toBe(0);
+  });
+});
+
+describe('DAVE in a mixed call before 1 March 2026 (protocol.md, Initial Transitory Phase)', () => {
+  let hearth: TestHearth;
+  let guild: TestGuild;
+  let channel: string;
+  const peers: Peer[] = [];
+
+  async function join(daveEncryption = true): Promise<Peer> {
+    const game = await addTestBot(hearth, guild);
+    const gateway = await identifyBot(hearth, game);
+    const connection = await joinWithDave(gateway, game, guild.id, channel, daveEncryption);
+    const peer = { game, gateway, connection };
+    peers.push(peer);
+    return peer;
+  }
+
+  beforeAll(async () => {
+    hearth = await startVoiceHearth(new ManualClock(BEFORE_E2EE_ONLY));
+    guild = await createTestGuild(hearth);
+    channel = await seedTestChannel(hearth, guild.id, { type: ChannelTypes.GuildVoice });
+  });
+
+  afterAll(async () => {
+    for (const peer of peers) {
+      if (peer.connection.state.status !== VoiceConnectionStatus.Destroyed) peer.connection.destroy();
+      await peer.gateway.close();
+    }
+    await hearth.close();
+  });
+
+  it('downgrades to transport encryption while a client without DAVE is in the call, and upgrades when it leaves', async () => {
+    const a = await join();
+    const b = await join();
+    await until(() => inEpoch([a, b], 1n), 'the first group (epoch 1)');
+    const firstCode = a.connection.voicePrivacyCode;
+
+    const legacy = await join(false);
+    await until(() => hearth.dave.call(channel)?.version === 0, 'the downgrade');
+    await until(() => [a, b].every((p) => versionOf(p) === 0), 'both DAVE clients in transport-only mode');
+    expect(a.connection.voicePrivacyCode).toBeUndefined();
+    expect(await exchangeAll([a, b, legacy], 40)).toEqual(Array(6).fill(FRAMES));
+    expect(hearth.voiceMedia.stats.plainFrames).toBeGreaterThanOrEqual(FRAMES * 3);
+
+    legacy.connection.destroy();
+    // A new group: both clients back on version 1, in epoch 1 again, with a new epoch authenticator.
+    await until(
+      () =>
+        [a, b].every((p) => versionOf(p) === 1) &&
+        inEpoch([a, b], 1n) &&
+        a.connection.voicePrivacyCode !== undefined &&
+        a.connection.voicePrivacyCode !== firstCode,
+      'the upgrade (new group)',
+    );
+    expect(a.connection.voicePrivacyCode).toMatch(/^\d{30}$/);
+    expect(a.connection.voicePrivacyCode).toBe(b.connection.voicePrivacyCode);
+    const plainBefore = hearth.voiceMedia.stats.plainFrames;
+    expect(await exchangeAll([a, b], 50)).toEqual([FRAMES, FRAMES]);
+    expect(hearth.voiceMedia.stats.plainFrames).toBe(plainBefore);
   });
 });
