@@ -6,7 +6,7 @@ import {
   VoiceConnectionStatus,
 } from '@discordjs/voice';
 import { GatewayIntents, GatewayOpcodes } from '@hearth/protocol';
-import type { Clock } from '@hearth/server';
+import type { Clock, Config } from '@hearth/server';
 import WebSocket, { type RawData } from 'ws';
 import { GatewayClient } from './gateway.js';
 import { type StartOptions, startHearth, type TestHearth } from './hearth.js';
@@ -15,12 +15,16 @@ import type { TestGame } from './oauth.js';
 const PROPERTIES = { os: 'linux', browser: 'hearth-test', device: 'hearth-test' };
 
 /** A server whose voice gateway serves `wss://` with the certificate the test workers trust (voice-tls-setup). */
-export function startVoiceHearth(clock?: Clock, options: StartOptions = {}): Promise<TestHearth> {
+export function startVoiceHearth(
+  clock?: Clock,
+  options: StartOptions = {},
+  overrides: Partial<Config> = {},
+): Promise<TestHearth> {
   const cert = process.env.HEARTH_TEST_VOICE_TLS_CERT;
   const key = process.env.HEARTH_TEST_VOICE_TLS_KEY;
   if (!cert || !key)
     throw new Error('voice tests need test-support/voice-tls-setup.ts as vitest globalSetup');
-  return startHearth({ voiceTlsCert: cert, voiceTlsKey: key }, clock, options);
+  return startHearth({ voiceTlsCert: cert, voiceTlsKey: key, ...overrides }, clock, options);
 }
 
 /** A bot's main gateway session in its (one) guild, with voice states. */

@@ -65,6 +65,7 @@ import { LobbyLinking } from './domains/lobbies/linking.js';
 import { linkingRoutes } from './domains/lobbies/linking-routes.js';
 import { lobbiesRoutes } from './domains/lobbies/routes.js';
 import { LobbiesService } from './domains/lobbies/service.js';
+import * as lobbiesStore from './domains/lobbies/store.js';
 import { messagesRoutes } from './domains/messages/routes.js';
 import { MessagesService, type ProvisionalAccounts } from './domains/messages/service.js';
 import { SigningKeys } from './domains/oauth2/keys.js';
@@ -85,7 +86,8 @@ import { ThreadsService } from './domains/threads/service.js';
 import { DaveE2eeCalls } from './domains/voice/dave/e2ee.js';
 import { DaveDeliveryService } from './domains/voice/dave/service.js';
 import { VoiceGateway } from './domains/voice/gateway.js';
-import { UdpForwarder, type VoiceMedia } from './domains/voice/media.js';
+import { LobbyCalls } from './domains/voice/lobby-calls.js';
+import { UdpForwarder } from './domains/voice/media.js';
 import { VoiceService } from './domains/voice/service.js';
 import { transportCryptoReady } from './domains/voice/transport-crypto.js';
 import { voiceStatusRoutes } from './domains/voice-status/routes.js';
@@ -182,8 +184,6 @@ export interface Hearth {
   readonly gateway: GatewayServer;
   /** The voice gateway of this node (PROTOCOL.md §G); its endpoint is known after `listen`. */
   readonly voice: VoiceGateway;
-  /** This node's UDP forwarder: its counters show what media it carried (DAVE frames stay opaque to it). */
-  readonly voiceMedia: Pick<VoiceMedia, 'stats'>;
   /** This node's DAVE delivery service (the MLS external sender of the calls it hosts). */
   readonly dave: DaveDeliveryService;
   readonly services: Services;
@@ -603,15 +603,27 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   // the database, so VOICE_SERVER_UPDATE names the same node whichever gateway node answers op 4.
   const voiceTls = readVoiceTls(config.voiceTlsCert, config.voiceTlsKey);
   await transportCryptoReady;
-  const voiceMedia = await UdpForwarder.bind(config.voiceHost, config.voiceUdpPorts);
+  let voiceMedia: UdpForwarder | undefined;
   const voicePublicHost = config.voicePublicHost ?? config.voiceHost;
-  let voiceEndpoint = '';
   const voiceService = new VoiceService({
     storage,
     clock,
     nodeId,
-    endpoint: () => voiceEndpoint,
-    memberships: { membership: (serverId, userId) => voiceStates.voiceMembership(serverId, userId) },
+    endpoint: () => voiceGateway.endpoint,
+    memberships: {
+      membership: async (serverId, userId) =>
+        (await voiceStates.voiceMembership(serverId, userId)) ?? lobbyCalls.membership(serverId, userId),
+    },
+  });
+  const lobbyCalls = new LobbyCalls({
+    storage,
+    bus,
+    lobby: async (db, lobbyId) => {
+      const lobby = await lobbiesStore.findLobby(db, lobbyId);
+      if (!lobby) return undefined;
+      const members = await lobbiesStore.listMembers(db, lobbyId);
+      return { applicationId: lobby.application_id, members: members.map((member) => member.user_id) };
+    },
   });
   // DAVE's delivery service: this node's MLS external sender for the calls it hosts (domains/voice/dave/).
   const daveService = await DaveDeliveryService.create({
@@ -621,7 +633,6 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   });
   const voiceGateway = new VoiceGateway({
     service: voiceService,
-    media: voiceMedia,
     e2ee: new DaveE2eeCalls(daveService),
     logger,
     publicHost: voicePublicHost,
@@ -629,7 +640,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     modes: options.voice?.modes ?? VOICE_ENCRYPTION_MODES,
   });
   const stopVoiceStates = bus.subscribe((event) => {
-    if (event.type !== 'VOICE_STATE_UPDATE') return;
+    if (event.type !== 'VOICE_STATE_UPDATE' && event.type !== 'LOBBY_VOICE_STATE_UPDATE') return;
     voiceGateway
       .voiceStateChanged(event.data)
       .catch((error) => logger.error({ err: error, eventId: event.id }, 'voice session update failed'));
@@ -646,11 +657,24 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     guilds,
     updateVoiceState: (userId, sessionId, payload) =>
       voiceStates.updateVoiceState(userId, sessionId, payload),
-    voiceServerUpdate: (userId, sessionId, request, state) => {
+    voiceServerUpdate: async (userId, sessionId, request, state) => {
       const channelId = (state as { channel_id?: string } | null)?.channel_id ?? null;
-      return voiceService.serverUpdate(userId, sessionId, request.guild_id, channelId, request.guild_id);
+      const server = await voiceService.serverUpdate(userId, sessionId, request.guild_id, channelId);
+      return server && { token: server.token, guild_id: request.guild_id, endpoint: server.endpoint };
     },
-    voiceSessionEnded: (userId, sessionId) => voiceStates.sessionEnded(userId, sessionId),
+    lobbyVoiceStateUpdate: async (userId, sessionId, payload) => {
+      const change = await lobbyCalls.update(userId, sessionId, payload);
+      if (!change) return undefined;
+      const channelId = change.joined ? change.lobbyId : null;
+      const server = await voiceService.serverUpdate(userId, sessionId, change.lobbyId, channelId);
+      if (!server) return undefined;
+      const d = { token: server.token, lobby_id: change.lobbyId, endpoint: server.endpoint };
+      return { t: 'LOBBY_VOICE_SERVER_UPDATE', d };
+    },
+    voiceSessionEnded: async (userId, sessionId) => {
+      await voiceStates.sessionEnded(userId, sessionId);
+      await lobbyCalls.sessionEnded(userId, sessionId);
+    },
     channelInfo: (userId, guildId, fields) => voiceStatus.channelInfo(userId, guildId, fields),
     snapshots: new GuildSnapshots({
       storage,
@@ -868,7 +892,6 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bus,
     gateway: gatewayServer,
     voice: voiceGateway,
-    voiceMedia,
     dave: daveService,
     services,
     http,
@@ -878,9 +901,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
     async listen() {
       await http.listen({ host: config.host, port: config.port });
-      const voicePort = await voiceGateway.listen(config.voiceHost, config.voicePort, voiceTls);
-      const publicVoiceHost = voicePublicHost.includes(':') ? `[${voicePublicHost}]` : voicePublicHost;
-      voiceEndpoint = `${publicVoiceHost}:${voicePort}`;
+      // Sockets open only for a server: one-shot commands build the same app without them.
+      voiceMedia = await UdpForwarder.bind(config.voiceHost, config.voiceUdpPorts);
+      await voiceGateway.listen(voiceMedia, config.voiceHost, config.voicePort, voiceTls);
       const address = http.server.address();
       const port = typeof address === 'object' && address ? address.port : config.port;
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -895,7 +918,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       await gatewayServer.close();
       stopVoiceStates();
       await voiceGateway.close();
-      await voiceMedia.close();
+      await voiceMedia?.close();
       daveService.close();
       stopBusMetrics?.();
       presence.close();

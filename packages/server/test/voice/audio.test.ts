@@ -61,4 +61,38 @@ describe.each([
     expect(atB.size).toBe(FRAMES);
     expect(atA.size).toBe(FRAMES);
   });
+
+  it('resumes (op 7 → op 9) after its socket drops with 4015, and audio goes on with 0 % loss', async () => {
+    const [a, b] = peers as [Peer, Peer];
+    const networking = (a.connection.state as unknown as { networking: ResumableNetworking }).networking;
+    const resumed = new Promise<number[]>((resolve) => {
+      const codes: number[] = [];
+      const listener = (_old: { code: number }, next: { code: number }) => {
+        codes.push(next.code);
+        if (next.code === NETWORKING_READY) {
+          networking.off('stateChange', listener);
+          resolve(codes);
+        }
+      };
+      networking.on('stateChange', listener);
+    });
+    networking.state.ws.ws.close(4015);
+    // Resuming (5), then Ready (4) again: no new Identify, no new UDP handshake.
+    expect(await resumed).toStrictEqual([NETWORKING_RESUMING, NETWORKING_READY]);
+    const atB = receive(b, a, 3);
+    const atA = receive(a, b, 4);
+    await Promise.all([speak(a, b, 3, 0, FRAMES), speak(b, a, 4, 0, FRAMES)]);
+    await until(() => atA.size === FRAMES && atB.size === FRAMES);
+    expect([atB.size, atA.size]).toStrictEqual([FRAMES, FRAMES]);
+  });
 });
+
+/** @discordjs/voice's Networking states (NetworkingStatusCode): Ready 4, Resuming 5. */
+const NETWORKING_READY = 4;
+const NETWORKING_RESUMING = 5;
+
+interface ResumableNetworking {
+  state: { code: number; ws: { ws: { close(code: number): void } } };
+  on(event: 'stateChange', listener: (old: { code: number }, next: { code: number }) => void): void;
+  off(event: 'stateChange', listener: (old: { code: number }, next: { code: number }) => void): void;
+}

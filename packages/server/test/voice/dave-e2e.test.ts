@@ -155,7 +155,7 @@ describe('DAVE with unmodified @discordjs/voice 0.19.2 clients in a voice channe
     expect(await exchangeAll([a, c], 20)).toEqual([FRAMES, FRAMES]);
 
     // The forwarder carried only end-to-end encrypted frames (0xFAFA) and silence: it never saw audio.
-    const stats = hearth.voiceMedia.stats;
+    const stats = hearth.voice.mediaStats;
     expect(stats.plainFrames).toBe(0);
     expect(stats.daveFrames).toBeGreaterThanOrEqual(FRAMES * 7);
     expect(hearth.dave.call(channel)?.rejections.filter((r) => r !== 'commit_wrong_epoch')).toEqual([]);
@@ -167,7 +167,7 @@ describe('DAVE with unmodified @discordjs/voice 0.19.2 clients in a voice channe
     await until(() => inEpoch([a, d], 1n), 'a new group (epoch 1)');
     expect(a.connection.voicePrivacyCode).toBe(d.connection.voicePrivacyCode);
     expect(await exchangeAll([a, d], 30)).toEqual([FRAMES, FRAMES]);
-    expect(hearth.voiceMedia.stats.plainFrames).toBe(0);
+    expect(hearth.voice.mediaStats.plainFrames).toBe(0);
   });
 });
 
@@ -211,7 +211,7 @@ describe('DAVE in a mixed call before 1 March 2026 (protocol.md, Initial Transit
     await until(() => [a, b].every((p) => versionOf(p) === 0), 'both DAVE clients in transport-only mode');
     expect(a.connection.voicePrivacyCode).toBeUndefined();
     expect(await exchangeAll([a, b, legacy], 40)).toEqual(Array(6).fill(FRAMES));
-    expect(hearth.voiceMedia.stats.plainFrames).toBeGreaterThanOrEqual(FRAMES * 3);
+    expect(hearth.voice.mediaStats.plainFrames).toBeGreaterThanOrEqual(FRAMES * 3);
 
     legacy.connection.destroy();
     // A new group: both clients back on version 1, in epoch 1 again, with a new epoch authenticator.
@@ -225,8 +225,8 @@ describe('DAVE in a mixed call before 1 March 2026 (protocol.md, Initial Transit
     );
     expect(a.connection.voicePrivacyCode).toMatch(/^\d{30}$/);
     expect(a.connection.voicePrivacyCode).toBe(b.connection.voicePrivacyCode);
-    const plainBefore = hearth.voiceMedia.stats.plainFrames;
+    const plainBefore = hearth.voice.mediaStats.plainFrames;
     expect(await exchangeAll([a, b], 50)).toEqual([FRAMES, FRAMES]);
-    expect(hearth.voiceMedia.stats.plainFrames).toBe(plainBefore);
+    expect(hearth.voice.mediaStats.plainFrames).toBe(plainBefore);
   });
 });

@@ -9,7 +9,13 @@ import {
   type TestGuild,
 } from '../../../../test-support/guilds.js';
 import type { TestHearth } from '../../../../test-support/hearth.js';
-import { identifyBot, joinWithDiscordJs, startVoiceHearth } from '../../../../test-support/voice.js';
+import {
+  identifyBot,
+  identifyVoice,
+  joinVoice,
+  joinWithDiscordJs,
+  startVoiceHearth,
+} from '../../../../test-support/voice.js';
 import { type Peer, receive, speak, until } from '../../../../test-support/voice-audio.js';
 import { ManualClock } from '../../src/kernel/clock.js';
 
@@ -118,6 +124,44 @@ describe('what the media path forwards (SPEAK, server deafen and mute)', () => {
     expect(stats.forwarded).toBe(forwarded);
     expect(atB.size).toBe(0);
     expect(rights(a)).toStrictEqual({ send: false, receive: true, priority: false });
+  });
+});
+
+describe('op 5 under SPEAK and PRIORITY_SPEAKER', () => {
+  it('relays the speaking of a member without SPEAK as 0, and the priority bit only with PRIORITY_SPEAKER', async () => {
+    const muted = await seedTestChannel(hearth, guild.id, {
+      type: ChannelTypes.GuildVoice,
+      overwrites: [{ id: guild.id, type: 0, allow: 0n, deny: P.Speak }],
+    });
+    const priority = await seedTestChannel(hearth, guild.id, {
+      type: ChannelTypes.GuildVoice,
+      overwrites: [{ id: guild.id, type: 0, allow: P.PrioritySpeaker, deny: 0n }],
+    });
+    for (const [channel, relayed] of [
+      [muted, 0],
+      [priority, 5],
+    ] as const) {
+      const a = await identifyVoice(
+        await joinVoice(hearth, await addTestBot(hearth, guild), guild.id, channel),
+        guild.id,
+      );
+      const bJoin = await joinVoice(hearth, await addTestBot(hearth, guild), guild.id, channel);
+      const b = await identifyVoice(bJoin, guild.id);
+      await a.wire.next(11);
+      a.wire.send({ op: 5, d: { speaking: 1 | 4, delay: 0, ssrc: a.ready.ssrc } });
+      b.wire.send({
+        op: 1,
+        d: { protocol: 'udp', data: { address: '127.0.0.1', port: 5000, mode: 'aead_aes256_gcm_rtpsize' } },
+      });
+      await b.wire.next(4);
+      expect((await b.wire.next(5)).d).toStrictEqual({
+        user_id: expect.any(String),
+        ssrc: a.ready.ssrc,
+        speaking: relayed,
+      });
+      a.wire.socket.close();
+      b.wire.socket.close();
+    }
   });
 });
 

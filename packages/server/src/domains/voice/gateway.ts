@@ -28,7 +28,6 @@ const CALL_REFRESH_MS = 30_000;
 
 export interface VoiceGatewayDeps {
   service: VoiceService;
-  media: VoiceMedia;
   e2ee: E2eeCalls;
   logger: Logger;
   /** The address Ready tells clients to send UDP to. */
@@ -70,6 +69,9 @@ export class VoiceGateway {
   readonly #ssrcs = new Set<number>();
   readonly #refresh: NodeJS.Timeout;
   #server: Server | undefined;
+  /** Given by `listen`: nothing reaches a handler before. */
+  #media!: VoiceMedia;
+  #port = 0;
 
   /** Every opcode a client may send, in one table (STYLE.md rule 8); any other closes 4001. */
   readonly #handlers: Readonly<Record<number, Handler>> = {
@@ -96,8 +98,17 @@ export class VoiceGateway {
     this.#refresh.unref();
   }
 
-  /** Listens on `host:port`: TLS when a certificate is given (clients hard-code `wss://`). */
-  async listen(host: string, port: number, tls?: { cert: string; key: string }): Promise<number> {
+  /**
+   * Listens on `host:port` (TLS when a certificate is given: clients hard-code `wss://`), its media going
+   * through `media`; answers the port.
+   */
+  async listen(
+    media: VoiceMedia,
+    host: string,
+    port: number,
+    tls?: { cert: string; key: string },
+  ): Promise<number> {
+    this.#media = media;
     const server = tls ? createHttpsServer(tls) : createHttpServer();
     server.on('request', (_request, response) => {
       response.writeHead(426, { 'content-type': 'text/plain' }).end('voice gateway: WebSocket only\n');
@@ -112,7 +123,14 @@ export class VoiceGateway {
     });
     this.#server = server;
     const address = server.address();
-    return typeof address === 'object' && address ? address.port : port;
+    this.#port = typeof address === 'object' && address ? address.port : port;
+    return this.#port;
+  }
+
+  /** `host:port` clients reach this voice gateway at (VOICE_SERVER_UPDATE `endpoint`); known after `listen`. */
+  get endpoint(): string {
+    const host = this.#deps.publicHost;
+    return `${host.includes(':') ? `[${host}]` : host}:${this.#port}`;
   }
 
   /** Live sessions and calls on this node (tests and metrics). */
@@ -122,7 +140,7 @@ export class VoiceGateway {
 
   /** The media path's counters (metrics, benchmarks). */
   get mediaStats(): MediaStats {
-    return this.#deps.media.stats;
+    return this.#media.stats;
   }
 
   /** What the user's voice session on this node may do now, if it has one. */
@@ -139,12 +157,17 @@ export class VoiceGateway {
   }
 
   /**
-   * A VOICE_STATE_UPDATE was published (any node): the member's session here follows it. Leaving voice or a
+   * A VOICE_STATE_UPDATE or LOBBY_VOICE_STATE_UPDATE was published (any node): the member's session here follows it. Leaving voice or a
    * new gateway session ends it (4014); a move by a moderator takes it to the new call; mute, deafen,
    * suppress and permissions set what the media path forwards.
    */
-  async voiceStateChanged(state: { guild_id?: unknown; user_id?: unknown }): Promise<void> {
-    const serverId = typeof state.guild_id === 'string' ? state.guild_id : undefined;
+  async voiceStateChanged(state: {
+    guild_id?: unknown;
+    lobby_id?: unknown;
+    user_id?: unknown;
+  }): Promise<void> {
+    const server = state.guild_id ?? state.lobby_id;
+    const serverId = typeof server === 'string' ? server : undefined;
     const userId = typeof state.user_id === 'string' ? state.user_id : undefined;
     if (serverId === undefined || userId === undefined) return;
     const session = this.#sessions.get(`${serverId}:${userId}`);
@@ -329,7 +352,7 @@ export class VoiceGateway {
     link.session = session;
     this.#sessions.set(`${grant.serverId}:${grant.userId}`, session);
     const call = this.#callOf(grant.channelId, grant.serverId);
-    this.#deps.media.add({
+    this.#media.add({
       ssrc: session.ssrc,
       callId: call.channelId,
       userId: session.userId,
@@ -338,7 +361,7 @@ export class VoiceGateway {
     session.send(VoiceOpcodes.Ready, {
       ssrc: session.ssrc,
       ip: this.#deps.publicHost,
-      port: this.#deps.media.port,
+      port: this.#media.port,
       modes: this.#deps.modes,
       experiments: [],
     });
@@ -376,7 +399,7 @@ export class VoiceGateway {
     const key = randomBytes(VOICE_SECRET_KEY_BYTES);
     session.mode = mode as VoiceEncryptionMode;
     session.daveProtocolVersion = call.e2ee.protocolVersion(member);
-    this.#deps.media.describe(session.ssrc, session.mode, key);
+    this.#media.describe(session.ssrc, session.mode, key);
     session.send(VoiceOpcodes.SessionDescription, {
       mode,
       secret_key: [...key],
@@ -532,7 +555,7 @@ export class VoiceGateway {
     this.#leaveCall(session);
     session.channelId = channelId;
     const call = this.#callOf(channelId, session.serverId);
-    this.#deps.media.update(session.ssrc, { callId: channelId });
+    this.#media.update(session.ssrc, { callId: channelId });
     const member = this.#member(session);
     call.add(session, member);
     if (session.mode !== undefined) {
@@ -544,7 +567,7 @@ export class VoiceGateway {
 
   #setRights(session: VoiceSession, rights: VoiceRights): void {
     session.rights = rights;
-    this.#deps.media.update(session.ssrc, { rights });
+    this.#media.update(session.ssrc, { rights });
     // Losing the right to speak silences the member for the others at once.
     if (!rights.send && session.speaking) {
       session.speaking = 0;
@@ -563,7 +586,7 @@ export class VoiceGateway {
     this.#sessions.delete(key);
     clearTimeout(session.resumeTimer);
     this.#leaveCall(session, release);
-    this.#deps.media.remove(session.ssrc);
+    this.#media.remove(session.ssrc);
     this.#ssrcs.delete(session.ssrc);
     const socket = session.socket;
     session.socket = undefined;
