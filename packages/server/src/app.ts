@@ -84,7 +84,8 @@ import { ThreadListing } from './domains/threads/listing.js';
 import { ThreadMembersService } from './domains/threads/members.js';
 import { threadsRoutes } from './domains/threads/routes.js';
 import { ThreadsService } from './domains/threads/service.js';
-import { NO_E2EE } from './domains/voice/e2ee.js';
+import { DaveE2eeCalls } from './domains/voice/dave/e2ee.js';
+import { DaveDeliveryService } from './domains/voice/dave/service.js';
 import { VoiceGateway } from './domains/voice/gateway.js';
 import { LobbyCalls } from './domains/voice/lobby-calls.js';
 import { UdpForwarder } from './domains/voice/media.js';
@@ -184,6 +185,8 @@ export interface Hearth {
   readonly gateway: GatewayServer;
   /** The voice gateway of this node (PROTOCOL.md §G); its endpoint is known after `listen`. */
   readonly voice: VoiceGateway;
+  /** This node's DAVE delivery service (the MLS external sender of the calls it hosts). */
+  readonly dave: DaveDeliveryService;
   readonly services: Services;
   readonly http: FastifyInstance;
   /** Every route as registered, with who it admits: read by the suites that sweep every route. */
@@ -625,10 +628,15 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       return { applicationId: lobby.application_id, members: members.map((member) => member.user_id) };
     },
   });
+  // DAVE's delivery service: this node's MLS external sender for the calls it hosts (domains/voice/dave/).
+  const daveService = await DaveDeliveryService.create({
+    clock,
+    identity: nodeId,
+    onError: (error, callId) => logger.error({ err: error, callId }, 'dave delivery failed'),
+  });
   const voiceGateway: VoiceGateway = new VoiceGateway({
     service: voiceService,
-    // The DAVE external sender (domains/voice/dave/) replaces this for end-to-end encrypted calls.
-    e2ee: NO_E2EE,
+    e2ee: new DaveE2eeCalls(daveService),
     logger,
     publicHost: voicePublicHost,
     heartbeatIntervalMs: options.voice?.heartbeatIntervalMs ?? VOICE_HEARTBEAT_INTERVAL_MS,
@@ -889,6 +897,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bus,
     gateway: gatewayServer,
     voice: voiceGateway,
+    dave: daveService,
     services,
     http,
     routes,
@@ -915,6 +924,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       stopVoiceStates();
       await voiceGateway.close();
       await voiceMedia?.close();
+      daveService.close();
       stopBusMetrics?.();
       presence.close();
       await http.close();
