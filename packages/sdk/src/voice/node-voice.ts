@@ -5,9 +5,10 @@
  */
 import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { createSocket } from 'node:dgram';
+import { createRequire } from 'node:module';
 import { isIP } from 'node:net';
 import { VoiceEncryptionModes } from '@hearth/protocol';
-import davey from '@snazzah/davey';
+import type * as Davey from '@snazzah/davey';
 import OpusScript from 'opusscript';
 import { WebSocket } from 'ws';
 import { FRAME_SAMPLES } from './audio.js';
@@ -65,11 +66,20 @@ function opusCodec(): OpusCodec {
   };
 }
 
+/** The native addon, loaded on first use: bundlers leave it alone and calls without DAVE never load it. */
+let daveyModule: typeof Davey | undefined;
+function davey(): typeof Davey {
+  daveyModule ??= createRequire(import.meta.url)('@snazzah/davey') as typeof Davey;
+  return daveyModule;
+}
+
 /** DAVE through `@snazzah/davey` (openmls, prebuilt for this platform). */
 const daveyProvider: DaveProvider = {
-  maxProtocolVersion: davey.DAVE_PROTOCOL_VERSION,
+  get maxProtocolVersion() {
+    return davey().DAVE_PROTOCOL_VERSION;
+  },
   create(protocolVersion, userId, channelId): DaveSessionLike {
-    const session = new davey.DAVESession(protocolVersion, userId, channelId);
+    const session = new (davey().DAVESession)(protocolVersion, userId, channelId);
     const buffer = (bytes: Uint8Array) => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     return {
       get ready() {
