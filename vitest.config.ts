@@ -8,7 +8,10 @@ export default defineConfig({
     // Test files wait on sockets and child processes most of the time: two at once on two cores take 0.67 of the time.
     maxWorkers: 2,
     // Every response of every test server is checked against reference/openapi.json (STYLE 17).
-    setupFiles: ['./test-support/conformance-setup.ts'],
+    // The second registers a resolve hook before @discordjs/voice loads (see voice-client-hooks.mjs).
+    setupFiles: ['./test-support/conformance-setup.ts', './test-support/voice-client-crypto.ts'],
+    // A self-signed certificate the workers trust, for voice gateways under test (wss:// only).
+    globalSetup: ['./test-support/voice-tls-setup.ts'],
     reporters: ['default', './test-support/summary-reporter.ts'],
   },
 });

@@ -20,4 +20,5 @@ export * from './social.js';
 export * from './threads.js';
 export * from './timeline.js';
 export * from './user.js';
+export * from './voice.js';
 export * from './webhooks.js';

@@ -1,6 +1,14 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { expandScopes, HEARTBEAT_INTERVAL_MS, IDENTIFY_TIMEOUT_MS, PresenceStatuses } from '@hearth/protocol';
+import {
+  expandScopes,
+  HEARTBEAT_INTERVAL_MS,
+  IDENTIFY_TIMEOUT_MS,
+  PresenceStatuses,
+  VOICE_ENCRYPTION_MODES,
+  VOICE_HEARTBEAT_INTERVAL_MS,
+  type VoiceEncryptionMode,
+} from '@hearth/protocol';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { type Bus, type BusErrorReporter, MemoryBus } from './bus/bus.js';
@@ -74,6 +82,11 @@ import { ThreadListing } from './domains/threads/listing.js';
 import { ThreadMembersService } from './domains/threads/members.js';
 import { threadsRoutes } from './domains/threads/routes.js';
 import { ThreadsService } from './domains/threads/service.js';
+import { NO_E2EE } from './domains/voice/e2ee.js';
+import { VoiceGateway } from './domains/voice/gateway.js';
+import { UdpForwarder } from './domains/voice/media.js';
+import { VoiceService } from './domains/voice/service.js';
+import { transportCryptoReady } from './domains/voice/transport-crypto.js';
 import { voiceStatusRoutes } from './domains/voice-status/routes.js';
 import { VoiceStatusService } from './domains/voice-status/service.js';
 import { WebhooksService } from './domains/webhooks/service.js';
@@ -105,6 +118,8 @@ import { portalPages } from './web/portal/routes.js';
 export interface HearthOptions {
   /** Gateway timing, for tests of heartbeats; default: the platform's 41250 ms and IDENTIFY_TIMEOUT_MS. */
   gateway?: { heartbeatIntervalMs?: number; identifyTimeoutMs?: number };
+  /** Voice gateway heartbeat interval announced in op 8 Hello (VOICE_HEARTBEAT_INTERVAL_MS). */
+  voice?: { heartbeatIntervalMs?: number; modes?: readonly VoiceEncryptionMode[] };
   /**
    * Several nodes in one process (tests) share these in-process backends as they would share Redis;
    * with `redisUrl` set, Redis is used instead.
@@ -164,6 +179,8 @@ export interface Hearth {
   readonly storage: Storage;
   readonly bus: Bus;
   readonly gateway: GatewayServer;
+  /** The voice gateway of this node (PROTOCOL.md §G); its endpoint is known after `listen`. */
+  readonly voice: VoiceGateway;
   readonly services: Services;
   readonly http: FastifyInstance;
   /** Every route as registered, with who it admits: read by the suites that sweep every route. */
@@ -577,6 +594,37 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
   };
 
+  // Voice (PROTOCOL.md §G): this node's voice gateway and UDP forwarder; calls are placed on nodes through
+  // the database, so VOICE_SERVER_UPDATE names the same node whichever gateway node answers op 4.
+  const voiceTls = readVoiceTls(config.voiceTlsCert, config.voiceTlsKey);
+  await transportCryptoReady;
+  const voiceMedia = await UdpForwarder.bind(config.voiceHost, config.voiceUdpPorts);
+  const voicePublicHost = config.voicePublicHost ?? config.voiceHost;
+  let voiceEndpoint = '';
+  const voiceService = new VoiceService({
+    storage,
+    clock,
+    nodeId,
+    endpoint: () => voiceEndpoint,
+    memberships: { membership: (serverId, userId) => voiceStates.voiceMembership(serverId, userId) },
+  });
+  const voiceGateway = new VoiceGateway({
+    service: voiceService,
+    media: voiceMedia,
+    // The DAVE external sender (domains/voice/dave/) replaces this for end-to-end encrypted calls.
+    e2ee: NO_E2EE,
+    logger,
+    publicHost: voicePublicHost,
+    heartbeatIntervalMs: options.voice?.heartbeatIntervalMs ?? VOICE_HEARTBEAT_INTERVAL_MS,
+    modes: options.voice?.modes ?? VOICE_ENCRYPTION_MODES,
+  });
+  const stopVoiceStates = bus.subscribe((event) => {
+    if (event.type !== 'VOICE_STATE_UPDATE') return;
+    voiceGateway
+      .voiceStateChanged(event.data)
+      .catch((error) => logger.error({ err: error, eventId: event.id }, 'voice session update failed'));
+  });
+
   const gatewayServer: GatewayServer = new GatewayServer({
     clock,
     logger,
@@ -588,6 +636,10 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     guilds,
     updateVoiceState: (userId, sessionId, payload) =>
       voiceStates.updateVoiceState(userId, sessionId, payload),
+    voiceServerUpdate: (userId, sessionId, request, state) => {
+      const channelId = (state as { channel_id?: string } | null)?.channel_id ?? null;
+      return voiceService.serverUpdate(userId, sessionId, request.guild_id, channelId, request.guild_id);
+    },
     voiceSessionEnded: (userId, sessionId) => voiceStates.sessionEnded(userId, sessionId),
     channelInfo: (userId, guildId, fields) => voiceStatus.channelInfo(userId, guildId, fields),
     snapshots: new GuildSnapshots({
@@ -805,6 +857,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     storage,
     bus,
     gateway: gatewayServer,
+    voice: voiceGateway,
     services,
     http,
     routes,
@@ -813,6 +866,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
     async listen() {
       await http.listen({ host: config.host, port: config.port });
+      const voicePort = await voiceGateway.listen(config.voiceHost, config.voicePort, voiceTls);
+      const publicVoiceHost = voicePublicHost.includes(':') ? `[${voicePublicHost}]` : voicePublicHost;
+      voiceEndpoint = `${publicVoiceHost}:${voicePort}`;
       const address = http.server.address();
       const port = typeof address === 'object' && address ? address.port : config.port;
       const host = config.host.includes(':') ? `[${config.host}]` : config.host;
@@ -825,6 +881,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       await threadSweeping.stop();
       await deliveryWorker.stop();
       await gatewayServer.close();
+      stopVoiceStates();
+      await voiceGateway.close();
+      await voiceMedia.close();
       stopBusMetrics?.();
       presence.close();
       await http.close();
@@ -842,6 +901,28 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
 /** A database no other process can open: its events need no log. */
 function isInMemory(databaseUrl: string): boolean {
   return databaseUrl === 'sqlite::memory:' || databaseUrl === 'sqlite:';
+}
+
+/** The voice gateway's certificate and key: both or neither; unreadable or non-PEM files stop the start. */
+function readVoiceTls(certPath: string | undefined, keyPath: string | undefined) {
+  if (certPath === undefined && keyPath === undefined) return undefined;
+  if (certPath === undefined || keyPath === undefined) {
+    throw new ConfigError('--voice-tls-cert and --voice-tls-key go together');
+  }
+  const read = (path: string, flag: string, marker: string) => {
+    let pem: string;
+    try {
+      pem = readFileSync(path, 'utf8');
+    } catch (error) {
+      throw new ConfigError(`${flag}: cannot read ${path} (${(error as Error).message})`);
+    }
+    if (!pem.includes(marker)) throw new ConfigError(`${flag}: ${path} holds no PEM ${marker.toLowerCase()}`);
+    return pem;
+  };
+  return {
+    cert: read(certPath, '--voice-tls-cert', 'CERTIFICATE'),
+    key: read(keyPath, '--voice-tls-key', 'PRIVATE KEY'),
+  };
 }
 
 /** The extra CA of provider fetches; an unreadable or non-PEM file stops the start with the setting named. */

@@ -34,6 +34,19 @@ export interface Config {
   // Operations
   metrics: boolean;
   metricsToken: string | undefined;
+  // Voice
+  voiceHost: string;
+  voicePort: number;
+  voicePublicHost: string | undefined;
+  voiceUdpPorts: PortRange;
+  voiceTlsCert: string | undefined;
+  voiceTlsKey: string | undefined;
+}
+
+/** An inclusive range of ports; `{first: 0, last: 0}` lets the system pick one. */
+export interface PortRange {
+  first: number;
+  last: number;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -115,6 +128,16 @@ function boolean(raw: string, name: string): boolean {
 function secret(raw: string, name: string): string {
   if (raw.length < 32) throw new ConfigError(`${name} must be at least 32 characters`);
   return raw;
+}
+
+function portRange(raw: string, name: string): PortRange {
+  const match = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(raw.trim());
+  const first = Number(match?.[1]);
+  const last = match?.[2] === undefined ? first : Number(match[2]);
+  if (!match || first > 65535 || last > 65535 || last < first || (first === 0 && last !== 0)) {
+    throw new ConfigError(`${name} must be a port or a range FIRST-LAST (0 picks a free one), got "${raw}"`);
+  }
+  return { first, last };
 }
 
 function define<K extends keyof Config>(setting: Setting<K>): Setting<K> {
@@ -319,6 +342,58 @@ export const SETTINGS = [
       'Secret (32+ characters) a scraper sends as `Authorization: Bearer <token>` for `/metrics`; setting it turns metrics on. Other requests answer 401.',
     parse: secret,
   }),
+  define({
+    key: 'voiceHost',
+    flag: '--voice-host',
+    env: 'HEARTH_VOICE_HOST',
+    default: '127.0.0.1',
+    description: 'Address the voice gateway (WebSocket) and the voice media (UDP) listen on.',
+    parse: text,
+  }),
+  define({
+    key: 'voicePort',
+    flag: '--voice-port',
+    env: 'HEARTH_VOICE_PORT',
+    default: '8443',
+    description:
+      'TCP port of the voice gateway (`wss://` with `--voice-tls-cert`, else `ws://`); 0 picks a free one.',
+    parse: integer(0, 65535),
+  }),
+  define({
+    key: 'voicePublicHost',
+    flag: '--voice-public-host',
+    env: 'HEARTH_VOICE_PUBLIC_HOST',
+    default: undefined,
+    description:
+      'Host name or address clients reach the voice gateway and UDP media of this node at (`VOICE_SERVER_UPDATE` `endpoint`, op 2 `ip`); unset: `--voice-host`.',
+    parse: text,
+  }),
+  define({
+    key: 'voiceUdpPorts',
+    flag: '--voice-udp-ports',
+    env: 'HEARTH_VOICE_UDP_PORTS',
+    default: '50000-50099',
+    description:
+      'UDP port, or range `FIRST-LAST`, of the voice media; the node binds the first free one (0: any).',
+    parse: portRange,
+  }),
+  define({
+    key: 'voiceTlsCert',
+    flag: '--voice-tls-cert',
+    env: 'HEARTH_VOICE_TLS_CERT',
+    default: undefined,
+    description:
+      'PEM certificate (chain) of the voice gateway; with `--voice-tls-key` it serves `wss://`, which voice clients such as `@discordjs/voice` require. Unset: plain `ws://`.',
+    parse: text,
+  }),
+  define({
+    key: 'voiceTlsKey',
+    flag: '--voice-tls-key',
+    env: 'HEARTH_VOICE_TLS_KEY',
+    default: undefined,
+    description: 'PEM private key of `--voice-tls-cert`.',
+    parse: text,
+  }),
 ] as const;
 
 export type Flags = Partial<Record<keyof Config, string | undefined>>;
@@ -352,6 +427,9 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     port: 0,
     logLevel: 'silent',
     dataDir: join(tmpdir(), `hearth-data-${randomUUID()}`),
+    // Many test servers run at once: each voice gateway and UDP socket takes a free port.
+    voicePort: 0,
+    voiceUdpPorts: { first: 0, last: 0 },
     ...overrides,
   };
 }

@@ -70,6 +70,22 @@ const SAMPLES: { [K in keyof Config]: Sample<K> } = {
     env: 'n'.repeat(48),
     fromEnv: 'n'.repeat(48),
   },
+  voiceHost: { flag: '0.0.0.0', fromFlag: '0.0.0.0', env: '10.0.0.2', fromEnv: '10.0.0.2' },
+  voicePort: { flag: '0', fromFlag: 0, env: '9443', fromEnv: 9443 },
+  voicePublicHost: {
+    flag: 'voice.example',
+    fromFlag: 'voice.example',
+    env: '203.0.113.7',
+    fromEnv: '203.0.113.7',
+  },
+  voiceUdpPorts: {
+    flag: '0',
+    fromFlag: { first: 0, last: 0 },
+    env: '40000-40009',
+    fromEnv: { first: 40000, last: 40009 },
+  },
+  voiceTlsCert: { flag: '/etc/voice.pem', fromFlag: '/etc/voice.pem', env: 'cert.pem', fromEnv: 'cert.pem' },
+  voiceTlsKey: { flag: '/etc/voice.key', fromFlag: '/etc/voice.key', env: 'key.pem', fromEnv: 'key.pem' },
 };
 
 const DEFAULTS: Config = {
@@ -96,6 +112,12 @@ const DEFAULTS: Config = {
   sessionLifetimeDays: 30,
   metrics: false,
   metricsToken: undefined,
+  voiceHost: '127.0.0.1',
+  voicePort: 8443,
+  voicePublicHost: undefined,
+  voiceUdpPorts: { first: 50000, last: 50099 },
+  voiceTlsCert: undefined,
+  voiceTlsKey: undefined,
 };
 
 const cases = SETTINGS.map((setting) => ({ ...setting, sample: SAMPLES[setting.key] }));

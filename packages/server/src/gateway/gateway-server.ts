@@ -82,6 +82,16 @@ export interface GatewayServerDeps {
   presence?: PresenceHooks;
   /** Op 4: joins, moves or leaves a guild's voice (the guild domain's voice states); throws on a refusal. */
   updateVoiceState?: (userId: string, sessionId: string, payload: unknown) => Promise<unknown>;
+  /**
+   * After op 4 answered `state` (null: left): the VOICE_SERVER_UPDATE for that session (the voice domain's
+   * token and the endpoint of the node hosting the call), or undefined when none is due.
+   */
+  voiceServerUpdate?: (
+    userId: string,
+    sessionId: string,
+    request: { guild_id: string; channel_id?: unknown },
+    state: unknown,
+  ) => Promise<object | undefined>;
   /** A session ended for good (not resumable): its voice states go (the guild domain's voice states). */
   voiceSessionEnded?: (userId: string, sessionId: string) => Promise<void>;
   /** Op 43: a guild's voice channel status and start time (the voice-status domain); throws on a refusal. */
@@ -703,7 +713,10 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     const update = this.#deps.updateVoiceState;
     if (!update || !session.guildIds.has(d.guild_id)) return;
     try {
-      await update(session.identity.userId, session.id, d);
+      const state = await update(session.identity.userId, session.id, d);
+      const server = await this.#deps.voiceServerUpdate?.(session.identity.userId, session.id, d, state);
+      // Only the session that asked learns where to connect, with a token bound to it.
+      if (server) record(session, 'VOICE_SERVER_UPDATE', server);
     } catch (error) {
       if (!(error instanceof HearthError)) throw error;
       this.logger.debug({ session: session.id, code: error.code }, 'gateway voice state update refused');

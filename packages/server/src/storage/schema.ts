@@ -58,6 +58,9 @@ export interface Schema {
   gateway_session_dispatches: GatewaySessionDispatchesTable;
   // ---- Voice channel status and start time (0027_voice_status) ----
   voice_channel_statuses: VoiceChannelStatusesTable;
+  // ---- Voice calls and tokens (0033_voice) ----
+  voice_calls: VoiceCallsTable;
+  voice_tokens: VoiceTokensTable;
   // ---- Guild invites (0026_invites) ----
   invites: InvitesTable;
   invite_target_users: InviteTargetUsersTable;
@@ -684,6 +687,24 @@ export interface VoiceChannelStatusesTable {
   guild_id: string;
   status: string | null;
   voice_start_time: number | null;
+}
+
+/** Which node hosts a call (0033_voice); `alive_at` (ms) is refreshed while the node runs it. */
+export interface VoiceCallsTable {
+  channel_id: string;
+  node_id: string;
+  endpoint: string;
+  alive_at: number;
+}
+
+/** A voice token of VOICE_SERVER_UPDATE (0033_voice), bound to user, server, channel and gateway session. */
+export interface VoiceTokensTable {
+  token_hash: string;
+  user_id: string;
+  server_id: string;
+  channel_id: string;
+  session_id: string;
+  expires_at: number;
 }
 
 /** A guild invite (0026_invites); `max_age` in seconds, `expires_at` null when it never expires. */

@@ -167,6 +167,31 @@ export class VoiceStatesService {
     }
   }
 
+  /**
+   * What the voice server may do for a member in its voice channel: send media with SPEAK unless muted or
+   * suppressed, receive unless deafened, flag priority with PRIORITY_SPEAKER. Undefined when not in voice.
+   */
+  async voiceMembership(guildId: string, userId: string) {
+    const { db } = this.#deps.storage;
+    const state = await store.findVoiceState(db, guildId, userId);
+    if (!state) return undefined;
+    const access = await this.#deps.access.member(db, guildId, userId).catch(() => undefined);
+    const channel = await store.findChannel(db, state.channel_id);
+    if (!access || !channel) return undefined;
+    const permissions = await this.#deps.access.permissionsIn(db, access, state.channel_id);
+    return {
+      channelId: state.channel_id,
+      sessionId: state.session_id,
+      rights: {
+        send: has(permissions, P.Speak) && !Number(state.mute) && !Number(state.suppress),
+        receive: !Number(state.deaf),
+        priority: has(permissions, P.PrioritySpeaker),
+      },
+      // Stages are not end-to-end encrypted; voice channels are from 1 March 2026 (seed).
+      endToEndCall: Number(channel.type) !== ChannelTypes.GuildStageVoice,
+    };
+  }
+
   /** The voice channel a member is connected to in the guild, if any (voice status: "connected"). */
   async connectedChannel(db: Executor, guildId: string, userId: string): Promise<string | undefined> {
     return (await store.findVoiceState(db, guildId, userId))?.channel_id;

@@ -1,0 +1,199 @@
+import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
+import type { VoiceEncryptionMode } from '@hearth/protocol';
+import type { PortRange } from '../../config.js';
+import { classify, discoveryResponse, discoverySsrc, rtpsizeHeaderBytes, ssrcOf } from './rtp.js';
+import { type TransportCipher, transportCipher } from './transport-crypto.js';
+
+/** What the media path may do for a member: send (SPEAK, not muted or suppressed) and receive (not deafened). */
+export interface MediaRights {
+  send: boolean;
+  receive: boolean;
+}
+
+/**
+ * The selective forwarding unit as the voice gateway drives it. Every call is plain data, so the same
+ * interface can be served from a worker thread by message passing (DESIGN.md: forwarding in workers).
+ */
+export interface VoiceMedia {
+  /** The UDP port Ready announces. */
+  readonly port: number;
+  /** A member got its SSRC (op 2 Ready): IP discovery for it is answered from now on. */
+  add(member: { ssrc: number; callId: string; userId: string; rights: MediaRights }): void;
+  /** Op 4 Session Description: its packets are opened, and others' sealed for it, under this key. */
+  describe(ssrc: number, mode: VoiceEncryptionMode, key: Uint8Array): void;
+  /** Rights changed (mute, deafen, suppress, permissions) or a moderator moved the member to another call. */
+  update(ssrc: number, change: { rights?: MediaRights; callId?: string }): void;
+  remove(ssrc: number): void;
+  readonly stats: MediaStats;
+  close(): Promise<void>;
+}
+
+export interface MediaStats {
+  received: number;
+  forwarded: number;
+  /** Unknown SSRC, not yet described, failed authentication, malformed, or the sender may not send. */
+  dropped: number;
+  rtcp: number;
+}
+
+interface Entry {
+  ssrc: number;
+  callId: string;
+  userId: string;
+  rights: MediaRights;
+  cipher: TransportCipher | undefined;
+  address: string | undefined;
+  port: number;
+  /** The nonce counter of packets sealed for this member. */
+  counter: number;
+}
+
+/** One UDP socket forwarding every call of this node (PROTOCOL.md §G.4, §G.5). */
+export class UdpForwarder implements VoiceMedia {
+  readonly stats: MediaStats = { received: 0, forwarded: 0, dropped: 0, rtcp: 0 };
+  readonly #socket: Socket;
+  readonly #members = new Map<number, Entry>();
+  readonly #calls = new Map<string, Set<Entry>>();
+
+  private constructor(socket: Socket) {
+    this.#socket = socket;
+    socket.on('message', (packet, from) => this.#receive(packet, from));
+    // A send to a vanished address errors asynchronously; the media path only drops it.
+    socket.on('error', () => {});
+  }
+
+  /** Binds the first free port of `ports` on `host`. */
+  static async bind(host: string, ports: PortRange): Promise<UdpForwarder> {
+    for (let port = ports.first; port <= ports.last; port += 1) {
+      const socket = createSocket({ type: host.includes(':') ? 'udp6' : 'udp4' });
+      try {
+        await new Promise<void>((resolve, reject) => {
+          socket.once('error', reject);
+          socket.bind(port, host, () => {
+            socket.off('error', reject);
+            resolve();
+          });
+        });
+        return new UdpForwarder(socket);
+      } catch (error) {
+        socket.close();
+        if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || port === ports.last) throw error;
+      }
+    }
+    throw new Error('no voice UDP port');
+  }
+
+  get port(): number {
+    return this.#socket.address().port;
+  }
+
+  add(member: { ssrc: number; callId: string; userId: string; rights: MediaRights }): void {
+    const entry: Entry = { ...member, cipher: undefined, address: undefined, port: 0, counter: 0 };
+    this.#members.set(member.ssrc, entry);
+    this.#join(entry);
+  }
+
+  describe(ssrc: number, mode: VoiceEncryptionMode, key: Uint8Array): void {
+    const entry = this.#members.get(ssrc);
+    if (entry) entry.cipher = transportCipher(mode, key);
+  }
+
+  update(ssrc: number, change: { rights?: MediaRights; callId?: string }): void {
+    const entry = this.#members.get(ssrc);
+    if (!entry) return;
+    if (change.rights) entry.rights = change.rights;
+    if (change.callId !== undefined && change.callId !== entry.callId) {
+      this.#leave(entry);
+      entry.callId = change.callId;
+      this.#join(entry);
+    }
+  }
+
+  remove(ssrc: number): void {
+    const entry = this.#members.get(ssrc);
+    if (!entry) return;
+    this.#members.delete(ssrc);
+    this.#leave(entry);
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => this.#socket.close(() => resolve()));
+  }
+
+  #join(entry: Entry): void {
+    let call = this.#calls.get(entry.callId);
+    if (!call) {
+      call = new Set();
+      this.#calls.set(entry.callId, call);
+    }
+    call.add(entry);
+  }
+
+  #leave(entry: Entry): void {
+    const call = this.#calls.get(entry.callId);
+    call?.delete(entry);
+    if (call?.size === 0) this.#calls.delete(entry.callId);
+  }
+
+  #receive(packet: Buffer, from: RemoteInfo): void {
+    this.stats.received += 1;
+    switch (classify(packet)) {
+      case 'discovery': {
+        this.#discover(packet, from);
+        return;
+      }
+      case 'rtp': {
+        this.#forward(packet, from);
+        return;
+      }
+      case 'rtcp':
+        // The voice clients send no RTCP and wait for none: counted, not forwarded.
+        this.stats.rtcp += 1;
+        return;
+      case 'keepalive':
+        return;
+      default:
+        this.stats.dropped += 1;
+    }
+  }
+
+  /** IP discovery (PROTOCOL.md §G.4): answered only for an SSRC a Ready gave out; learns its address. */
+  #discover(packet: Buffer, from: RemoteInfo): void {
+    const ssrc = discoverySsrc(packet);
+    const entry = this.#members.get(ssrc);
+    if (!entry) {
+      this.stats.dropped += 1;
+      return;
+    }
+    entry.address = from.address;
+    entry.port = from.port;
+    this.#socket.send(discoveryResponse(ssrc, from.address, from.port), from.port, from.address);
+  }
+
+  /** Opens with the sender's key, then seals the same header and payload for each receiver of the call. */
+  #forward(packet: Buffer, from: RemoteInfo): void {
+    const sender = this.#members.get(ssrcOf(packet));
+    const headerBytes = rtpsizeHeaderBytes(packet);
+    const plaintext = headerBytes === undefined ? undefined : sender?.cipher?.open(packet, headerBytes);
+    if (!sender || plaintext === undefined || !sender.rights.send) {
+      this.stats.dropped += 1;
+      return;
+    }
+    // Only an authenticated packet may move the sender's address (NAT rebinding).
+    if (sender.address !== from.address || sender.port !== from.port) {
+      sender.address = from.address;
+      sender.port = from.port;
+    }
+    const header = packet.subarray(0, headerBytes);
+    for (const receiver of this.#calls.get(sender.callId) ?? []) {
+      if (receiver === sender || !receiver.cipher || !receiver.address || !receiver.rights.receive) continue;
+      receiver.counter = (receiver.counter + 1) >>> 0;
+      this.#socket.send(
+        receiver.cipher.seal(header, plaintext, receiver.counter),
+        receiver.port,
+        receiver.address,
+      );
+      this.stats.forwarded += 1;
+    }
+  }
+}

@@ -1,0 +1,47 @@
+import { IpDiscovery, RTCP_PACKET_TYPES, Rtp } from '@hearth/protocol';
+
+/** What kind of datagram arrived on the media socket (PROTOCOL.md §G.4). */
+export type DatagramKind = 'discovery' | 'keepalive' | 'rtcp' | 'rtp' | 'invalid';
+
+const KEEPALIVE_BYTES = 8;
+
+export function classify(packet: Buffer): DatagramKind {
+  if (packet.length === IpDiscovery.PacketBytes && packet.readUInt16BE(0) === IpDiscovery.Request) {
+    return packet.readUInt16BE(2) === IpDiscovery.Length ? 'discovery' : 'invalid';
+  }
+  if (packet.length === KEEPALIVE_BYTES) return 'keepalive';
+  if (packet.length < Rtp.HeaderBytes || packet[0]! >> 6 !== Rtp.Version) return 'invalid';
+  const type = packet[1]!;
+  if (type >= RTCP_PACKET_TYPES.min && type <= RTCP_PACKET_TYPES.max) return 'rtcp';
+  return 'rtp';
+}
+
+/**
+ * The unencrypted header of an rtpsize packet: 12 bytes, 4 per CSRC, and the 4-byte extension preamble
+ * when the X bit is set (its body is encrypted). Undefined when the packet is too short to hold it.
+ */
+export function rtpsizeHeaderBytes(packet: Buffer): number | undefined {
+  const first = packet[0]!;
+  const bytes = Rtp.HeaderBytes + 4 * (first & 0x0f) + (first & 0x10 ? 4 : 0);
+  return packet.length >= bytes + Rtp.TagBytes + Rtp.NonceBytes ? bytes : undefined;
+}
+
+export function ssrcOf(packet: Buffer): number {
+  return packet.readUInt32BE(8);
+}
+
+/** The SSRC an IP discovery request names. */
+export function discoverySsrc(packet: Buffer): number {
+  return packet.readUInt32BE(4);
+}
+
+/** The discovery response: type 2, length 70, the SSRC, the NUL-terminated address seen, the port seen. */
+export function discoveryResponse(ssrc: number, address: string, port: number): Buffer {
+  const packet = Buffer.alloc(IpDiscovery.PacketBytes);
+  packet.writeUInt16BE(IpDiscovery.Response, 0);
+  packet.writeUInt16BE(IpDiscovery.Length, 2);
+  packet.writeUInt32BE(ssrc, 4);
+  packet.write(address.slice(0, IpDiscovery.AddressBytes - 1), IpDiscovery.AddressOffset, 'utf8');
+  packet.writeUInt16BE(port, IpDiscovery.PacketBytes - 2);
+  return packet;
+}

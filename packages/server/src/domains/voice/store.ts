@@ -1,0 +1,94 @@
+import type { Selectable } from 'kysely';
+import type { Executor } from '../../storage/database.js';
+import type { VoiceCallsTable, VoiceTokensTable } from '../../storage/schema.js';
+
+export type VoiceCallRow = Selectable<VoiceCallsTable>;
+export type VoiceTokenRow = Selectable<VoiceTokensTable>;
+
+export function findCall(db: Executor, channelId: string): Promise<VoiceCallRow | undefined> {
+  return db.selectFrom('voice_calls').selectAll().where('channel_id', '=', channelId).executeTakeFirst();
+}
+
+/** Claims a call for a node unless another holds it; answers the row as it stands after. */
+export async function claimCall(db: Executor, row: VoiceCallRow): Promise<VoiceCallRow> {
+  await db
+    .insertInto('voice_calls')
+    .values(row)
+    .onConflict((oc) => oc.column('channel_id').doNothing())
+    .execute();
+  return (await findCall(db, row.channel_id)) ?? row;
+}
+
+/** Takes a call over from a node that stopped refreshing it (`alive_at` before `staleBefore`). */
+export async function takeOverCall(db: Executor, row: VoiceCallRow, staleBefore: number): Promise<void> {
+  await db
+    .updateTable('voice_calls')
+    .set({ node_id: row.node_id, endpoint: row.endpoint, alive_at: row.alive_at })
+    .where('channel_id', '=', row.channel_id)
+    .where('alive_at', '<', staleBefore)
+    .execute();
+}
+
+export async function refreshCalls(db: Executor, nodeId: string, channelIds: string[], now: number) {
+  if (channelIds.length === 0) return;
+  await db
+    .updateTable('voice_calls')
+    .set({ alive_at: now })
+    .where('node_id', '=', nodeId)
+    .where('channel_id', 'in', channelIds)
+    .execute();
+}
+
+export async function releaseCall(db: Executor, channelId: string, nodeId: string): Promise<void> {
+  await db
+    .deleteFrom('voice_calls')
+    .where('channel_id', '=', channelId)
+    .where('node_id', '=', nodeId)
+    .execute();
+}
+
+/** Issues a token; the user's earlier tokens for the same server go (one live token per user and server). */
+export async function replaceToken(db: Executor, row: VoiceTokenRow, now: number): Promise<void> {
+  await db
+    .deleteFrom('voice_tokens')
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('user_id', '=', row.user_id), eb('server_id', '=', row.server_id)]),
+        eb('expires_at', '<', now),
+      ]),
+    )
+    .execute();
+  await db.insertInto('voice_tokens').values(row).execute();
+}
+
+export function findToken(db: Executor, tokenHash: string): Promise<VoiceTokenRow | undefined> {
+  return db.selectFrom('voice_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+}
+
+/** The user's live token for the server, if any: a change of channel needs a new one. */
+export function tokenOf(db: Executor, userId: string, serverId: string): Promise<VoiceTokenRow | undefined> {
+  return db
+    .selectFrom('voice_tokens')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('server_id', '=', serverId)
+    .executeTakeFirst();
+}
+
+/** A moderator moved the member: its token now names the channel it is in (for Resume). */
+export async function moveToken(db: Executor, userId: string, serverId: string, channelId: string) {
+  await db
+    .updateTable('voice_tokens')
+    .set({ channel_id: channelId })
+    .where('user_id', '=', userId)
+    .where('server_id', '=', serverId)
+    .execute();
+}
+
+export async function deleteTokens(db: Executor, userId: string, serverId: string): Promise<void> {
+  await db
+    .deleteFrom('voice_tokens')
+    .where('user_id', '=', userId)
+    .where('server_id', '=', serverId)
+    .execute();
+}

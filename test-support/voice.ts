@@ -1,0 +1,163 @@
+import {
+  type DiscordGatewayAdapterCreator,
+  entersState,
+  joinVoiceChannel,
+  type VoiceConnection,
+  VoiceConnectionStatus,
+} from '@discordjs/voice';
+import { GatewayIntents, GatewayOpcodes } from '@hearth/protocol';
+import type { Clock } from '@hearth/server';
+import WebSocket, { type RawData } from 'ws';
+import { GatewayClient } from './gateway.js';
+import { type StartOptions, startHearth, type TestHearth } from './hearth.js';
+import type { TestGame } from './oauth.js';
+
+const PROPERTIES = { os: 'linux', browser: 'hearth-test', device: 'hearth-test' };
+
+/** A server whose voice gateway serves `wss://` with the certificate the test workers trust (voice-tls-setup). */
+export function startVoiceHearth(clock?: Clock, options: StartOptions = {}): Promise<TestHearth> {
+  const cert = process.env.HEARTH_TEST_VOICE_TLS_CERT;
+  const key = process.env.HEARTH_TEST_VOICE_TLS_KEY;
+  if (!cert || !key)
+    throw new Error('voice tests need test-support/voice-tls-setup.ts as vitest globalSetup');
+  return startHearth({ voiceTlsCert: cert, voiceTlsKey: key }, clock, options);
+}
+
+/** A bot's main gateway session in its guilds, with voice states. */
+export async function identifyBot(hearth: TestHearth, game: TestGame): Promise<GatewayClient> {
+  const client = await GatewayClient.connect(hearth.url);
+  await client.nextOp(GatewayOpcodes.Hello);
+  const intents = GatewayIntents.Guilds | GatewayIntents.GuildVoiceStates;
+  client.send({ op: 2, d: { token: game.botToken, intents, properties: PROPERTIES } });
+  await client.nextDispatch('READY');
+  return client;
+}
+
+/**
+ * The adapter @discordjs/voice asks of a library: op 4 goes out through the bot's gateway session, its own
+ * VOICE_STATE_UPDATE and its VOICE_SERVER_UPDATE come back in.
+ */
+export function adapterFor(client: GatewayClient, userId: string): DiscordGatewayAdapterCreator {
+  return (methods) => {
+    const listener = (data: RawData) => {
+      const frame = JSON.parse(data.toString()) as { t?: string; d?: Record<string, unknown> };
+      if (frame.t === 'VOICE_STATE_UPDATE' && frame.d?.user_id === userId) {
+        methods.onVoiceStateUpdate(frame.d as never);
+      } else if (frame.t === 'VOICE_SERVER_UPDATE') {
+        methods.onVoiceServerUpdate(frame.d as never);
+      }
+    };
+    client.socket.on('message', listener);
+    return {
+      sendPayload(payload) {
+        if (client.socket.readyState !== WebSocket.OPEN) return false;
+        client.send(payload);
+        return true;
+      },
+      destroy() {
+        client.socket.off('message', listener);
+      },
+    };
+  };
+}
+
+/** An unmodified @discordjs/voice connection of the bot to `channelId`, once Ready. */
+export async function joinWithDiscordJs(
+  client: GatewayClient,
+  game: TestGame,
+  guildId: string,
+  channelId: string,
+): Promise<VoiceConnection> {
+  const connection = joinVoiceChannel({
+    guildId,
+    channelId,
+    // Connections are kept per group and guild: each bot of the test is its own group.
+    group: game.botUserId,
+    selfDeaf: false,
+    selfMute: false,
+    daveEncryption: false,
+    adapterCreator: adapterFor(client, game.botUserId),
+  });
+  await entersState(connection, VoiceConnectionStatus.Ready, 10_000);
+  return connection;
+}
+
+export interface VoiceFrame {
+  op: number;
+  d: unknown;
+  seq?: number;
+}
+
+/** A bare voice gateway client for exact wire assertions: every frame it receives, in order. */
+export class VoiceWire {
+  readonly socket: WebSocket;
+  readonly frames: VoiceFrame[] = [];
+  readonly closed: Promise<{ code: number; reason: string }>;
+  #cursor = 0;
+  #wake: (() => void) | undefined;
+
+  private constructor(socket: WebSocket) {
+    this.socket = socket;
+    socket.on('message', (data, isBinary) => {
+      const bytes = Buffer.from(data as Buffer);
+      this.frames.push(
+        isBinary
+          ? { op: bytes[2]!, seq: bytes.readUInt16BE(0), d: bytes.subarray(3) }
+          : (JSON.parse(bytes.toString('utf8')) as VoiceFrame),
+      );
+      this.#wake?.();
+    });
+    this.closed = new Promise((resolve) => {
+      socket.on('close', (code, reason) => {
+        resolve({ code, reason: reason.toString() });
+        this.#wake?.();
+      });
+    });
+  }
+
+  /** Opens `wss://{endpoint}{query}`; `query` as the client sends it, e.g. `?v=8`. */
+  static open(endpoint: string, query = '?v=8'): Promise<VoiceWire> {
+    const socket = new WebSocket(`wss://${endpoint}/${query}`);
+    const wire = new VoiceWire(socket);
+    return new Promise((resolve, reject) => {
+      socket.once('open', () => resolve(wire));
+      socket.once('error', reject);
+    });
+  }
+
+  send(payload: unknown): void {
+    this.socket.send(
+      typeof payload === 'string' || Buffer.isBuffer(payload) ? payload : JSON.stringify(payload),
+    );
+  }
+
+  /** The next frame with this opcode after those handed out; rejects on close or after `timeoutMs`. */
+  async next(op: number, timeoutMs = 5_000): Promise<VoiceFrame> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const index = this.frames.findIndex((frame, i) => i >= this.#cursor && frame.op === op);
+      if (index >= 0) {
+        this.#cursor = index + 1;
+        return this.frames[index]!;
+      }
+      if (this.socket.readyState === WebSocket.CLOSED) throw new Error(`closed before op ${op}`);
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no op ${op} within ${timeoutMs} ms: ${JSON.stringify(this.frames)}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, left);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+  }
+
+  /** The close the server made. */
+  async closeCode(timeoutMs = 5_000): Promise<number> {
+    const timeout = new Promise<never>((_resolve, reject) =>
+      setTimeout(() => reject(new Error(`not closed: ${JSON.stringify(this.frames)}`)), timeoutMs).unref(),
+    );
+    return (await Promise.race([this.closed, timeout])).code;
+  }
+}
