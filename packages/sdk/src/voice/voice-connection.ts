@@ -79,6 +79,11 @@ export class VoiceConnection {
     private readonly events: VoiceConnectionEvents,
   ) {}
 
+  /** The SSRC of this member's audio (from Ready). */
+  get ssrc(): number {
+    return this.#ssrc;
+  }
+
   get ready(): boolean {
     return this.#cipher !== undefined && this.#udp !== undefined;
   }
@@ -280,6 +285,8 @@ export class VoiceConnection {
         this.#udp?.send(packet);
       }, KEEPALIVE_MS);
     }
+    // Receivers map SSRC to user only from relayed op 5: announce ours before any audio (speaking 0).
+    this.#send(VoiceOpcodes.Speaking, { speaking: 0, delay: 0, ssrc: this.#ssrc });
     this.events.connected();
   }
 

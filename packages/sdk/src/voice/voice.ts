@@ -3,14 +3,14 @@
  * (the lobby as the call's channel), waits for VOICE_STATE_UPDATE and VOICE_SERVER_UPDATE, then opens the
  * voice connection; ends calls with op 4 and a null channel.
  */
-import { GatewayOpcodes } from '@hearth/protocol';
-import { type FeatureContext, safely } from '../feature.js';
+import { GatewayOpcodes, VoiceCloseCodes } from '@hearth/protocol';
+import type { FeatureContext } from '../feature.js';
 import { LoggingSeverity } from '../logging.js';
 import type { UserAudioCapturedCallback, UserAudioReceivedCallback } from './audio.js';
 import { Call } from './call.js';
 import { CallError, CallStatus } from './call-status.js';
 import type { VoiceNetwork } from './network.js';
-import { VoiceConnection } from './voice-connection.js';
+import { VoiceConnection, type VoiceConnectionParams } from './voice-connection.js';
 
 /** How long a call waits for the gateway to answer op 4 before giving up (Call::Error JoinTimeout). */
 export const JOIN_TIMEOUT_MS = 15_000;
@@ -164,10 +164,11 @@ export class Voice {
 
   #onVoiceServer(data: Record<string, unknown>): void {
     // A lobby call's VOICE_SERVER_UPDATE names the lobby as its channel (no guild).
-    const channelId =
-      (typeof data.channel_id === 'string' && data.channel_id) ||
-      (typeof data.guild_id === 'string' && data.guild_id) ||
-      undefined;
+    const named = [data.channel_id, data.guild_id].find(
+      (id): id is string => typeof id === 'string' && this.#pending.has(id),
+    );
+    // Without a channel id the answer is for the one call waiting for it (op 4 keeps one call per session).
+    const channelId = named ?? (this.#pending.size === 1 ? [...this.#pending.keys()][0] : undefined);
     const pending = channelId ? this.#pending.get(channelId) : undefined;
     if (!pending || !channelId) return;
     if (typeof data.endpoint !== 'string' || typeof data.token !== 'string') {
@@ -184,9 +185,8 @@ export class Voice {
     const network = this.network;
     if (!pending.sessionId || !pending.server || !userId || !network) return;
     this.#clearPending(channelId);
-    const call = pending.call;
-    call.setStatus(CallStatus.Connecting);
-    const connection = new VoiceConnection(
+    connectCall(
+      pending.call,
       {
         endpoint: pending.server.endpoint,
         token: pending.server.token,
@@ -197,27 +197,46 @@ export class Voice {
         network,
       },
       {
-        signalingConnected: () => call.setStatus(CallStatus.SignalingConnected),
-        connected: () => call.setStatus(CallStatus.Connected),
-        reconnecting: () => call.setStatus(CallStatus.Reconnecting),
-        resumed: () => call.setStatus(CallStatus.Connected),
+        log: (message) => this.#log(LoggingSeverity.Verbose, message),
         closed: (code, reason) => {
           this.#log(
             LoggingSeverity.Warning,
             `the call in ${channelId} lost its voice server: ${code} ${reason}`,
           );
           const error =
-            code === 4004 || code === 4017 ? CallError.Forbidden : CallError.SignalingUnexpectedClose;
+            code === VoiceCloseCodes.AuthenticationFailed || code === VoiceCloseCodes.E2EERequired
+              ? CallError.Forbidden
+              : CallError.SignalingUnexpectedClose;
           this.#fail(channelId, error, code);
         },
-        speaking: (user, speaking) => call.speaking(user, speaking),
-        clientsConnected: () => undefined,
-        clientDisconnected: () => undefined,
-        audio: (user, opus) => call.receive(user, opus),
-        log: (message) => this.#log(LoggingSeverity.Verbose, message),
       },
     );
-    call.connection = connection;
-    safely(this.feature, 'voice connection', () => connection.open());
   }
+}
+
+/**
+ * Opens the call's voice connection once signalling answered (session id, token, endpoint) and routes its
+ * events into the call: Connecting, SignalingConnected, Connected, Reconnecting; audio and speaking.
+ */
+export function connectCall(
+  call: Call,
+  params: VoiceConnectionParams,
+  report: { log(message: string): void; closed(code: number, reason: string): void },
+): VoiceConnection {
+  call.setStatus(CallStatus.Connecting);
+  const connection = new VoiceConnection(params, {
+    signalingConnected: () => call.setStatus(CallStatus.SignalingConnected),
+    connected: () => call.setStatus(CallStatus.Connected),
+    reconnecting: () => call.setStatus(CallStatus.Reconnecting),
+    resumed: () => call.setStatus(CallStatus.Connected),
+    closed: (code, reason) => report.closed(code, reason),
+    speaking: (user, speaking) => call.speaking(user, speaking),
+    clientsConnected: () => undefined,
+    clientDisconnected: () => undefined,
+    audio: (user, opus) => call.receive(user, opus),
+    log: (message) => report.log(message),
+  });
+  call.connection = connection;
+  connection.open();
+  return connection;
 }
