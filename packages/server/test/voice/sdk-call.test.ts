@@ -118,6 +118,9 @@ describe('an SDK Call and @discordjs/voice 0.19.2 in one call (before 1 March 20
     source: PushAudioSource;
     received: Int16Array[];
     captured: number;
+    /** The test's extra work in the captured and received callbacks (their return value is the mute). */
+    onCaptured?: (data: Int16Array) => unknown;
+    onReceived?: (data: Int16Array) => unknown;
     statuses: number[];
     closes: number[];
   }
@@ -154,9 +157,11 @@ describe('an SDK Call and @discordjs/voice 0.19.2 in one call (before 1 March 20
           2,
         ]);
         side.received.push(data.slice());
+        return side.onReceived?.(data);
       },
-      captured: () => {
+      captured: (data) => {
         side.captured += 1;
+        return side.onCaptured?.(data);
       },
     });
     side.call.SetStatusChangedCallback((status) => side.statuses.push(status));
@@ -286,6 +291,51 @@ describe('an SDK Call and @discordjs/voice 0.19.2 in one call (before 1 March 20
       await pause(2);
     }
     await until(() => sdk.received.length === before + 10, 'the frames after undeafening');
+  });
+
+  it('the captured callback changes what is sent in place (half the samples: half the RMS), or mutes it', async () => {
+    sdk.call.SetAudioMode(AudioModeType.MODE_VAD);
+    sdk.onCaptured = (data) => {
+      for (let i = 0; i < data.length; i++) data[i] = Math.round((data[i] as number) / 2);
+    };
+    const before = heard.audio.length;
+    await pushFrames(sdk, 30);
+    await until(() => heard.audio.length === before + 30, 'the halved frames');
+    const sent = rms(sineFrame(0, PEAK));
+    expect(Math.abs(steadyRms(heard.audio.slice(before)) - sent / 2) / (sent / 2)).toBeLessThan(0.1);
+    sdk.onCaptured = () => true;
+    const silenceBefore = heard.silence;
+    await pushFrames(sdk, 10);
+    await until(() => heard.silence === silenceBefore + 5, 'the stream closing');
+    expect(heard.audio.length).toBe(before + 30);
+    sdk.onCaptured = undefined;
+  });
+
+  it('playback: the sink gets the mix at the participant volume; a received frame muted by the callback stays out', async () => {
+    const encoder = new OpusScript(48_000, 2, OpusScript.Application.VOIP);
+    const played: Int16Array[] = [];
+    sdk.call.SetAudioSink({ write: (frame) => played.push(frame) });
+    sdk.call.SetParticipantVolume(peer.game.botUserId, 50);
+    const send = async (count: number) => {
+      for (let i = 0; i < count; i++) {
+        peer.connection.playOpusPacket(encoder.encode(Buffer.from(sineFrame(i, PEAK).buffer), 960));
+        await pause(20);
+      }
+    };
+    await send(30);
+    await until(() => played.length >= 25, 'the mixed playback');
+    const sent = rms(sineFrame(0, PEAK));
+    expect(Math.abs(steadyRms(played) - sent / 2) / (sent / 2)).toBeLessThan(0.1);
+    await pause(200); // the last frames arrive and the mixer's queue (at most five frames) plays out
+    sdk.onReceived = () => true;
+    const receivedBefore = sdk.received.length;
+    const playedBefore = played.length;
+    await send(10);
+    await until(() => sdk.received.length === receivedBefore + 10, 'the muted frames at the callback');
+    await pause(100);
+    expect(played.length).toBe(playedBefore);
+    sdk.onReceived = undefined;
+    sdk.call.SetAudioSink(undefined);
   });
 
   it('a dropped connection reaches Disconnected; a new call (end and start again) connects and is heard', async () => {
