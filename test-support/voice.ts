@@ -23,13 +23,15 @@ export function startVoiceHearth(clock?: Clock, options: StartOptions = {}): Pro
   return startHearth({ voiceTlsCert: cert, voiceTlsKey: key }, clock, options);
 }
 
-/** A bot's main gateway session in its guilds, with voice states. */
+/** A bot's main gateway session in its (one) guild, with voice states. */
 export async function identifyBot(hearth: TestHearth, game: TestGame): Promise<GatewayClient> {
   const client = await GatewayClient.connect(hearth.url);
   await client.nextOp(GatewayOpcodes.Hello);
   const intents = GatewayIntents.Guilds | GatewayIntents.GuildVoiceStates;
   client.send({ op: 2, d: { token: game.botToken, intents, properties: PROPERTIES } });
   await client.nextDispatch('READY');
+  // Op 4 is served for guilds the session has received: the bot's one guild.
+  await client.nextDispatch('GUILD_CREATE');
   return client;
 }
 
@@ -160,4 +162,62 @@ export class VoiceWire {
     );
     return (await Promise.race([this.closed, timeout])).code;
   }
+}
+
+export interface VoiceJoin {
+  game: TestGame;
+  gateway: GatewayClient;
+  /** VOICE_SERVER_UPDATE `d`. */
+  server: { token: string; guild_id: string | null; endpoint: string };
+  sessionId: string;
+}
+
+/** The bot sends op 4 for `channelId` and answers what a voice client needs: token, endpoint, session. */
+export async function joinVoice(
+  hearth: TestHearth,
+  game: TestGame,
+  guildId: string,
+  channelId: string,
+  gateway?: GatewayClient,
+): Promise<VoiceJoin> {
+  const client = gateway ?? (await identifyBot(hearth, game));
+  client.send({
+    op: GatewayOpcodes.VoiceStateUpdate,
+    d: { guild_id: guildId, channel_id: channelId, self_mute: false, self_deaf: false },
+  });
+  // Both dispatches come, in either order: VOICE_STATE_UPDATE through the bus, the other to the session.
+  let server: VoiceJoin['server'] | undefined;
+  let sessionId: string | undefined;
+  while (server === undefined || sessionId === undefined) {
+    const frame = await client.next(
+      (f) =>
+        f.t === 'VOICE_SERVER_UPDATE' ||
+        (f.t === 'VOICE_STATE_UPDATE' && (f.d as { user_id?: string }).user_id === game.botUserId),
+    );
+    if (frame.t === 'VOICE_SERVER_UPDATE') server = frame.d as VoiceJoin['server'];
+    else sessionId = (frame.d as { session_id: string }).session_id;
+  }
+  return { game, gateway: client, server, sessionId };
+}
+
+/** A voice gateway session through Identify (op 0 → op 2 Ready); answers the wire and Ready's `d`. */
+export async function identifyVoice(
+  join: VoiceJoin,
+  guildId: string,
+  maxDave = 0,
+): Promise<{ wire: VoiceWire; ready: { ssrc: number; ip: string; port: number; modes: string[] } }> {
+  const wire = await VoiceWire.open(join.server.endpoint);
+  await wire.next(8);
+  wire.send({
+    op: 0,
+    d: {
+      server_id: guildId,
+      user_id: join.game.botUserId,
+      session_id: join.sessionId,
+      token: join.server.token,
+      max_dave_protocol_version: maxDave,
+    },
+  });
+  const ready = (await wire.next(2)).d as { ssrc: number; ip: string; port: number; modes: string[] };
+  return { wire, ready };
 }

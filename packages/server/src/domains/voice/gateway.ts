@@ -17,7 +17,7 @@ import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import type { Logger } from '../../kernel/logger.js';
 import { VoiceCall } from './call.js';
 import type { E2eeCalls, E2eeMember } from './e2ee.js';
-import type { VoiceMedia } from './media.js';
+import type { MediaStats, VoiceMedia } from './media.js';
 import { type VoiceGrant, VoiceRefusal, type VoiceService } from './service.js';
 import { type VoiceRights, VoiceSession } from './session.js';
 
@@ -118,6 +118,16 @@ export class VoiceGateway {
   /** Live sessions and calls on this node (tests and metrics). */
   get counts(): { sessions: number; calls: number } {
     return { sessions: this.#sessions.size, calls: this.#calls.size };
+  }
+
+  /** The media path's counters (metrics, benchmarks). */
+  get mediaStats(): MediaStats {
+    return this.#deps.media.stats;
+  }
+
+  /** What the user's voice session on this node may do now, if it has one. */
+  rightsOf(serverId: string, userId: string): VoiceRights | undefined {
+    return this.#sessions.get(`${serverId}:${userId}`)?.rights;
   }
 
   async close(): Promise<void> {
