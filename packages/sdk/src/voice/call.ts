@@ -269,6 +269,17 @@ export class Call {
     }
   }
 
+  /** The voice gateway's roster (op 11, 13): members it announces count as participants even before their voice state. */
+  rosterJoined(userIds: string[]): void {
+    for (const userId of userIds) {
+      if (!this.#participants.has(userId)) this.setParticipant(userId, { selfMute: false, selfDeaf: false });
+    }
+  }
+
+  rosterLeft(userId: string): void {
+    this.setParticipant(userId, undefined);
+  }
+
   speaking(userId: string, speaking: boolean): void {
     this.#notify(() => this.#speakingChanged?.(BigInt(userId), speaking));
   }

@@ -231,8 +231,8 @@ export function connectCall(
     resumed: () => call.setStatus(CallStatus.Connected),
     closed: (code, reason) => report.closed(code, reason),
     speaking: (user, speaking) => call.speaking(user, speaking),
-    clientsConnected: () => undefined,
-    clientDisconnected: () => undefined,
+    clientsConnected: (userIds) => call.rosterJoined(userIds),
+    clientDisconnected: (userId) => call.rosterLeft(userId),
     audio: (user, opus) => call.receive(user, opus),
     log: (message) => report.log(message),
   });

@@ -245,6 +245,19 @@ describe('a lobby call through the Voice feature', () => {
     expect(changes).toEqual([`${OTHER} joined`, `${OTHER} changed`, `${OTHER} left`]);
   });
 
+  it('the voice gateway roster (op 11, op 13) adds and removes participants', () => {
+    const call = voice.start(LOBBY, undefined, undefined);
+    const changes: string[] = [];
+    call?.SetParticipantChangedCallback((userId, added) => changes.push(`${userId} ${added}`));
+    gateway.dispatch('VOICE_STATE_UPDATE', { user_id: ME, channel_id: LOBBY, session_id: 's' });
+    gateway.dispatch('VOICE_SERVER_UPDATE', { token: 't', guild_id: null, endpoint: 'h:1' });
+    sockets[0]?.emit('message', { data: JSON.stringify({ op: 11, d: { user_ids: [OTHER] }, seq: 1 }) });
+    expect(call?.GetParticipants()).toEqual([BigInt(ME), BigInt(OTHER)]);
+    sockets[0]?.emit('message', { data: JSON.stringify({ op: 13, d: { user_id: OTHER }, seq: 2 }) });
+    expect(call?.GetParticipants()).toEqual([BigInt(ME)]);
+    expect(changes).toEqual([`${ME} true`, `${OTHER} true`, `${OTHER} false`]);
+  });
+
   it('settings: defaults, ranges at the edge and one past', () => {
     const call = voice.start(LOBBY, undefined, undefined);
     if (!call) throw new Error('no call');

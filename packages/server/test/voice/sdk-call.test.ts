@@ -119,8 +119,8 @@ describe('an SDK Call and @discordjs/voice 0.19.2 in one call (before 1 March 20
     received: Int16Array[];
     captured: number;
     /** The test's extra work in the captured and received callbacks (their return value is the mute). */
-    onCaptured?: (data: Int16Array) => unknown;
-    onReceived?: (data: Int16Array) => unknown;
+    onCaptured?: ((data: Int16Array) => unknown) | undefined;
+    onReceived?: ((data: Int16Array) => unknown) | undefined;
     statuses: number[];
     closes: number[];
   }
