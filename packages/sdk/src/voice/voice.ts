@@ -34,8 +34,9 @@ export class Voice {
     private readonly feature: FeatureContext,
     private readonly network: VoiceNetwork | undefined,
   ) {
-    feature.on('VOICE_STATE_UPDATE', (data) => this.#onVoiceState(data as Record<string, unknown>));
-    feature.on('VOICE_SERVER_UPDATE', (data) => this.#onVoiceServer(data as Record<string, unknown>));
+    // Lobby calls answer op 4 with the lobby events (the voice domain's lobby calls).
+    feature.on('LOBBY_VOICE_STATE_UPDATE', (data) => this.#onVoiceState(data as Record<string, unknown>));
+    feature.on('LOBBY_VOICE_SERVER_UPDATE', (data) => this.#onVoiceServer(data as Record<string, unknown>));
   }
 
   #log(severity: LoggingSeverity, message: string): void {
@@ -133,42 +134,28 @@ export class Voice {
     call.setStatus(CallStatus.Disconnected, error, detail);
   }
 
-  #callOf(data: Record<string, unknown>): { channelId: string; call: Call } | undefined {
-    const channelId = typeof data.channel_id === 'string' ? data.channel_id : undefined;
-    if (channelId) {
-      const call = this.#calls.get(channelId);
-      return call ? { channelId, call } : undefined;
-    }
-    return undefined;
-  }
-
+  /** A member's lobby voice state: `channel_id` is the lobby while in its call, null once they left it. */
   #onVoiceState(data: Record<string, unknown>): void {
     const userId = String(data.user_id ?? '');
-    const channelId = typeof data.channel_id === 'string' ? data.channel_id : null;
-    for (const [id, call] of this.#calls) {
-      if (id !== channelId) call.setParticipant(userId, undefined);
+    const lobbyId = typeof data.lobby_id === 'string' ? data.lobby_id : undefined;
+    const call = lobbyId ? this.#calls.get(lobbyId) : undefined;
+    if (!lobbyId || !call) return;
+    if (data.channel_id !== lobbyId) {
+      call.setParticipant(userId, undefined);
+      return;
     }
-    const target = this.#callOf(data);
-    if (!target) return;
-    target.call.setParticipant(userId, {
-      selfMute: data.self_mute === true,
-      selfDeaf: data.self_deaf === true,
-    });
+    call.setParticipant(userId, { selfMute: data.self_mute === true, selfDeaf: data.self_deaf === true });
     if (userId !== this.feature.currentUserId()) return;
-    const pending = this.#pending.get(target.channelId);
+    const pending = this.#pending.get(lobbyId);
     if (pending && typeof data.session_id === 'string') {
       pending.sessionId = data.session_id;
-      this.#connect(target.channelId, pending);
+      this.#connect(lobbyId, pending);
     }
   }
 
   #onVoiceServer(data: Record<string, unknown>): void {
-    // A lobby call's VOICE_SERVER_UPDATE names the lobby as its channel (no guild).
-    const named = [data.channel_id, data.guild_id].find(
-      (id): id is string => typeof id === 'string' && this.#pending.has(id),
-    );
-    // Without a channel id the answer is for the one call waiting for it (op 4 keeps one call per session).
-    const channelId = named ?? (this.#pending.size === 1 ? [...this.#pending.keys()][0] : undefined);
+    // LOBBY_VOICE_SERVER_UPDATE {token, lobby_id, endpoint}; a null endpoint: the voice server went away.
+    const channelId = typeof data.lobby_id === 'string' ? data.lobby_id : undefined;
     const pending = channelId ? this.#pending.get(channelId) : undefined;
     if (!pending || !channelId) return;
     if (typeof data.endpoint !== 'string' || typeof data.token !== 'string') {

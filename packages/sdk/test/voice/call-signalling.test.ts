@@ -15,7 +15,7 @@ import { JOIN_TIMEOUT_MS, NO_VOICE_NETWORK, Voice } from '../../src/voice/voice.
 
 /**
  * The Call's signalling and settings through the library's seams: op 4 with the lobby as the channel,
- * VOICE_STATE_UPDATE and VOICE_SERVER_UPDATE opening the voice gateway (v8, Identify), EndCall, the join
+ * LOBBY_VOICE_STATE_UPDATE and LOBBY_VOICE_SERVER_UPDATE opening the voice gateway (v8, Identify), EndCall, the join
  * timeout, participants and voice states, the settings' ranges, and the Client's voice options.
  */
 
@@ -109,7 +109,8 @@ describe('a lobby call through the Voice feature', () => {
     ]);
     expect(voice.start(LOBBY, undefined, undefined)).toBe(call);
 
-    gateway.dispatch('VOICE_STATE_UPDATE', {
+    gateway.dispatch('LOBBY_VOICE_STATE_UPDATE', {
+      lobby_id: LOBBY,
       user_id: ME,
       channel_id: LOBBY,
       session_id: 'sess-1',
@@ -117,9 +118,9 @@ describe('a lobby call through the Voice feature', () => {
       self_deaf: false,
     });
     expect(sockets).toHaveLength(0);
-    gateway.dispatch('VOICE_SERVER_UPDATE', {
+    gateway.dispatch('LOBBY_VOICE_SERVER_UPDATE', {
       token: 'voice-token',
-      guild_id: null,
+      lobby_id: LOBBY,
       endpoint: 'voice.example:8443',
     });
     expect(statuses).toEqual([CallStatus.Connecting]);
@@ -156,11 +157,15 @@ describe('a lobby call through the Voice feature', () => {
     const call = voice.start(LOBBY, undefined, undefined);
     const reports: number[][] = [];
     call?.SetStatusChangedCallback((status, error, detail) => reports.push([status, error, detail]));
-    gateway.dispatch('VOICE_STATE_UPDATE', { user_id: ME, channel_id: LOBBY, session_id: 's' });
-    gateway.dispatch('VOICE_SERVER_UPDATE', {
-      token: 't',
-      guild_id: null,
+    gateway.dispatch('LOBBY_VOICE_STATE_UPDATE', {
+      lobby_id: LOBBY,
+      user_id: ME,
       channel_id: LOBBY,
+      session_id: 's',
+    });
+    gateway.dispatch('LOBBY_VOICE_SERVER_UPDATE', {
+      token: 't',
+      lobby_id: LOBBY,
       endpoint: 'h:1',
     });
     sockets[0]?.emit('close', { code: 1006, reason: '' });
@@ -181,8 +186,13 @@ describe('a lobby call through the Voice feature', () => {
     const call = voice.start(LOBBY, undefined, undefined);
     const statuses: number[] = [];
     call?.SetStatusChangedCallback((status) => statuses.push(status));
-    gateway.dispatch('VOICE_STATE_UPDATE', { user_id: ME, channel_id: LOBBY, session_id: 's' });
-    gateway.dispatch('VOICE_SERVER_UPDATE', { token: 't', guild_id: null, endpoint: 'h:1' });
+    gateway.dispatch('LOBBY_VOICE_STATE_UPDATE', {
+      lobby_id: LOBBY,
+      user_id: ME,
+      channel_id: LOBBY,
+      session_id: 's',
+    });
+    gateway.dispatch('LOBBY_VOICE_SERVER_UPDATE', { token: 't', lobby_id: LOBBY, endpoint: 'h:1' });
     sockets[0]?.emit('message', { data: Uint8Array.of(0, 9, 25, 1, 2) });
     sockets[0]?.emit('close', { code: 4015, reason: 'crashed' });
     expect(statuses.at(-1)).toBe(CallStatus.Reconnecting);
@@ -208,7 +218,7 @@ describe('a lobby call through the Voice feature', () => {
     expect(reports).toEqual([[CallStatus.Disconnected, CallError.JoinTimeout, 0]]);
   });
 
-  it('self mute and deafen go out in op 4; participants and their voice states come from VOICE_STATE_UPDATE', () => {
+  it('self mute and deafen go out in op 4; participants and their voice states come from LOBBY_VOICE_STATE_UPDATE', () => {
     const call = voice.start(LOBBY, undefined, undefined);
     if (!call) throw new Error('no call');
     const changes: string[] = [];
@@ -223,7 +233,8 @@ describe('a lobby call through the Voice feature', () => {
       { guild_id: null, channel_id: LOBBY, self_mute: true, self_deaf: true },
     ]);
     expect([call.GetSelfMute(), call.GetSelfDeaf()]).toEqual([true, true]);
-    gateway.dispatch('VOICE_STATE_UPDATE', {
+    gateway.dispatch('LOBBY_VOICE_STATE_UPDATE', {
+      lobby_id: LOBBY,
       user_id: OTHER,
       channel_id: LOBBY,
       self_mute: false,
@@ -231,7 +242,8 @@ describe('a lobby call through the Voice feature', () => {
     });
     const handle = call.GetVoiceStateHandle(OTHER);
     expect(handle?.SelfMute()).toBe(false);
-    gateway.dispatch('VOICE_STATE_UPDATE', {
+    gateway.dispatch('LOBBY_VOICE_STATE_UPDATE', {
+      lobby_id: LOBBY,
       user_id: OTHER,
       channel_id: LOBBY,
       self_mute: true,
@@ -239,7 +251,7 @@ describe('a lobby call through the Voice feature', () => {
     });
     expect(handle?.SelfMute()).toBe(true);
     expect(call.GetParticipants()).toEqual([BigInt(OTHER)]);
-    gateway.dispatch('VOICE_STATE_UPDATE', { user_id: OTHER, channel_id: null });
+    gateway.dispatch('LOBBY_VOICE_STATE_UPDATE', { lobby_id: LOBBY, user_id: OTHER, channel_id: null });
     expect(call.GetParticipants()).toEqual([]);
     expect(call.GetVoiceStateHandle(OTHER)).toBeUndefined();
     expect(changes).toEqual([`${OTHER} joined`, `${OTHER} changed`, `${OTHER} left`]);
@@ -249,8 +261,13 @@ describe('a lobby call through the Voice feature', () => {
     const call = voice.start(LOBBY, undefined, undefined);
     const changes: string[] = [];
     call?.SetParticipantChangedCallback((userId, added) => changes.push(`${userId} ${added}`));
-    gateway.dispatch('VOICE_STATE_UPDATE', { user_id: ME, channel_id: LOBBY, session_id: 's' });
-    gateway.dispatch('VOICE_SERVER_UPDATE', { token: 't', guild_id: null, endpoint: 'h:1' });
+    gateway.dispatch('LOBBY_VOICE_STATE_UPDATE', {
+      lobby_id: LOBBY,
+      user_id: ME,
+      channel_id: LOBBY,
+      session_id: 's',
+    });
+    gateway.dispatch('LOBBY_VOICE_SERVER_UPDATE', { token: 't', lobby_id: LOBBY, endpoint: 'h:1' });
     sockets[0]?.emit('message', { data: JSON.stringify({ op: 11, d: { user_ids: [OTHER] }, seq: 1 }) });
     expect(call?.GetParticipants()).toEqual([BigInt(ME), BigInt(OTHER)]);
     sockets[0]?.emit('message', { data: JSON.stringify({ op: 13, d: { user_id: OTHER }, seq: 2 }) });
