@@ -82,7 +82,8 @@ import { ThreadListing } from './domains/threads/listing.js';
 import { ThreadMembersService } from './domains/threads/members.js';
 import { threadsRoutes } from './domains/threads/routes.js';
 import { ThreadsService } from './domains/threads/service.js';
-import { NO_E2EE } from './domains/voice/e2ee.js';
+import { DaveE2eeCalls } from './domains/voice/dave/e2ee.js';
+import { DaveDeliveryService } from './domains/voice/dave/service.js';
 import { VoiceGateway } from './domains/voice/gateway.js';
 import { UdpForwarder } from './domains/voice/media.js';
 import { VoiceService } from './domains/voice/service.js';
@@ -608,11 +609,16 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     endpoint: () => voiceEndpoint,
     memberships: { membership: (serverId, userId) => voiceStates.voiceMembership(serverId, userId) },
   });
+  // DAVE's delivery service: this node's MLS external sender for the calls it hosts (domains/voice/dave/).
+  const daveService = await DaveDeliveryService.create({
+    clock,
+    identity: nodeId,
+    onError: (error, callId) => logger.error({ err: error, callId }, 'dave delivery failed'),
+  });
   const voiceGateway = new VoiceGateway({
     service: voiceService,
     media: voiceMedia,
-    // The DAVE external sender (domains/voice/dave/) replaces this for end-to-end encrypted calls.
-    e2ee: NO_E2EE,
+    e2ee: new DaveE2eeCalls(daveService),
     logger,
     publicHost: voicePublicHost,
     heartbeatIntervalMs: options.voice?.heartbeatIntervalMs ?? VOICE_HEARTBEAT_INTERVAL_MS,
@@ -884,6 +890,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       stopVoiceStates();
       await voiceGateway.close();
       await voiceMedia.close();
+      daveService.close();
       stopBusMetrics?.();
       presence.close();
       await http.close();

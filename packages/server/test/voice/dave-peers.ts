@@ -63,7 +63,7 @@ export class DavePeer implements DaveMemberLink {
 
   async disconnect(): Promise<void> {
     this.#roster.delete(this.userId);
-    await this.#service.leave(CALL_ID, this.userId);
+    await this.#service.leave(CALL_ID, this);
   }
 
   /** Handles everything in the inbox; returns whether anything was handled. */

@@ -261,7 +261,8 @@ export class VoiceGateway {
     }
     const call = this.#calls.get(session.channelId);
     const member = call?.memberOf(session);
-    if (!call || !member || session.daveProtocolVersion === 0) {
+    // A client that offered DAVE may use it after its op 4: a mixed call upgrades when the last client without leaves.
+    if (!call || !member || session.maxDaveProtocolVersion === 0) {
       this.#close(link, VoiceCloseCodes.BadRequest);
       return;
     }
@@ -485,7 +486,7 @@ export class VoiceGateway {
     const session = link.session!;
     const call = this.#calls.get(session.channelId);
     const member = call?.memberOf(session);
-    if (!call || !member || session.daveProtocolVersion === 0) {
+    if (!call || !member || session.maxDaveProtocolVersion === 0) {
       this.#close(link, VoiceCloseCodes.BadRequest);
       return;
     }

@@ -3,7 +3,13 @@
  * leaf of each member, the external proposals sent in this epoch with their refs, the transition under way
  * and, in mixed calls before E2EE is required, the protocol version (Initial Transitory Phase).
  */
-import { DAVE_INIT_TRANSITION_ID, DAVE_NEW_GROUP_EPOCH, DaveProposalsOperation } from '@hearth/protocol';
+import {
+  DAVE_INIT_TRANSITION_ID,
+  DAVE_NEW_GROUP_EPOCH,
+  DAVE_PROTOCOL_VERSION,
+  DaveProposalsOperation,
+  VoiceOpcodes,
+} from '@hearth/protocol';
 import type { KeyPackage } from 'ts-mls';
 import {
   bytesEqual,
@@ -15,7 +21,6 @@ import {
   validateKeyPackage,
   welcomeFor,
 } from './mls.js';
-import { DAVE_PROTOCOL_VERSION, VoiceOpcodes } from './opcodes.js';
 
 /** What the voice session gives the delivery service for each member: its user and its socket. */
 export interface DaveMemberLink {
@@ -116,7 +121,14 @@ export class DaveCall {
    * A member identified: the call runs DAVE only while every member offers it (Initial Transitory Phase), so a
    * member without DAVE downgrades it. Returns the `dave_protocol_version` of its session description.
    */
-  join(link: DaveMemberLink, maxVersion: number, now: number, timeoutMs: number): number {
+  join(
+    link: DaveMemberLink,
+    maxVersion: number,
+    now: number,
+    timeoutMs: number,
+  ): { version: number; replaced: boolean } {
+    const previous = this.#members.get(link.userId);
+    if (previous?.link === link) return { version: this.#version, replaced: false };
     this.#members.set(link.userId, {
       link,
       maxVersion,
@@ -126,7 +138,9 @@ export class DaveCall {
     });
     if (this.#members.size === 1) this.#version = maxVersion > 0 ? DAVE_PROTOCOL_VERSION : 0;
     else if (maxVersion === 0 && this.#version > 0) this.#downgrade(now, timeoutMs);
-    return this.#version;
+    // The user's previous session is gone with its keys: its leaf must be removed before it is added again.
+    const replaced = previous !== undefined && this.#leafOf(link.userId) !== undefined;
+    return { version: this.#version, replaced };
   }
 
   /** Op 4 reached the member: with DAVE on it now needs the external sender (op 25) to build its pending group. */
@@ -280,9 +294,11 @@ export class DaveCall {
     this.#send(remove, recipients);
   }
 
-  async leave(userId: string): Promise<void> {
+  async leave(link: DaveMemberLink): Promise<void> {
+    const userId = link.userId;
     const member = this.#members.get(userId);
-    if (member === undefined) return;
+    // A newer session of the same user may have joined already; that one stays.
+    if (member === undefined || member.link !== link) return;
     this.#members.delete(userId);
     this.#revoke((proposal) => proposal.kind === 'add' && proposal.userId === userId);
     if (this.#transition?.waiting.delete(userId) && this.#transition.waiting.size === 0)

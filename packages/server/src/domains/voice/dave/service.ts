@@ -4,11 +4,10 @@
  * binary frames (ops 26 and 28), ops 23 and 31, and when a member leaves; each call's messages are handled
  * one at a time in arrival order, so the first valid commit of an epoch is the one announced.
  */
-import { DAVE_TRANSITION_TIMEOUT_MS, isInEffect } from '@hearth/protocol';
+import { DAVE_TRANSITION_TIMEOUT_MS, VoiceOpcodes } from '@hearth/protocol';
 import type { Clock } from '../../../kernel/clock.js';
 import { DaveCall, type DaveMemberLink } from './call.js';
 import { DaveExternalSender } from './mls.js';
-import { VoiceOpcodes } from './opcodes.js';
 
 export interface DaveDeliveryServiceOptions {
   clock: Clock;
@@ -18,8 +17,6 @@ export interface DaveDeliveryServiceOptions {
   sweepIntervalMs?: number;
   onError?: (error: unknown, callId: string) => void;
 }
-
-export type DaveAdmission = { ok: true } | { ok: false; reason: 'e2ee_required' };
 
 export class DaveDeliveryService {
   readonly #clock: Clock;
@@ -54,23 +51,18 @@ export class DaveDeliveryService {
   }
 
   /**
-   * Identify's `max_dave_protocol_version`: from 1 March 2026 calls are end-to-end encrypted only (seed,
-   * Versioning), so a client without DAVE is refused (4017); before, it joins and the call runs without DAVE.
+   * A member selected its protocol; returns the `dave_protocol_version` its op 4 carries. Called again for
+   * the same session it changes nothing; a new session of a user still in the group has it removed and re-added.
    */
-  admit(maxDaveVersion: number): DaveAdmission {
-    if (maxDaveVersion > 0 || !isInEffect('endToEndEncryptedCallsOnly', this.#clock.now()))
-      return { ok: true };
-    return { ok: false, reason: 'e2ee_required' };
-  }
-
-  /** A member identified; returns the `dave_protocol_version` its op 4 carries. */
   join(callId: string, channelId: string, link: DaveMemberLink, maxDaveVersion: number): number {
     let call = this.#calls.get(callId);
     if (call === undefined) {
       call = new DaveCall(channelId, this.#sender);
       this.#calls.set(callId, call);
     }
-    return call.join(link, maxDaveVersion, this.#clock.now(), this.#timeoutMs);
+    const { version, replaced } = call.join(link, maxDaveVersion, this.#clock.now(), this.#timeoutMs);
+    if (replaced) void this.#run(callId, (c) => c.invalidCommitWelcome(link.userId));
+    return version;
   }
 
   /** Op 4 was sent to the member. */
@@ -102,10 +94,17 @@ export class DaveDeliveryService {
   }
 
   /** The member's voice session ended (disconnect, move, or a session that could not be resumed). */
-  leave(callId: string, userId: string): Promise<void> {
+  leave(callId: string, link: DaveMemberLink): Promise<void> {
     return this.#run(callId, async (call) => {
-      await call.leave(userId);
+      await call.leave(link);
       if (call.empty) this.#calls.delete(callId);
+    });
+  }
+
+  /** The voice gateway dropped the call (its last member left). */
+  forget(callId: string): Promise<void> {
+    return this.#run(callId, () => {
+      if (this.#calls.get(callId)?.empty) this.#calls.delete(callId);
     });
   }
 
