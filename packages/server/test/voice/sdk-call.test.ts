@@ -1,4 +1,10 @@
-import { type VoiceConnection as DiscordJsConnection, EndBehaviorType } from '@discordjs/voice';
+import {
+  type VoiceConnection as DiscordJsConnection,
+  EndBehaviorType,
+  entersState,
+  joinVoiceChannel,
+  VoiceConnectionStatus,
+} from '@discordjs/voice';
 import { ChannelTypes, GatewayOpcodes } from '@hearth/protocol';
 import OpusScript from 'opusscript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,7 +18,7 @@ import {
 import type { TestHearth } from '../../../../test-support/hearth.js';
 import type { TestGame } from '../../../../test-support/oauth.js';
 import { TcpProxy } from '../../../../test-support/tcp-proxy.js';
-import { identifyBot, joinWithDiscordJs, startVoiceHearth } from '../../../../test-support/voice.js';
+import { adapterFor, identifyBot, startVoiceHearth } from '../../../../test-support/voice.js';
 import { PushAudioSource } from '../../../sdk/src/voice/audio.js';
 import { Call } from '../../../sdk/src/voice/call.js';
 import { CallStatus } from '../../../sdk/src/voice/call-status.js';
@@ -28,7 +34,6 @@ import { ManualClock } from '../../src/kernel/clock.js';
  * self mute and deafen; a dropped connection reaches Disconnected, and a new call connects again.
  */
 
-const BEFORE_E2EE_ONLY = '2026-02-01T00:00:00Z';
 const PEAK = 8000;
 const SILENCE = Buffer.from([0xf8, 0xff, 0xfe]);
 
@@ -69,22 +74,45 @@ function steadyRms(frames: Int16Array[]): number {
   return steady.reduce((sum, frame) => sum + rms(frame), 0) / Math.max(1, steady.length);
 }
 
-describe('an SDK Call and @discordjs/voice 0.19.2 in one call (before 1 March 2026, no DAVE)', () => {
+/** The DAVE session of a @discordjs/voice connection, once it has one. */
+interface DaveyLike {
+  ready: boolean;
+  getDecryptionStats(userId: string, mediaType: number): { successes: number; passthroughs: number } | null;
+}
+function daveOf(connection: DiscordJsConnection): { session?: DaveyLike } | undefined {
+  const state = connection.state as { networking?: { state: { dave?: { session?: DaveyLike } } } };
+  return state.networking?.state.dave;
+}
+
+describe.each([
+  { when: 'before 1 March 2026, without DAVE', clock: '2026-02-01T00:00:00Z', dave: false },
+  { when: 'after 1 March 2026, end-to-end encrypted with DAVE', clock: '2026-03-02T00:00:00Z', dave: true },
+])('an SDK Call and @discordjs/voice 0.19.2 in one call, $when', ({ clock, dave }) => {
   let hearth: TestHearth;
   let guild: TestGuild;
   let channel: string;
   let peer: { game: TestGame; gateway: GatewayClient; connection: DiscordJsConnection };
   let player: { game: TestGame; gateway: GatewayClient };
   let proxy: TcpProxy;
-  const network = nodeVoiceNetwork({ dave: false });
+  const network = nodeVoiceNetwork({ dave });
 
   beforeAll(async () => {
-    hearth = await startVoiceHearth(new ManualClock(BEFORE_E2EE_ONLY));
+    hearth = await startVoiceHearth(new ManualClock(clock));
     guild = await createTestGuild(hearth);
     channel = await seedTestChannel(hearth, guild.id, { type: ChannelTypes.GuildVoice });
     const game = await addTestBot(hearth, guild);
     const gateway = await identifyBot(hearth, game);
-    peer = { game, gateway, connection: await joinWithDiscordJs(gateway, game, guild.id, channel) };
+    const connection = joinVoiceChannel({
+      guildId: guild.id,
+      channelId: channel,
+      group: game.botUserId,
+      selfDeaf: false,
+      selfMute: false,
+      daveEncryption: dave,
+      adapterCreator: adapterFor(gateway, game.botUserId),
+    });
+    await entersState(connection, VoiceConnectionStatus.Ready, 10_000);
+    peer = { game, gateway, connection };
     const playerGame = await addTestBot(hearth, guild);
     player = { game: playerGame, gateway: await identifyBot(hearth, playerGame) };
   });
@@ -193,6 +221,13 @@ describe('an SDK Call and @discordjs/voice 0.19.2 in one call (before 1 March 20
       () => peer.connection.receiver.ssrcMap.get(player.game.botUserId)?.audioSSRC === ssrc,
       'the peer mapping the SDK SSRC',
     );
+    if (dave) {
+      // One MLS group: both ends encrypt end to end before any audio flows.
+      await until(
+        () => side.call.connection?.e2ee === true && daveOf(peer.connection)?.session?.ready === true,
+        'the DAVE group',
+      );
+    }
     return side;
   }
 
@@ -223,6 +258,12 @@ describe('an SDK Call and @discordjs/voice 0.19.2 in one call (before 1 March 20
     await until(() => heard.audio.length === 50, 'the SDK frames at @discordjs/voice');
     const sent = rms(sineFrame(0, PEAK));
     expect(Math.abs(steadyRms(heard.audio) - sent) / sent).toBeLessThan(0.1);
+    if (dave) {
+      // Every frame was end-to-end encrypted by the SDK and decrypted by the peer's MLS session.
+      const stats = daveOf(peer.connection)?.session?.getDecryptionStats(player.game.botUserId, 0);
+      expect(stats?.successes).toBeGreaterThanOrEqual(50);
+      expect(stats?.passthroughs).toBe(0);
+    }
   });
 
   it('the SDK hears @discordjs/voice: 50 frames to the received callback, RMS matching (±10 %)', async () => {
