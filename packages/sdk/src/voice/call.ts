@@ -25,7 +25,7 @@ import {
 } from './call-status.js';
 import { AudioModeType, TransmitGate } from './gate.js';
 import type { OpusCodec, VoiceNetwork } from './network.js';
-import { CHANNELS, FRAME_MS, FRAME_SAMPLES, SAMPLE_RATE, SILENCE_FRAME } from './rtp.js';
+import { CHANNELS, FRAME_MS, FRAME_SAMPLES, isSilenceFrame, SAMPLE_RATE, SILENCE_FRAME } from './rtp.js';
 import { VADThresholdSettings, VoiceActivityDetector } from './vad.js';
 import type { VoiceConnection } from './voice-connection.js';
 
@@ -327,7 +327,7 @@ export class Call {
   /** One participant's Opus frame through the decoder, the callback, their volume and the mixer. */
   receive(userId: string, opus: Uint8Array): void {
     if (this.#selfDeaf || this.#localMutes.has(userId)) return;
-    if (opus.length === 3 && opus[0] === 0xf8 && opus[1] === 0xff && opus[2] === 0xfe) return;
+    if (isSilenceFrame(opus)) return;
     let decoder = this.#decoders.get(userId);
     if (!decoder) {
       decoder = this.options.network.opus();

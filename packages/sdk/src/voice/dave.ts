@@ -4,6 +4,7 @@
  * a maintained implementation's (`@snazzah/davey` on Node), injected so the core imports no native code.
  */
 import { VoiceOpcodes } from '@hearth/protocol';
+import { isSilenceFrame } from './rtp.js';
 
 /** What the call needs of a DAVE session (the shape of `@snazzah/davey`'s DAVESession). */
 export interface DaveSessionLike {
@@ -33,10 +34,6 @@ export interface DaveProvider {
 
 /** Seconds a member keeps accepting unencrypted frames across a transition (as the platform's clients do). */
 const TRANSITION_EXPIRY_S = 10;
-
-function isSilence(frame: Uint8Array): boolean {
-  return frame.length === 3 && frame[0] === 0xf8 && frame[1] === 0xff && frame[2] === 0xfe;
-}
 
 /** How E2EE talks back to the voice gateway. */
 export interface DaveLink {
@@ -147,14 +144,14 @@ export class DaveMember {
 
   /** An Opus frame to send: encrypted once the group is ready; silence frames pass in clear. */
   encrypt(frame: Uint8Array): Uint8Array {
-    if (!this.active || isSilence(frame)) return frame;
+    if (!this.active || isSilenceFrame(frame)) return frame;
     return (this.#session as DaveSessionLike).encryptOpus(frame);
   }
 
   /** A received Opus frame in clear, or undefined when it cannot be decrypted yet (dropped). */
   decrypt(userId: string, frame: Uint8Array): Uint8Array | undefined {
     const session = this.#session;
-    if (isSilence(frame) || !session?.ready) return frame;
+    if (isSilenceFrame(frame) || !session?.ready) return frame;
     if (this.#version === 0 && !session.canPassthrough(userId)) return frame;
     try {
       return session.decryptOpus(userId, frame);

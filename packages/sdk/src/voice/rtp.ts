@@ -13,6 +13,10 @@ export const FRAME_MS = 20;
 /** The Opus frame a client sends five of when its stream pauses (DAVE passes it through unencrypted). */
 export const SILENCE_FRAME: Uint8Array = Uint8Array.of(0xf8, 0xff, 0xfe);
 
+export function isSilenceFrame(frame: Uint8Array): boolean {
+  return frame.length === 3 && frame[0] === 0xf8 && frame[1] === 0xff && frame[2] === 0xfe;
+}
+
 /** A parsed RTP header; `aadLength` covers the CSRCs and the extension preamble (rtpsize AAD). */
 export interface RtpHeader {
   sequence: number;

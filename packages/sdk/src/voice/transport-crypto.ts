@@ -3,7 +3,12 @@
  * `header || ciphertext || tag(16) || nonce(4)`, the header (with CSRCs and extension preamble) as AAD,
  * the extension body encrypted at the front of the plaintext (VOICE-RPC.md §1 UDP media).
  */
-import { Rtp, VOICE_ENCRYPTION_MODES, type VoiceEncryptionMode } from '@hearth/protocol';
+import {
+  Rtp,
+  VOICE_ENCRYPTION_MODES,
+  VOICE_SECRET_KEY_BYTES,
+  type VoiceEncryptionMode,
+} from '@hearth/protocol';
 import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { parseRtpHeader } from './rtp.js';
 
@@ -57,7 +62,7 @@ export class TransportCipher {
     private readonly key: Uint8Array,
     private readonly aead: Aead,
   ) {
-    if (key.length !== 32) throw new RangeError('the session key must be 32 bytes');
+    if (key.length !== VOICE_SECRET_KEY_BYTES) throw new RangeError('the session key must be 32 bytes');
   }
 
   #nonce(suffix: Uint8Array): Uint8Array {

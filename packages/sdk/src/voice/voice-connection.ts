@@ -3,14 +3,23 @@
  * `seq_ack`, buffered resume), UDP IP discovery, the mode the server lists first, the session key, and
  * RTP in both directions through transport encryption and DAVE.
  */
-import { IpDiscovery, SpeakingFlags, VoiceCloseCodes, VoiceOpcodes } from '@hearth/protocol';
+import {
+  IpDiscovery,
+  Rtp,
+  SpeakingFlags,
+  VOICE_GATEWAY_BUFFERED_RESUME_VERSION,
+  VOICE_HEARTBEAT_INTERVAL_MS,
+  VOICE_SECRET_KEY_BYTES,
+  VoiceCloseCodes,
+  VoiceOpcodes,
+} from '@hearth/protocol';
 import { DaveMember } from './dave.js';
 import type { UdpSocketLike, VoiceNetwork, VoiceSocketLike } from './network.js';
 import { parseRtpHeader, RtpPacketizer } from './rtp.js';
 import { chooseMode, TransportCipher } from './transport-crypto.js';
 
-/** The voice gateway version this client speaks (buffered resume). */
-const VOICE_GATEWAY_VERSION = 8;
+/** The voice gateway version this client speaks: 8, buffered resume. */
+const VOICE_GATEWAY_VERSION = VOICE_GATEWAY_BUFFERED_RESUME_VERSION;
 /** Heartbeats unanswered before the connection is considered lost (as the platform's clients do). */
 const MISSED_HEARTBEATS = 3;
 /** The UDP keepalive the platform's clients send (ignored by servers that need none). */
@@ -215,7 +224,10 @@ export class VoiceConnection {
       this.#unanswered += 1;
       this.#send(VoiceOpcodes.Heartbeat, { t: Date.now(), seq_ack: this.#seqAck });
     };
-    this.#heartbeat = setInterval(beat, Number.isFinite(intervalMs) && intervalMs > 0 ? intervalMs : 13_750);
+    this.#heartbeat = setInterval(
+      beat,
+      Number.isFinite(intervalMs) && intervalMs > 0 ? intervalMs : VOICE_HEARTBEAT_INTERVAL_MS,
+    );
   }
 
   /** UDP IP discovery, then Select Protocol with the first mode of the server's list this client has. */
@@ -257,7 +269,7 @@ export class VoiceConnection {
   #describe(d: Record<string, unknown>): void {
     const mode = chooseMode([String(d.mode)], this.params.network.ciphers);
     const key = Array.isArray(d.secret_key) ? Uint8Array.from(d.secret_key as number[]) : undefined;
-    if (!mode || !key || key.length !== 32) {
+    if (!mode || !key || key.length !== VOICE_SECRET_KEY_BYTES) {
       this.#fail('the session description carries no usable mode or key');
       return;
     }
@@ -293,7 +305,7 @@ export class VoiceConnection {
   #receive(packet: Uint8Array): void {
     const header = parseRtpHeader(packet);
     // RTCP (payload types 72–76 once the marker bit is masked) and anything not Opus is not audio.
-    if (header?.payloadType !== 0x78) return;
+    if (header?.payloadType !== Rtp.OpusPayloadType) return;
     const opened = this.#cipher?.open(packet);
     if (!opened) return;
     const userId = this.#ssrcUsers.get(opened.ssrc);
