@@ -14,6 +14,7 @@ import provisionalToken from './provisional-token.js';
 import readPath from './read-path.js';
 import search from './search.js';
 import tokenExchange from './token-exchange.js';
+import voiceRelay from './voice-relay.js';
 import webhookDelivery from './webhook-delivery.js';
 
 /** The registry: add a module here to add a benchmark. */
@@ -29,6 +30,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   guildCreate,
   guildChat,
   search,
+  voiceRelay,
 ];
 
 type Outcome = { benchmark: Benchmark; results: Result[] } | { benchmark: Benchmark; error: Error };

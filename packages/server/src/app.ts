@@ -65,6 +65,7 @@ import { LobbyLinking } from './domains/lobbies/linking.js';
 import { linkingRoutes } from './domains/lobbies/linking-routes.js';
 import { lobbiesRoutes } from './domains/lobbies/routes.js';
 import { LobbiesService } from './domains/lobbies/service.js';
+import * as lobbiesStore from './domains/lobbies/store.js';
 import { messagesRoutes } from './domains/messages/routes.js';
 import { MessagesService, type ProvisionalAccounts } from './domains/messages/service.js';
 import { SigningKeys } from './domains/oauth2/keys.js';
@@ -85,6 +86,7 @@ import { ThreadsService } from './domains/threads/service.js';
 import { DaveE2eeCalls } from './domains/voice/dave/e2ee.js';
 import { DaveDeliveryService } from './domains/voice/dave/service.js';
 import { VoiceGateway } from './domains/voice/gateway.js';
+import { LobbyCalls } from './domains/voice/lobby-calls.js';
 import { UdpForwarder } from './domains/voice/media.js';
 import { VoiceService } from './domains/voice/service.js';
 import { transportCryptoReady } from './domains/voice/transport-crypto.js';
@@ -607,7 +609,20 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     clock,
     nodeId,
     endpoint: () => voiceEndpoint,
-    memberships: { membership: (serverId, userId) => voiceStates.voiceMembership(serverId, userId) },
+    memberships: {
+      membership: async (serverId, userId) =>
+        (await voiceStates.voiceMembership(serverId, userId)) ?? lobbyCalls.membership(serverId, userId),
+    },
+  });
+  const lobbyCalls = new LobbyCalls({
+    storage,
+    bus,
+    lobby: async (db, lobbyId) => {
+      const lobby = await lobbiesStore.findLobby(db, lobbyId);
+      if (!lobby) return undefined;
+      const members = await lobbiesStore.listMembers(db, lobbyId);
+      return { applicationId: lobby.application_id, members: members.map((member) => member.user_id) };
+    },
   });
   // DAVE's delivery service: this node's MLS external sender for the calls it hosts (domains/voice/dave/).
   const daveService = await DaveDeliveryService.create({
@@ -625,7 +640,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     modes: options.voice?.modes ?? VOICE_ENCRYPTION_MODES,
   });
   const stopVoiceStates = bus.subscribe((event) => {
-    if (event.type !== 'VOICE_STATE_UPDATE') return;
+    if (event.type !== 'VOICE_STATE_UPDATE' && event.type !== 'LOBBY_VOICE_STATE_UPDATE') return;
     voiceGateway
       .voiceStateChanged(event.data)
       .catch((error) => logger.error({ err: error, eventId: event.id }, 'voice session update failed'));
@@ -642,11 +657,24 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     guilds,
     updateVoiceState: (userId, sessionId, payload) =>
       voiceStates.updateVoiceState(userId, sessionId, payload),
-    voiceServerUpdate: (userId, sessionId, request, state) => {
+    voiceServerUpdate: async (userId, sessionId, request, state) => {
       const channelId = (state as { channel_id?: string } | null)?.channel_id ?? null;
-      return voiceService.serverUpdate(userId, sessionId, request.guild_id, channelId, request.guild_id);
+      const server = await voiceService.serverUpdate(userId, sessionId, request.guild_id, channelId);
+      return server && { token: server.token, guild_id: request.guild_id, endpoint: server.endpoint };
     },
-    voiceSessionEnded: (userId, sessionId) => voiceStates.sessionEnded(userId, sessionId),
+    lobbyVoiceStateUpdate: async (userId, sessionId, payload) => {
+      const change = await lobbyCalls.update(userId, sessionId, payload);
+      if (!change) return undefined;
+      const channelId = change.joined ? change.lobbyId : null;
+      const server = await voiceService.serverUpdate(userId, sessionId, change.lobbyId, channelId);
+      if (!server) return undefined;
+      const d = { token: server.token, lobby_id: change.lobbyId, endpoint: server.endpoint };
+      return { t: 'LOBBY_VOICE_SERVER_UPDATE', d };
+    },
+    voiceSessionEnded: async (userId, sessionId) => {
+      await voiceStates.sessionEnded(userId, sessionId);
+      await lobbyCalls.sessionEnded(userId, sessionId);
+    },
     channelInfo: (userId, guildId, fields) => voiceStatus.channelInfo(userId, guildId, fields),
     snapshots: new GuildSnapshots({
       storage,

@@ -354,9 +354,9 @@ export const SETTINGS = [
     key: 'voicePort',
     flag: '--voice-port',
     env: 'HEARTH_VOICE_PORT',
-    default: '8443',
+    default: '0',
     description:
-      'TCP port of the voice gateway (`wss://` with `--voice-tls-cert`, else `ws://`); 0 picks a free one.',
+      'TCP port of the voice gateway (`wss://` with `--voice-tls-cert`, else `ws://`); 0 (the default) picks a free one, which `VOICE_SERVER_UPDATE` names.',
     parse: integer(0, 65535),
   }),
   define({

@@ -71,7 +71,7 @@ const SAMPLES: { [K in keyof Config]: Sample<K> } = {
     fromEnv: 'n'.repeat(48),
   },
   voiceHost: { flag: '0.0.0.0', fromFlag: '0.0.0.0', env: '10.0.0.2', fromEnv: '10.0.0.2' },
-  voicePort: { flag: '0', fromFlag: 0, env: '9443', fromEnv: 9443 },
+  voicePort: { flag: '8443', fromFlag: 8443, env: '9443', fromEnv: 9443 },
   voicePublicHost: {
     flag: 'voice.example',
     fromFlag: 'voice.example',
@@ -113,7 +113,7 @@ const DEFAULTS: Config = {
   metrics: false,
   metricsToken: undefined,
   voiceHost: '127.0.0.1',
-  voicePort: 8443,
+  voicePort: 0,
   voicePublicHost: undefined,
   voiceUdpPorts: { first: 50000, last: 50099 },
   voiceTlsCert: undefined,

@@ -33,6 +33,8 @@ export interface GatewayPort extends ChannelInfoPort {
     filter: { query?: string; userIds?: readonly string[]; limit: number },
   ): Promise<Array<Record<string, unknown> & { user: { id: string } }>>;
   updateVoiceState(session: Session, d: { guild_id: string }): Promise<void>;
+  /** Op 4 with `guild_id: null`: joins or leaves a lobby's call (the lobby is `channel_id`). */
+  updateLobbyVoiceState(session: Session, d: unknown): Promise<void>;
 }
 
 type Handler = (gateway: GatewayPort, connection: Connection, d: unknown) => Promise<void> | void;
@@ -108,10 +110,15 @@ function requestSoundboardSounds(_gateway: GatewayPort, connection: Connection, 
 /**
  * Op 4 (GUILDS.md §7.4): `{guild_id, channel_id, self_mute, self_deaf}` joins, moves or leaves (null) a
  * voice channel; VOICE_STATE_UPDATE reaches the guild. A malformed or refused one is ignored: op 4 never
- * closes a session (guild_id null is a DM call, which bots do not make; voice clients resend on failure).
+ * closes a session (voice clients resend on failure). `guild_id: null` with a lobby as `channel_id` is a lobby
+ * call (the SDK's); DM calls are not served.
  */
 async function voiceStateUpdate(gateway: GatewayPort, connection: Connection, d: unknown): Promise<void> {
   const update = d as { guild_id?: unknown; channel_id?: unknown } | null;
+  if (typeof update === 'object' && update !== null && update.guild_id === null) {
+    await gateway.updateLobbyVoiceState(connection.session!, update);
+    return;
+  }
   if (
     typeof update !== 'object' ||
     update === null ||

@@ -92,6 +92,15 @@ export interface GatewayServerDeps {
     request: { guild_id: string; channel_id?: unknown },
     state: unknown,
   ) => Promise<object | undefined>;
+  /**
+   * Op 4 with `guild_id: null`: a lobby call joined or left (the voice domain's lobby calls); answers the
+   * dispatch for that session (LOBBY_VOICE_SERVER_UPDATE) or undefined; throws on a refusal.
+   */
+  lobbyVoiceStateUpdate?: (
+    userId: string,
+    sessionId: string,
+    payload: unknown,
+  ) => Promise<{ t: string; d: object } | undefined>;
   /** A session ended for good (not resumable): its voice states go (the guild domain's voice states). */
   voiceSessionEnded?: (userId: string, sessionId: string) => Promise<void>;
   /** Op 43: a guild's voice channel status and start time (the voice-status domain); throws on a refusal. */
@@ -720,6 +729,22 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     } catch (error) {
       if (!(error instanceof HearthError)) throw error;
       this.logger.debug({ session: session.id, code: error.code }, 'gateway voice state update refused');
+    }
+  }
+
+  /** Op 4 for a lobby call; a refusal (not a member of the lobby) changes nothing. */
+  async updateLobbyVoiceState(session: Session, d: unknown): Promise<void> {
+    const update = this.#deps.lobbyVoiceStateUpdate;
+    if (!update) return;
+    try {
+      const dispatch = await update(session.identity.userId, session.id, d);
+      if (dispatch) record(session, dispatch.t, dispatch.d);
+    } catch (error) {
+      if (!(error instanceof HearthError)) throw error;
+      this.logger.debug(
+        { session: session.id, code: error.code },
+        'gateway lobby voice state update refused',
+      );
     }
   }
 

@@ -61,6 +61,7 @@ export interface Schema {
   // ---- Voice calls and tokens (0033_voice) ----
   voice_calls: VoiceCallsTable;
   voice_tokens: VoiceTokensTable;
+  lobby_voice_states: LobbyVoiceStatesTable;
   // ---- Guild invites (0026_invites) ----
   invites: InvitesTable;
   invite_target_users: InviteTargetUsersTable;
@@ -705,6 +706,15 @@ export interface VoiceTokensTable {
   channel_id: string;
   session_id: string;
   expires_at: number;
+}
+
+/** A member in a lobby's call (0033_voice), from op 4 with the lobby as the channel. */
+export interface LobbyVoiceStatesTable {
+  lobby_id: string;
+  user_id: string;
+  session_id: string;
+  self_mute: number;
+  self_deaf: number;
 }
 
 /** A guild invite (0026_invites); `max_age` in seconds, `expires_at` null when it never expires. */

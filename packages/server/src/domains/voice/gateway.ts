@@ -139,12 +139,17 @@ export class VoiceGateway {
   }
 
   /**
-   * A VOICE_STATE_UPDATE was published (any node): the member's session here follows it. Leaving voice or a
+   * A VOICE_STATE_UPDATE or LOBBY_VOICE_STATE_UPDATE was published (any node): the member's session here follows it. Leaving voice or a
    * new gateway session ends it (4014); a move by a moderator takes it to the new call; mute, deafen,
    * suppress and permissions set what the media path forwards.
    */
-  async voiceStateChanged(state: { guild_id?: unknown; user_id?: unknown }): Promise<void> {
-    const serverId = typeof state.guild_id === 'string' ? state.guild_id : undefined;
+  async voiceStateChanged(state: {
+    guild_id?: unknown;
+    lobby_id?: unknown;
+    user_id?: unknown;
+  }): Promise<void> {
+    const server = state.guild_id ?? state.lobby_id;
+    const serverId = typeof server === 'string' ? server : undefined;
     const userId = typeof state.user_id === 'string' ? state.user_id : undefined;
     if (serverId === undefined || userId === undefined) return;
     const session = this.#sessions.get(`${serverId}:${userId}`);

@@ -31,9 +31,9 @@ export interface VoiceMembershipSource {
   membership(serverId: string, userId: string): Promise<VoiceMembership | undefined>;
 }
 
-export interface VoiceServerUpdate {
+/** What VOICE_SERVER_UPDATE (guilds) and LOBBY_VOICE_SERVER_UPDATE (lobbies) carry besides their id. */
+export interface VoiceServer {
   token: string;
-  guild_id: string | null;
   endpoint: string;
 }
 
@@ -78,8 +78,7 @@ export class VoiceService {
     sessionId: string,
     serverId: string,
     channelId: string | null,
-    guildId: string | null,
-  ): Promise<VoiceServerUpdate | undefined> {
+  ): Promise<VoiceServer | undefined> {
     const { storage, clock } = this.#deps;
     if (channelId === null) {
       await store.deleteTokens(storage.db, userId, serverId);
@@ -100,7 +99,7 @@ export class VoiceService {
       },
       now,
     );
-    return { token, guild_id: guildId, endpoint: call.endpoint };
+    return { token, endpoint: call.endpoint };
   }
 
   /** The node hosting the call: the one recorded, unless it went quiet; else this node. */

@@ -1,6 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../storage/database.js';
-import type { VoiceCallsTable, VoiceTokensTable } from '../../storage/schema.js';
+import type { LobbyVoiceStatesTable, VoiceCallsTable, VoiceTokensTable } from '../../storage/schema.js';
 
 export type VoiceCallRow = Selectable<VoiceCallsTable>;
 export type VoiceTokenRow = Selectable<VoiceTokensTable>;
@@ -90,5 +90,47 @@ export async function deleteTokens(db: Executor, userId: string, serverId: strin
     .deleteFrom('voice_tokens')
     .where('user_id', '=', userId)
     .where('server_id', '=', serverId)
+    .execute();
+}
+
+export type LobbyVoiceStateRow = Selectable<LobbyVoiceStatesTable>;
+
+export function lobbyCallsOfSession(db: Executor, userId: string, sessionId: string) {
+  return db
+    .selectFrom('lobby_voice_states')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('session_id', '=', sessionId)
+    .execute();
+}
+
+export function findLobbyVoiceState(db: Executor, lobbyId: string, userId: string) {
+  return db
+    .selectFrom('lobby_voice_states')
+    .selectAll()
+    .where('lobby_id', '=', lobbyId)
+    .where('user_id', '=', userId)
+    .executeTakeFirst();
+}
+
+export async function deleteLobbyVoiceState(db: Executor, lobbyId: string, userId: string): Promise<void> {
+  await db
+    .deleteFrom('lobby_voice_states')
+    .where('lobby_id', '=', lobbyId)
+    .where('user_id', '=', userId)
+    .execute();
+}
+
+export async function upsertLobbyVoiceState(db: Executor, row: LobbyVoiceStateRow): Promise<void> {
+  await db
+    .insertInto('lobby_voice_states')
+    .values(row)
+    .onConflict((oc) =>
+      oc.columns(['lobby_id', 'user_id']).doUpdateSet({
+        session_id: row.session_id,
+        self_mute: row.self_mute,
+        self_deaf: row.self_deaf,
+      }),
+    )
     .execute();
 }
