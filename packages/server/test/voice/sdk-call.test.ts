@@ -268,8 +268,13 @@ describe.each([
 
   it('the SDK hears @discordjs/voice: 50 frames to the received callback, RMS matching (±10 %)', async () => {
     const encoder = new OpusScript(48_000, 2, OpusScript.Application.VOIP);
+    // The SDK maps the peer's SSRC from its relayed op 5 (the speaking callback): frames before it are dropped.
+    let speaking = false;
+    sdk.call.SetSpeakingStatusChangedCallback((userId, isSpeaking) => {
+      if (String(userId) === peer.game.botUserId && isSpeaking) speaking = true;
+    });
     peer.connection.setSpeaking(true);
-    await pause(50);
+    await until(() => speaking, 'the peer speaking at the SDK');
     for (let i = 0; i < 50; i++) {
       const frame = sineFrame(i, PEAK);
       peer.connection.playOpusPacket(encoder.encode(Buffer.from(frame.buffer), 960));
