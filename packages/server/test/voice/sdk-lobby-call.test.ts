@@ -56,10 +56,10 @@ describe('a lobby call between two players’ Clients (after 1 March 2026: DAVE)
     await hearth.close();
   });
 
-  async function player(): Promise<Player> {
+  async function player(options: sdkpp.ClientOptions = {}): Promise<Player> {
     const account = await createPlayer(hearth);
     const tokens = await grantTokens(hearth, game, account.token, SCOPES);
-    const client = new sdkpp.Client(`${hearth.url}/api`, hearth.url);
+    const client = new sdkpp.Client(`${hearth.url}/api`, hearth.url, options);
     await client.UpdateToken(AuthorizationTokenType.Bearer, tokens.access_token);
     client.Connect();
     await until(() => client.GetStatus() === Status.Ready, 'Ready');
@@ -143,9 +143,19 @@ describe('a lobby call between two players’ Clients (after 1 March 2026: DAVE)
       ended = true;
     });
     expect(ended).toBe(true);
-    expect(alice.call?.GetStatus()).toBe(CallStatus.Disconnected);
     expect(alice.client.GetCalls()).toEqual([]);
     await until(() => bob.participants.includes(`${alice.id} false`), 'alice leaving at bob');
     expect(bob.call?.GetParticipants()).toEqual([bob.id]);
+  });
+
+  it('a client without DAVE is refused from 1 March 2026: Disconnected, Forbidden, close code 4017', async () => {
+    const carol = await player({ voiceNetwork: sdkpp.nodeVoiceNetwork({ dave: false }) });
+    const lobby = await carol.client.CreateOrJoinLobby('voice-table');
+    expect(lobby.result.Successful()).toBe(true);
+    const call = startCall(carol, lobby.lobbyId);
+    const reports: number[][] = [];
+    call.SetStatusChangedCallback((status, error, detail) => reports.push([status, error, detail]));
+    await until(() => call.GetStatus() === CallStatus.Disconnected, 'the refusal');
+    expect(reports.at(-1)).toEqual([CallStatus.Disconnected, sdkpp.Call.Error.Forbidden, 4017]);
   });
 });
