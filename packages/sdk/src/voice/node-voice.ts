@@ -55,10 +55,9 @@ function opusCodec(): OpusCodec {
       return new Uint8Array(codec.encode(bytes, FRAME_SAMPLES));
     },
     decode(packet) {
-      const pcm = codec.decode(Buffer.from(packet));
-      const samples = new Int16Array(pcm.byteLength / 2);
-      for (let i = 0; i < samples.length; i++) samples[i] = pcm.readInt16LE(i * 2);
-      return samples;
+      const pcm = codec.decode(Buffer.from(packet.buffer, packet.byteOffset, packet.byteLength));
+      // A copy on a fresh buffer: aligned for Int16Array, and not a view of the codec's memory.
+      return new Int16Array(pcm.buffer.slice(pcm.byteOffset, pcm.byteOffset + pcm.byteLength));
     },
     close() {
       codec.delete();
