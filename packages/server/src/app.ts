@@ -87,7 +87,7 @@ import { DaveE2eeCalls } from './domains/voice/dave/e2ee.js';
 import { DaveDeliveryService } from './domains/voice/dave/service.js';
 import { VoiceGateway } from './domains/voice/gateway.js';
 import { LobbyCalls } from './domains/voice/lobby-calls.js';
-import { UdpForwarder } from './domains/voice/media.js';
+import { UdpForwarder, type VoiceMedia } from './domains/voice/media.js';
 import { VoiceService } from './domains/voice/service.js';
 import { transportCryptoReady } from './domains/voice/transport-crypto.js';
 import { voiceStatusRoutes } from './domains/voice-status/routes.js';
@@ -184,6 +184,10 @@ export interface Hearth {
   readonly gateway: GatewayServer;
   /** The voice gateway of this node (PROTOCOL.md §G); its endpoint is known after `listen`. */
   readonly voice: VoiceGateway;
+  /** This node's UDP forwarder: its counters show what media it carried (DAVE frames stay opaque to it). */
+  readonly voiceMedia: Pick<VoiceMedia, 'stats'>;
+  /** This node's DAVE delivery service (the MLS external sender of the calls it hosts). */
+  readonly dave: DaveDeliveryService;
   readonly services: Services;
   readonly http: FastifyInstance;
   /** Every route as registered, with who it admits: read by the suites that sweep every route. */
@@ -892,6 +896,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bus,
     gateway: gatewayServer,
     voice: voiceGateway,
+    voiceMedia,
+    dave: daveService,
     services,
     http,
     routes,

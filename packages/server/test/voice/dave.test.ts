@@ -190,6 +190,25 @@ describe('DAVE established group (protocol.md, Member Add / Member Remove)', () 
   });
 });
 
+describe('DAVE and a new voice session of a member', () => {
+  it('removes the old leaf of a user who reconnects and adds its new session (Member Remove: re-added with a different key package)', async () => {
+    const [a, b] = (await formGroup(A, B)) as [DavePeer, DavePeer];
+    const c = peer(C);
+    await c.connect();
+    await settle(service, [a, b, c]);
+    // C's client restarts: a new session (new keys) joins before the old one is known to be gone.
+    const c2 = peer(C);
+    await c2.connect();
+    // The old session's end, reported late, leaves the new one in place.
+    await service.leave(CALL_ID, c);
+    await settle(service, [a, b, c2]);
+    // One commit removes the stale leaf and adds the new session into it (Recovery from Invalid Commit or Welcome).
+    for (const p of [a, b, c2]) expect(p.session.epoch).toBe(3n);
+    expect(service.call(CALL_ID)?.leaves).toEqual([A, B, C]);
+    expectFramesFlow([a, b, c2]);
+  });
+});
+
 describe('DAVE commit validity (protocol.md, Voice Gateway Commit Validity, Commit Ordering)', () => {
   it('announces only the first valid commit of an epoch', async () => {
     const a = peer(A);

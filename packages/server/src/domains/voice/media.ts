@@ -1,6 +1,7 @@
 import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import type { VoiceEncryptionMode } from '@hearth/protocol';
 import type { PortRange } from '../../config.js';
+import { mediaPayloadKind } from './dave/frames.js';
 import { classify, discoveryResponse, discoverySsrc, rtpsizeHeaderBytes, ssrcOf } from './rtp.js';
 import { type TransportCipher, transportCipher } from './transport-crypto.js';
 
@@ -34,6 +35,10 @@ export interface MediaStats {
   /** Unknown SSRC, not yet described, failed authentication, malformed, or the sender may not send. */
   dropped: number;
   rtcp: number;
+  /** Authenticated packets whose payload ends with DAVE's 0xFAFA marker (end-to-end encrypted, opaque here). */
+  daveFrames: number;
+  /** Authenticated packets whose payload is neither a DAVE frame nor the Opus silence frame. */
+  plainFrames: number;
 }
 
 interface Entry {
@@ -50,7 +55,14 @@ interface Entry {
 
 /** One UDP socket forwarding every call of this node (PROTOCOL.md §G.4, §G.5). */
 export class UdpForwarder implements VoiceMedia {
-  readonly stats: MediaStats = { received: 0, forwarded: 0, dropped: 0, rtcp: 0 };
+  readonly stats: MediaStats = {
+    received: 0,
+    forwarded: 0,
+    dropped: 0,
+    rtcp: 0,
+    daveFrames: 0,
+    plainFrames: 0,
+  };
   readonly #socket: Socket;
   readonly #members = new Map<number, Entry>();
   readonly #calls = new Map<string, Set<Entry>>();
@@ -184,6 +196,9 @@ export class UdpForwarder implements VoiceMedia {
       sender.address = from.address;
       sender.port = from.port;
     }
+    const kind = mediaPayloadKind(plaintext);
+    if (kind === 'dave') this.stats.daveFrames += 1;
+    else if (kind === 'plain') this.stats.plainFrames += 1;
     const header = packet.subarray(0, headerBytes);
     for (const receiver of this.#calls.get(sender.callId) ?? []) {
       if (receiver === sender || !receiver.cipher || !receiver.address || !receiver.rights.receive) continue;

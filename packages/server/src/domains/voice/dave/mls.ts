@@ -4,6 +4,7 @@
  * The gateway holds no group secrets (protocol.md, Delivery Service): it never decrypts anything.
  */
 import { DaveMls, DaveProposalsOperation } from '@hearth/protocol';
+import { p256 } from '@noble/curves/nist.js';
 import {
   type CiphersuiteImpl,
   type Commit,
@@ -67,7 +68,9 @@ export class DaveExternalSender {
 
   static async generate(identity: string): Promise<DaveExternalSender> {
     const cs = await daveCiphersuite();
-    const { publicKey, signKey } = await cs.signature.keygen();
+    const { signKey } = await cs.signature.keygen();
+    // RFC 9420 §5.1.1: an ECDSA SignaturePublicKey is the uncompressed point (ts-mls hands out the compressed one).
+    const publicKey = p256.getPublicKey(signKey, false);
     return new DaveExternalSender(publicKey, signKey, new TextEncoder().encode(identity));
   }
 
