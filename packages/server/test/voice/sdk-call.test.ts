@@ -115,7 +115,7 @@ describe.each([
     peer = { game, gateway, connection };
     const playerGame = await addTestBot(hearth, guild);
     player = { game: playerGame, gateway: await identifyBot(hearth, playerGame) };
-  });
+  }, 60_000); // a server and real clients start slowly on a loaded machine
 
   afterAll(async () => {
     peer.connection.destroy();

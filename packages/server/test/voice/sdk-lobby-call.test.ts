@@ -46,7 +46,7 @@ describe('a lobby call between two players’ Clients (after 1 March 2026: DAVE)
   beforeAll(async () => {
     hearth = await startVoiceHearth(new ManualClock('2026-03-02T00:00:00Z'));
     game = await createGame(hearth, { publicClient: true });
-  });
+  }, 60_000); // a server and real clients start slowly on a loaded machine
   afterAll(async () => {
     for (const player of players) {
       player.client.EndCalls();
