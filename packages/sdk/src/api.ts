@@ -73,3 +73,25 @@ export type {
 } from './social/social.js';
 export { StatusType } from './social/status.js';
 export { RelationshipHandle, RelationshipType, UserHandle } from './user-handle.js';
+export {
+  type AudioSink,
+  type AudioSource,
+  PushAudioSource,
+  type UserAudioCapturedCallback,
+  type UserAudioReceivedCallback,
+} from './voice/audio.js';
+export { Call } from './voice/call.js';
+export {
+  CallError,
+  CallStatus,
+  type CallStatusChangedCallback,
+  type ParticipantChangedCallback,
+  type SpeakingStatusChangedCallback,
+  type VoiceStateChangedCallback,
+  VoiceStateHandle,
+} from './voice/call-status.js';
+export { AudioSystem, ClientCreateOptions } from './voice/client-create-options.js';
+export type { DaveProvider, DaveSessionLike } from './voice/dave.js';
+export { AudioModeType } from './voice/gate.js';
+export type { OpusCodec, UdpSocketLike, VoiceNetwork, VoiceSocketLike } from './voice/network.js';
+export { VADThresholdSettings } from './voice/vad.js';

@@ -78,6 +78,11 @@ import {
 } from './tokens.js';
 import { type RelationshipHandle, UserHandle } from './user-handle.js';
 import { SDK_VERSION, SDK_VERSION_STRING } from './version.js';
+import type { UserAudioCapturedCallback, UserAudioReceivedCallback } from './voice/audio.js';
+import type { Call } from './voice/call.js';
+import { ClientCreateOptions } from './voice/client-create-options.js';
+import type { VoiceNetwork } from './voice/network.js';
+import { Voice } from './voice/voice.js';
 
 /** Opens the authorization URL for the player: a browser, a webview, or a test's headless page. */
 export type Opener = (url: string) => void | Promise<void>;
@@ -96,6 +101,13 @@ export interface ClientOptions {
    * else the user's configuration folder. Node only.
    */
   launchCommandsDir?: string;
+  /**
+   * What calls run on (voice gateway socket, UDP, ciphers, Opus, DAVE). Default: Node's on the Node entry;
+   * none in browsers, which have no UDP socket (StartCall then fails).
+   */
+  voiceNetwork?: VoiceNetwork;
+  /** The Social SDK's ClientCreateOptions, carried; see the class for what applies in JavaScript. */
+  createOptions?: ClientCreateOptions;
 }
 
 /** What an entry (Node, browser) supplies that the options leave open. */
@@ -110,6 +122,10 @@ export interface ClientEnvironment {
   launchCommands?: (dir: string | undefined) => LaunchCommandStore;
   /** The join this process was launched for by the local agent, if any. */
   launchJoin?: () => LaunchJoin | undefined;
+  /** The voice network; absent where calls cannot run (browsers). */
+  voice?: () => VoiceNetwork;
+  /** Appends one voice log line to a file in the SetVoiceLogDir directory; absent without a file system. */
+  voiceLogWriter?: (dir: string) => (line: string) => void;
 }
 
 /** The options with every default filled in. */
@@ -122,6 +138,9 @@ export interface ClientSettings {
   os: string;
   launchCommands: LaunchCommandStore | undefined;
   launchJoin: LaunchJoin | undefined;
+  voice: VoiceNetwork | undefined;
+  voiceLogWriter: ((dir: string) => (line: string) => void) | undefined;
+  createOptions: ClientCreateOptions;
 }
 
 export type AuthorizationCallback = (result: ClientResult, code: string, redirectUri: string) => void;
@@ -273,6 +292,9 @@ export class ClientCore {
     this.#messages = new Messages(this.feature);
     this.#guilds = new Guilds(this.feature);
     this.#lobbies = new Lobbies(this.feature, this.#messages);
+    this.#voice = new Voice(this.feature, options.voice);
+    this.#voiceLogWriter = options.voiceLogWriter;
+    this.#createOptions = options.createOptions;
     this.#launchCommands = options.launchCommands;
     this.#launchJoin = options.launchJoin;
     this.feature.on('READY', () => this.#joinLaunched());
@@ -788,6 +810,104 @@ export class ClientCore {
     this.#lobbies.memberRemoved = callback;
   }
 
+  // ---- Voice calls ----
+
+  readonly #voice: Voice;
+  readonly #voiceLogWriter: ((dir: string) => (line: string) => void) | undefined;
+  readonly #createOptions: ClientCreateOptions;
+  #engineManagedAudioSession = false;
+  #aecDump = false;
+  #voiceLog: LogCallback | undefined;
+
+  /**
+   * Joins the lobby's voice call; the Call reports its progress at SetStatusChangedCallback and is usable
+   * once Connected. Undefined when the client is not Ready, the id is not a lobby id, or this environment
+   * cannot run calls: browsers have no UDP socket and the platform has no browser media path (logged).
+   * Audio comes from `Call.SetAudioSource` and goes to `Call.SetAudioSink`.
+   */
+  StartCall(lobbyId: bigint | string): Call | undefined {
+    return this.#voice.start(String(lobbyId), undefined, undefined);
+  }
+
+  /**
+   * StartCall with the two audio callbacks: `receivedCb` gets every decoded 20 ms frame of each participant
+   * before mixing, `capturedCb` every captured frame before it is sent (48 kHz, 2 channels, 960 samples per
+   * channel). Both may change the samples in place; returning true mutes that frame.
+   */
+  StartCallWithAudioCallbacks(
+    lobbyId: bigint | string,
+    receivedCb: UserAudioReceivedCallback,
+    capturedCb: UserAudioCapturedCallback,
+  ): Call | undefined {
+    return this.#voice.start(String(lobbyId), receivedCb, capturedCb);
+  }
+
+  /** Leaves one call; the callback runs once it is Disconnected (at once when there was no such call). */
+  EndCall(channelId: bigint | string, callback?: () => void): void {
+    this.#voice.end(String(channelId));
+    callback?.();
+  }
+
+  /** Leaves every call. */
+  EndCalls(callback?: () => void): void {
+    for (const call of this.#voice.all()) this.#voice.end(call.GetChannelId().toString());
+    callback?.();
+  }
+
+  GetCall(channelId: bigint | string): Call | undefined {
+    return this.#voice.get(String(channelId));
+  }
+
+  GetCalls(): Call[] {
+    return this.#voice.all();
+  }
+
+  /**
+   * Writes the library's log lines of at least `minSeverity` to `voice.log` in this directory (the native
+   * engine's voice logs; this library logs calls through its logger). Not applicable in browsers (no file
+   * system): logged as a warning and ignored.
+   */
+  SetVoiceLogDir(path: string, minSeverity: LoggingSeverity): void {
+    if (this.#voiceLog) this.#logger.remove(this.#voiceLog);
+    this.#voiceLog = undefined;
+    if (!this.#voiceLogWriter) {
+      this.#logger.log(LoggingSeverity.Warning, 'SetVoiceLogDir: this environment has no file system');
+      return;
+    }
+    const write = this.#voiceLogWriter(path);
+    this.#voiceLog = (message, severity) => write(`${new Date().toISOString()} ${severity} ${message}`);
+    this.#logger.add(this.#voiceLog, minSeverity);
+  }
+
+  /**
+   * Whether the game manages the audio session and routing (iOS/Android) itself. Carried only: this library
+   * never touches the audio session; the game owns all audio I/O through the call's source and sink.
+   */
+  SetEngineManagedAudioSession(isEngineManaged: boolean): void {
+    this.#engineManagedAudioSession = isEngineManaged;
+  }
+
+  GetEngineManagedAudioSession(): boolean {
+    return this.#engineManagedAudioSession;
+  }
+
+  /**
+   * Records the echo canceller's diagnostics. Not applicable: this library has no echo canceller (the game's
+   * audio path does its own processing); the flag is carried only.
+   */
+  SetAecDump(on: boolean): void {
+    this.#aecDump = on;
+  }
+
+  GetAecDump(): boolean {
+    return this.#aecDump;
+  }
+
+  /** The ClientCreateOptions this client was created with. */
+  GetClientCreateOptions(): ClientCreateOptions {
+    return this.#createOptions;
+  }
+
   // ---- Provisional accounts ----
 
   #provisionalAccounts: ProvisionalAccounts | undefined;
@@ -1150,6 +1270,9 @@ export function withDefaults(
     build: options?.build ?? 'release',
     launchCommands: defaults.launchCommands?.(options?.launchCommandsDir),
     launchJoin: defaults.launchJoin?.(),
+    voice: options?.voiceNetwork ?? defaults.voice?.(),
+    voiceLogWriter: defaults.voiceLogWriter,
+    createOptions: options?.createOptions ?? new ClientCreateOptions(),
     openSocket: (url) => {
       const WebSocket = injected ?? defaults.webSocket();
       if (!WebSocket) throw new Error('this environment has no WebSocket: pass the webSocket option');

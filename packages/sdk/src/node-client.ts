@@ -1,11 +1,27 @@
 import { spawn } from 'node:child_process';
+import { appendFileSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
 import { WebSocket } from 'ws';
 import { ClientCore, type ClientOptions, withDefaults } from './client.js';
 import type { WebSocketConstructor } from './gateway/socket.js';
 import { launchJoinFromEnvironment, nodeLaunchCommandStore } from './launch/node-launch-commands.js';
 import { customSchemeReceiver, type RedirectReceiver, type RedirectStrategy } from './redirect.js';
+import { nodeVoiceNetwork } from './voice/node-voice.js';
+
+/** SetVoiceLogDir on Node: lines appended to `voice.log` in the directory, created when missing. */
+function voiceLogWriter(dir: string): (line: string) => void {
+  const file = join(dir, 'voice.log');
+  return (line) => {
+    try {
+      mkdirSync(dir, { recursive: true });
+      appendFileSync(file, `${line}\n`);
+    } catch {
+      // A log file that cannot be written must not break the call that logs.
+    }
+  };
+}
 
 const CALLBACK_PAGE = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Signed in</title></head>
 <body style="font-family:system-ui,sans-serif;text-align:center;margin-top:20vh"><h1>You are signed in</h1>
@@ -98,6 +114,8 @@ export class Client extends ClientCore {
         os: process.platform,
         launchCommands: (dir) => nodeLaunchCommandStore(dir),
         launchJoin: () => launchJoinFromEnvironment(),
+        voice: () => nodeVoiceNetwork(),
+        voiceLogWriter,
       }),
     );
   }
