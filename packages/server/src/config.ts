@@ -34,6 +34,8 @@ export interface Config {
   // Operations
   metrics: boolean;
   metricsToken: string | undefined;
+  // Emulator
+  emulator: boolean;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -318,6 +320,15 @@ export const SETTINGS = [
     description:
       'Secret (32+ characters) a scraper sends as `Authorization: Bearer <token>` for `/metrics`; setting it turns metrics on. Other requests answer 401.',
     parse: secret,
+  }),
+  define({
+    key: 'emulator',
+    flag: '--emulator',
+    env: 'HEARTH_EMULATOR',
+    default: 'false',
+    description:
+      'Development and CI only: serve the emulator admin API under `/_hearth` (test clock, fixtures, snapshots, fault injection, scripted users) to holders of `--admin-token`. Off: those paths answer 404.',
+    parse: boolean,
   }),
 ] as const;
 

@@ -70,6 +70,7 @@ const SAMPLES: { [K in keyof Config]: Sample<K> } = {
     env: 'n'.repeat(48),
     fromEnv: 'n'.repeat(48),
   },
+  emulator: { flag: 'true', fromFlag: true, env: '1', fromEnv: true },
 };
 
 const DEFAULTS: Config = {
@@ -96,6 +97,7 @@ const DEFAULTS: Config = {
   sessionLifetimeDays: 30,
   metrics: false,
   metricsToken: undefined,
+  emulator: false,
 };
 
 const cases = SETTINGS.map((setting) => ({ ...setting, sample: SAMPLES[setting.key] }));

@@ -70,6 +70,13 @@ export interface HttpDeps {
   observeResponse?: ResponseObserver | undefined;
   /** How long a client may take to send its headers, and its whole request (ms): slow clients are cut off. */
   timeouts?: HttpTimeouts;
+  /** Emulator mode's fault rules (emulator/faults.ts), asked after authentication; undefined otherwise. */
+  faults?: RequestFaults | undefined;
+}
+
+/** A hook on every API request: true when it answered (or dropped) the request itself. */
+export interface RequestFaults {
+  onRequest(request: FastifyRequest, reply: FastifyReply): Promise<boolean>;
 }
 
 export interface HttpTimeouts {
@@ -200,6 +207,7 @@ export function createHttpServer(
   });
 
   const defaultLimit = { limit: deps.globalPerSecond * 5, windowMs: 5000 };
+  const faults = deps.faults;
   const limiter = { store: deps.rateLimits, clock: deps.clock, globalPerSecond: deps.globalPerSecond };
   for (const prefix of [...API_VERSIONS.map((v) => `/api/v${v}`), '/api']) {
     void app.register(
@@ -219,6 +227,7 @@ export function createHttpServer(
           const config = request.routeOptions.config;
           const header = request.headers.authorization;
           if (header) request.principal = (await resolvePrincipal(header, deps.authenticators)) ?? null;
+          if (faults !== undefined && (await faults.onRequest(request, reply))) return reply;
           // Limits first: a refused credential still spends its caller's (IP) budget, so guessing is throttled.
           if (
             config.bucket &&
