@@ -11,9 +11,10 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../kernel/clock.js';
 import { HearthError } from '../kernel/errors.js';
 import type { Logger } from '../kernel/logger.js';
+import { parse } from '../kernel/validation.js';
 import { REQUEST_ID_HEADER } from '../ops/request-context.js';
 import { parseDuration } from './clock.js';
-import type { FaultRule, GatewayFaultRule, HttpFaultRule } from './schemas.js';
+import { type FaultRule, GatewayFaultRule, HttpFaultRule } from './schemas.js';
 
 /** A rule as stored and listed: the request's fields plus its id, what is left of it, and when it ends. */
 export type ActiveFault = FaultRule & { id: string; remaining: number | null; expires_at: string | null };
@@ -76,7 +77,11 @@ export class Faults {
     return this.#rules.size;
   }
 
-  add(rule: FaultRule): ActiveFault {
+  /** Validates a rule against the schema of its `target` (so errors name its own fields), then adds it. */
+  add(input: unknown): ActiveFault {
+    const target = (input as { target?: unknown } | null)?.target;
+    const rule: FaultRule =
+      target === 'gateway' ? parse(GatewayFaultRule, input) : parse(HttpFaultRule, input);
     const problem = missingParameter(rule);
     if (problem) throw problem;
     const duration = rule.duration === undefined ? undefined : parseDuration(rule.duration);

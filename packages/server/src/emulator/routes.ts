@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyPluginAsync } from 'fastify';
 import { HearthError } from '../kernel/errors.js';
 import type { Emulator } from './emulator.js';
-import { ActParams, ClockChange, FaultParams, FaultRule, SnapshotParams } from './schemas.js';
+import { ActParams, ClockChange, FaultParams, SnapshotParams } from './schemas.js';
 
 /** Where the admin API of emulator mode is served (outside `/api`: no client of the platform calls it). */
 export const ADMIN_PREFIX = '/_hearth';
@@ -47,8 +47,8 @@ export function emulatorRoutes(emulator: Emulator, adminToken: string | undefine
     );
 
     app.get(`${ADMIN_PREFIX}/faults`, async () => emulator.faults.list());
-    app.post(`${ADMIN_PREFIX}/faults`, { schema: { body: FaultRule } }, async (request, reply) =>
-      reply.code(201).send(emulator.faults.add(request.body as FaultRule)),
+    app.post(`${ADMIN_PREFIX}/faults`, async (request, reply) =>
+      reply.code(201).send(emulator.faults.add(request.body)),
     );
     app.delete(`${ADMIN_PREFIX}/faults`, async (_request, reply) => {
       emulator.faults.clear();
