@@ -727,7 +727,11 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
           clock: testClock,
           logger,
           faults,
-          snapshots: new Snapshots({ storage, dir: join(config.dataDir, 'snapshots') }),
+          snapshots: new Snapshots({
+            storage,
+            dir: join(config.dataDir, 'snapshots'),
+            reindex: (tx, messageId) => searchIndex.index(tx, messageId),
+          }),
           actions: scriptedActions(),
           seed: {
             storage,

@@ -2,7 +2,7 @@ import { mkdir, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { HearthError } from '../kernel/errors.js';
-import type { Storage } from '../storage/database.js';
+import type { Executor, Storage } from '../storage/database.js';
 
 export interface SnapshotInfo {
   name: string;
@@ -33,9 +33,20 @@ export class Snapshots {
   /** PostgreSQL: `hearth_snapshot_<schema>_`, so deployments in several schemas of one database keep theirs apart. */
   #pgPrefix: string | undefined;
 
-  constructor(deps: { storage: Storage; dir: string }) {
+  readonly #reindex: ((tx: Executor, messageId: string) => Promise<void>) | undefined;
+
+  /**
+   * `reindex` puts a message back into SQLite's full-text index, whose shadow tables cannot be written
+   * directly: a restore lets it rebuild the restored messages' entries.
+   */
+  constructor(deps: {
+    storage: Storage;
+    dir: string;
+    reindex?: (tx: Executor, messageId: string) => Promise<void>;
+  }) {
     this.#storage = deps.storage;
     this.#dir = deps.dir;
+    this.#reindex = deps.reindex;
   }
 
   async save(name: string): Promise<SnapshotInfo> {
@@ -80,18 +91,33 @@ export class Snapshots {
     const db = this.#storage.db;
     await sql.raw(`ATTACH DATABASE ${quoteText(file)} AS snapshot`).execute(db);
     try {
-      const tables = await sql<{ name: string }>`
-        SELECT name FROM main.sqlite_master
-        WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' AND name NOT LIKE 'sqlite_%'`.execute(db);
-      const copied = tables.rows.map((row) => row.name).filter((table) => !LIVE_TABLES.has(table));
+      const tables = await sql<{ name: string; sql: string }>`
+        SELECT name, sql FROM main.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'`.execute(
+        db,
+      );
+      // A full-text table and its shadow tables are rebuilt from the restored rows, not copied.
+      const virtual = tables.rows.filter((row) => /^CREATE VIRTUAL/i.test(row.sql)).map((row) => row.name);
+      const copied = tables.rows
+        .map((row) => row.name)
+        .filter(
+          (table) =>
+            !LIVE_TABLES.has(table) && !virtual.some((v) => table === v || table.startsWith(`${v}_`)),
+        );
       await this.#storage.transaction(async (tx) => {
         // Rows come back table by table: the references between them hold again once all are in.
         await sql`PRAGMA defer_foreign_keys = ON`.execute(tx);
+        // Every table is emptied before any is filled: a cascade from a later delete would empty a filled one.
+        for (const table of copied) await sql.raw(`DELETE FROM main.${quoteName(table)}`).execute(tx);
         for (const table of copied) {
-          await sql.raw(`DELETE FROM main.${quoteName(table)}`).execute(tx);
           await sql
             .raw(`INSERT INTO main.${quoteName(table)} SELECT * FROM snapshot.${quoteName(table)}`)
             .execute(tx);
+        }
+        for (const table of virtual) await sql.raw(`DELETE FROM main.${quoteName(table)}`).execute(tx);
+        if (this.#reindex && copied.includes('message_search_documents')) {
+          const documents = await sql<{ message_id: string }>`
+            SELECT message_id FROM main.message_search_documents`.execute(tx);
+          for (const { message_id } of documents.rows) await this.#reindex(tx, message_id);
         }
       });
     } finally {

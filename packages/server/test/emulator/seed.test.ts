@@ -44,34 +44,39 @@ const FIXTURE = {
 };
 
 describe('README, Fixtures: hearth seed and POST /_hearth/seed', () => {
-  let first: Record<string, Record<string, Record<string, unknown>>>;
+  interface Seeded {
+    applications: Record<string, Record<string, string>>;
+    users: Record<string, { id: string; token: string }>;
+    guilds: Record<string, { id: string; channels: Record<string, string> }>;
+    entitlements: Record<string, { subscription_id: string }>;
+    lobbies: Record<string, unknown>;
+    provisional_accounts: Record<string, unknown>;
+  }
+  let first: Seeded;
 
   it('creates every object through the services and prints ids and tokens', async () => {
     first = await hearth.adminJson('POST', '/seed', FIXTURE);
-    const app = first['applications']?.['game'] as Record<string, string>;
-    const alice = first['users']?.['alice'] as Record<string, string>;
-    const home = first['guilds']?.['home'] as { id: string; channels: Record<string, string> };
+    const app = first.applications['game'] ?? {};
+    const alice = first.users['alice'] ?? { id: '', token: '' };
+    const home = first.guilds['home'] ?? { id: '', channels: {} };
 
     // The bot token works on the platform's own API, and its bot is in the guild.
     const me = await hearth.api('/users/@me/guilds', { auth: `Bot ${app['bot_token']}` });
     expect(me.status).toBe(200);
     expect(((await me.json()) as { id: string }[]).map((g) => g.id)).toEqual([home.id]);
     // The user token works, the channel is under its category, the friendship holds.
-    const channel = await hearth.api(`/channels/${home.channels['general']}`, { auth: alice['token'] });
+    const channel = await hearth.api(`/channels/${home.channels['general']}`, { auth: alice.token });
     expect(await channel.json()).toMatchObject({
       name: 'general',
       parent_id: home.channels['text'],
       topic: 'hello',
     });
-    const friends = await hearth.api('/users/@me/relationships', { auth: alice['token'] });
-    expect(await friends.json()).toEqual([
-      expect.objectContaining({ id: (first['users']?.['bob'] as { id: string }).id, type: 1 }),
-    ]);
-    const subscriptionId = (first['entitlements']?.['alice_pass'] as { subscription_id: string })
-      .subscription_id;
+    const friends = await hearth.api('/users/@me/relationships', { auth: alice.token });
+    expect(await friends.json()).toEqual([expect.objectContaining({ id: first.users['bob']?.id, type: 1 })]);
+    const subscriptionId = first.entitlements['alice_pass']?.subscription_id;
     expect(subscriptionId).toMatch(/^\d+$/);
-    expect(first['lobbies']?.['room']).toEqual({ id: expect.stringMatching(/^\d+$/) });
-    expect(first['provisional_accounts']?.['p1']).toEqual({
+    expect(first.lobbies['room']).toEqual({ id: expect.stringMatching(/^\d+$/) });
+    expect(first.provisional_accounts['p1']).toEqual({
       id: expect.stringMatching(/^\d+$/),
       access_token: expect.any(String),
     });
