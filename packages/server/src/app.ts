@@ -884,6 +884,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   if (faults) {
     gatewayServer.faults = faults;
     faults.forgetSession = (session) => gatewayServer.forget(session.id);
+    faults.detachSession = (session) => gatewayServer.detach(session.id);
   }
   if (options.deliverWebhooks !== false) deliveryWorker.start();
 

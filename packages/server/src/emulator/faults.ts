@@ -67,6 +67,8 @@ export class Faults {
   /** Dispatches held behind a delayed one, per connection, so that order is kept. */
   readonly #held = new WeakMap<FaultConnection, FaultDispatch[]>();
   forgetSession: ForgetSession | undefined;
+  /** Leaves a session resumable while its socket stays open (the gateway's `detach`). */
+  detachSession: ForgetSession | undefined;
 
   constructor(deps: { clock: Clock; logger: Logger }) {
     this.#clock = deps.clock;
@@ -230,9 +232,11 @@ export class Faults {
         return true;
       case 'invalid_session': {
         const resumable = rule.resumable === true;
-        connection.sendOp(GatewayOpcodes.InvalidSession, resumable);
+        // The client may send its Resume (or, not resumable, its Identify) on this very socket, as
+        // discord.js does, or on a new one.
+        this.detachSession?.(session);
         if (!resumable) this.forgetSession?.(session);
-        closeLater(connection);
+        connection.sendOp(GatewayOpcodes.InvalidSession, resumable);
         return true;
       }
       case 'close':

@@ -814,6 +814,19 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     }
   }
 
+  /**
+   * Leaves a session waiting for a Resume while its socket stays open (emulator mode's resumable op 9):
+   * the client may resume on that socket, as discord.js does, or on a new one.
+   */
+  detach(sessionId: string): void {
+    const session = this.registry.get(sessionId);
+    const connection = session?.attached;
+    if (!session || !(connection instanceof Connection)) return;
+    session.attached = undefined;
+    session.expiresAt = this.clock.now() + RESUME_WINDOW_MS;
+    connection.session = undefined;
+  }
+
   /** Ends a session everywhere (operators, tests): a later Resume of it gets op 9. */
   forget(sessionId: string): void {
     const session = this.registry.get(sessionId);
