@@ -13,6 +13,7 @@ import presenceFanout from './presence-fanout.js';
 import provisionalToken from './provisional-token.js';
 import readPath from './read-path.js';
 import search from './search.js';
+import snapshotRestore from './snapshot-restore.js';
 import tokenExchange from './token-exchange.js';
 import webhookDelivery from './webhook-delivery.js';
 
@@ -29,6 +30,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   guildCreate,
   guildChat,
   search,
+  snapshotRestore,
 ];
 
 type Outcome = { benchmark: Benchmark; results: Result[] } | { benchmark: Benchmark; error: Error };
