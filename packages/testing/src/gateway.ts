@@ -41,7 +41,9 @@ export class GatewayListener {
 
   /** Connects and identifies with `token` (`Bot …` is stripped) and `intents`; resolves once READY arrives. */
   static async open(baseUrl: string, token: string, intents: number): Promise<GatewayListener> {
-    const url = `${baseUrl.replace(/^http/, 'ws').replace(/\/+$/, '')}/?v=10&encoding=json`;
+    // Where the gateway is, as clients learn it: GET /gateway.
+    const found = await fetch(`${baseUrl.replace(/\/+$/, '')}/api/v10/gateway`);
+    const url = `${((await found.json()) as { url: string }).url}/?v=10&encoding=json`;
     const socket = new WebSocket(url);
     const listener = new GatewayListener(socket);
     await new Promise<void>((resolve, reject) => {
