@@ -31,7 +31,8 @@ let bot: Bot;
 beforeAll(async () => {
   hearth = await startHearth({ fixture: FIXTURE });
   bot = await startBot(hearth.url, hearth.seeded.applications['game']?.bot_token ?? '');
-});
+  // Starting a server and logging a client in takes longer on a loaded CI machine than the default hook time.
+}, 120_000);
 afterAll(async () => {
   await bot?.client.destroy();
   await hearth?.close();

@@ -12,7 +12,8 @@ beforeAll(async () => {
     fixture: { applications: { game: { name: 'Arena', flags: ['ProvisionalAccountsEnabled'] } } },
   });
   game = new GameServer(hearth.url, hearth.seeded.applications['game']?.bot_token ?? '');
-});
+  // Starting a server and logging a client in takes longer on a loaded CI machine than the default hook time.
+}, 120_000);
 afterAll(async () => {
   await hearth.close();
 });

@@ -40,7 +40,8 @@ beforeAll(async () => {
     body: JSON.stringify({ event_webhooks_url: webhooks.url, event_webhooks_types: ['ENTITLEMENT_CREATE'] }),
   });
   expect(configured.status).toBe(200);
-});
+  // Starting a server and logging a client in takes longer on a loaded CI machine than the default hook time.
+}, 120_000);
 afterAll(async () => {
   await hearth.close();
   await webhooks.close();
