@@ -13,6 +13,7 @@ import presenceFanout from './presence-fanout.js';
 import provisionalToken from './provisional-token.js';
 import readPath from './read-path.js';
 import search from './search.js';
+import snapshotRestore from './snapshot-restore.js';
 import tokenExchange from './token-exchange.js';
 import voiceRelay from './voice-relay.js';
 import webhookDelivery from './webhook-delivery.js';
@@ -31,6 +32,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   guildChat,
   search,
   voiceRelay,
+  snapshotRestore,
 ];
 
 type Outcome = { benchmark: Benchmark; results: Result[] } | { benchmark: Benchmark; error: Error };

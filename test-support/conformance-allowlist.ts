@@ -142,6 +142,8 @@ export const SPEC_CORRECTIONS: readonly SpecCorrection[] = [
   },
 ];
 
+const EMULATOR =
+  "emulator mode's admin API (README, Emulator mode: --emulator): tests drive the server, outside the API";
 const HEARTH_ACCOUNTS = 'Hearth-only: accounts with email and password (README, The authorization server)';
 
 /** The route is the whole problem: every response of it is outside SPEC (its errors are still checked). */
@@ -205,6 +207,19 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
     'hearth-only',
     "the consent page's own call (README, The authorization server); the platform's is internal",
   ),
+  ...(
+    [
+      [['GET', 'POST'], '/_hearth/clock'],
+      [['POST'], '/_hearth/seed'],
+      [['GET'], '/_hearth/snapshots'],
+      [['PUT', 'DELETE'], '/_hearth/snapshots/:name'],
+      [['POST'], '/_hearth/snapshots/:name/restore'],
+      [['GET', 'POST', 'DELETE'], '/_hearth/faults'],
+      [['DELETE'], '/_hearth/faults/:fault_id'],
+      [['GET'], '/_hearth/act'],
+      [['POST'], '/_hearth/act/:action'],
+    ] as const
+  ).flatMap(([methods, template]) => route([...methods], template, 'hearth-only', EMULATOR)),
   ...route(
     ['PUT', 'DELETE'],
     '/admin/users/:user_id/ban',

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import proxyaddr from '@fastify/proxy-addr';
 import {
   expandScopes,
@@ -95,6 +96,12 @@ import { voiceStatusRoutes } from './domains/voice-status/routes.js';
 import { VoiceStatusService } from './domains/voice-status/service.js';
 import { WebhooksService } from './domains/webhooks/service.js';
 import { DeliveryWorker } from './domains/webhooks/worker.js';
+import { registerUserActions, ScriptedActions } from './emulator/actions.js';
+import { AdjustableClock } from './emulator/clock.js';
+import { Emulator } from './emulator/emulator.js';
+import { Faults } from './emulator/faults.js';
+import { emulatorRoutes } from './emulator/routes.js';
+import { Snapshots } from './emulator/snapshots.js';
 import { GatewayServer } from './gateway/gateway-server.js';
 import { gatewayRoutes } from './gateway/routes.js';
 import { GatewayService } from './gateway/service.js';
@@ -179,6 +186,8 @@ export interface Services {
 export interface Hearth {
   readonly config: Config;
   readonly clock: Clock;
+  /** Emulator mode (`--emulator`): the test clock, fixtures, snapshots, faults and scripted users. */
+  readonly emulator: Emulator | undefined;
   readonly logger: Logger;
   readonly storage: Storage;
   readonly bus: Bus;
@@ -212,12 +221,17 @@ const LOBBY_SWEEP_INTERVAL_MS = 1000;
 const SEARCH_INDEX_INTERVAL_MS = 250;
 /** How often threads whose auto-archive time has come are archived (each read also archives them lazily). */
 const THREAD_SWEEP_INTERVAL_MS = 60_000;
+/** Emulator mode: how often subscriptions whose period ended renew (a clock jump runs it at once). */
+const RENEWAL_SWEEP_INTERVAL_MS = 60_000;
 
 /** The composition root: the only place where storage, counters, clock, services and transports meet. */
 export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const { config } = options;
   const logger = createLogger(config.logLevel, options.logDestination);
-  const clock = options.clock ?? (config.now === undefined ? systemClock : startingAt(config.now));
+  const baseClock = options.clock ?? (config.now === undefined ? systemClock : startingAt(config.now));
+  // Emulator mode: the one clock every service holds can be set and advanced at runtime.
+  const testClock = config.emulator ? new AdjustableClock(baseClock) : undefined;
+  const clock: Clock = testClock ?? baseClock;
   // Read before anything is opened: a bad file stops the start with nothing to clean up.
   const providerCa = config.providerCaFile ? readCaFile(config.providerCaFile) : undefined;
   // Every URL Hearth calls goes through one policy (kernel/outbound.ts).
@@ -794,8 +808,70 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
 
   // Routes load when the server starts; a root hook (below) sees each of them, in every prefix scope.
   const routes: RegisteredRoute[] = [];
+  const faults = config.emulator ? new Faults({ clock, logger }) : undefined;
   // The served OpenAPI documents describe those routes; built once they are all registered.
   const openapi = new OpenApiDocuments(routes);
+  const emulator =
+    testClock && faults
+      ? new Emulator({
+          clock: testClock,
+          logger,
+          faults,
+          snapshots: new Snapshots({
+            storage,
+            dir: join(config.dataDir, 'snapshots'),
+            reindex: (tx, messageId) => searchIndex.index(tx, messageId),
+          }),
+          actions: scriptedActions(),
+          seed: {
+            storage,
+            clock,
+            accounts,
+            applications,
+            accountLink,
+            oauth2,
+            guilds,
+            roles,
+            channels,
+            botInstalls,
+            lobbies,
+            relationships,
+            entitlements,
+          },
+          // Everything periodic, so that what the jump made due has happened when the call answers.
+          sweep: async () => {
+            await renewals?.runNow();
+            await sweeping.runNow();
+            await threadSweeping.runNow();
+            gatewayServer.sweep();
+          },
+          dropLiveState: () => {
+            gatewayServer.endAllSessions('State restored');
+            if (counters instanceof MemoryRateLimitStore) counters.clear();
+          },
+        })
+      : undefined;
+  const emulatorPlugin = emulator ? emulatorRoutes(emulator, config.adminToken) : undefined;
+  /** The scripted users' actions: the calls a user's own requests and gateway frames make. */
+  function scriptedActions(): ScriptedActions {
+    const actions = new ScriptedActions();
+    const startedPresence = new Set<string>();
+    registerUserActions(actions, {
+      createMessage: (actor, channelId, body) => channelMessages.create(actor, channelId, body),
+      addReaction: (actor, channelId, messageId, emoji) => reactions.add(actor, channelId, messageId, emoji),
+      updateVoiceState: (userId, sessionId, payload) =>
+        voiceStates.updateVoiceState(userId, sessionId, payload),
+      acceptInvite: (userId, code) => invites.acceptInvite(userId, code),
+      befriend: (userId, targetId) => relationships.befriend(userId, targetId),
+      setPresence: async (session, input) => {
+        const parsed = presence!.parse(input);
+        if (startedPresence.has(session.id)) return presence!.updated(session, parsed);
+        startedPresence.add(session.id);
+        return presence!.started(session, parsed);
+      },
+    });
+    return actions;
+  }
   const http = createHttpServer(
     {
       logger,
@@ -806,6 +882,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       observeResponse: options.observeResponse,
       timeouts: { headersMs: config.httpHeadersTimeoutMs, requestMs: config.httpRequestTimeoutMs },
       trustProxy,
+      faults,
     },
     [
       accountsRoutes(accounts),
@@ -850,6 +927,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
         publicUrl,
       }),
       opsRoutes({ storage, redis, metrics, metricsToken: config.metricsToken }),
+      ...(emulatorPlugin ? [emulatorPlugin] : []),
     ],
   );
   metrics?.observeHttp(http);
@@ -887,11 +965,24 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     THREAD_SWEEP_INTERVAL_MS,
     (error) => logger.error({ err: error }, 'thread auto-archive sweep failed'),
   );
+  const renewals = testClock
+    ? new Sweeper(
+        () => entitlements.renewDue(),
+        RENEWAL_SWEEP_INTERVAL_MS,
+        (error) => logger.error({ err: error }, 'subscription renewal sweep failed'),
+      )
+    : undefined;
+  if (faults) {
+    gatewayServer.faults = faults;
+    faults.forgetSession = (session) => gatewayServer.forget(session.id);
+    faults.detachSession = (session) => gatewayServer.detach(session.id);
+  }
   if (options.deliverWebhooks !== false) deliveryWorker.start();
 
   return {
     config,
     clock,
+    emulator,
     logger,
     storage,
     bus,
@@ -917,6 +1008,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
     async close() {
       await sweeping.stop();
+      await renewals?.stop();
       await indexing?.stop();
       await threadSweeping.stop();
       await deliveryWorker.stop();

@@ -9,6 +9,7 @@ import {
 import { Command, Option } from 'commander';
 import { createHearth } from './app.js';
 import { type Config, ConfigError, type Flags, loadConfig, SETTINGS } from './config.js';
+import { addEmulatorCommands, EmulatorCommandError } from './emulator/cli-command.js';
 import { HearthError } from './kernel/errors.js';
 import {
   RpcCommandError,
@@ -416,6 +417,11 @@ export function buildProgram(): Command {
   // ---- the local RPC agent ----
   rpcCommand(program);
 
+  addEmulatorCommands(program, {
+    withStorageSettings: (command) => withSettings(command, isStorage),
+    withHearth: (command, work, config) => withHearth(command, work, config),
+  });
+
   return program;
 }
 
@@ -688,9 +694,10 @@ function oneShotDefaults(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
 async function withHearth(
   command: Command,
   work: (hearth: Awaited<ReturnType<typeof createHearth>>) => Promise<void>,
+  overrides: Partial<Config> = {},
 ): Promise<void> {
   const hearth = await createHearth({
-    config: loadConfig(toFlags(command), oneShotDefaults(process.env)),
+    config: { ...loadConfig(toFlags(command), oneShotDefaults(process.env)), ...overrides },
     // A one-shot command leaves webhook delivery to the servers, which find its events in the queue.
     deliverWebhooks: false,
   });
@@ -720,7 +727,12 @@ class CommandError extends Error {}
 
 /** Explains a refusal in one line: the setting or field at fault, never a stack trace. */
 export function describeFailure(error: unknown): string {
-  if (error instanceof ConfigError || error instanceof CommandError || error instanceof RpcCommandError) {
+  if (
+    error instanceof ConfigError ||
+    error instanceof CommandError ||
+    error instanceof RpcCommandError ||
+    error instanceof EmulatorCommandError
+  ) {
     return error.message;
   }
   if (error instanceof HearthError) {

@@ -36,6 +36,8 @@ export interface Config {
   metrics: boolean;
   metricsToken: string | undefined;
   trustProxy: readonly string[] | undefined;
+  // Emulator
+  emulator: boolean;
   // Voice
   voiceHost: string;
   voicePort: number;
@@ -421,6 +423,15 @@ export const SETTINGS = [
     default: undefined,
     description: 'PEM private key of `--voice-tls-cert`.',
     parse: text,
+  }),
+  define({
+    key: 'emulator',
+    flag: '--emulator',
+    env: 'HEARTH_EMULATOR',
+    default: 'false',
+    description:
+      'Development and CI only: serve the emulator admin API under `/_hearth` (test clock, fixtures, snapshots, fault injection, scripted users) to holders of `--admin-token`. Off: those paths answer 404.',
+    parse: boolean,
   }),
 ] as const;
 

@@ -3,6 +3,8 @@ export { createHearth, type Hearth, type HearthOptions, type Services } from './
 export { type Bus, MemoryBus } from './bus/bus.js';
 export { type Config, ConfigError, loadConfig, SETTINGS, testConfig } from './config.js';
 export type { AccountLinkParticipant } from './domains/accounts/link.js';
+export type { Emulator } from './emulator/emulator.js';
+export type { SeedResult } from './emulator/seed.js';
 export { MemorySessionStore, type SessionStore } from './gateway/session-store.js';
 export type { RouteAuth } from './http/auth.js';
 export type { ObservedResponse, ResponseObserver } from './http/server.js';

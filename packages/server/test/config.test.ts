@@ -92,6 +92,7 @@ const SAMPLES: { [K in keyof Config]: Sample<K> } = {
   },
   voiceTlsCert: { flag: '/etc/voice.pem', fromFlag: '/etc/voice.pem', env: 'cert.pem', fromEnv: 'cert.pem' },
   voiceTlsKey: { flag: '/etc/voice.key', fromFlag: '/etc/voice.key', env: 'key.pem', fromEnv: 'key.pem' },
+  emulator: { flag: 'true', fromFlag: true, env: '1', fromEnv: true },
 };
 
 const DEFAULTS: Config = {
@@ -125,6 +126,7 @@ const DEFAULTS: Config = {
   voiceUdpPorts: { first: 50000, last: 50099 },
   voiceTlsCert: undefined,
   voiceTlsKey: undefined,
+  emulator: false,
 };
 
 const cases = SETTINGS.map((setting) => ({ ...setting, sample: SAMPLES[setting.key] }));

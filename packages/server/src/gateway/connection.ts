@@ -30,6 +30,13 @@ export interface ConnectionContext {
   closed(connection: Connection, code: number): void;
   /** Dispatches sent on every connection of this node (metrics read it). */
   dispatchesSent: number;
+  /** Emulator mode's fault rules (emulator/faults.ts); undefined otherwise, and then nothing is asked. */
+  faults?: DispatchFaults | undefined;
+}
+
+/** A hook on every dispatch a connection is about to send: true when it took the dispatch over. */
+export interface DispatchFaults {
+  onDispatch(connection: Connection, session: Session, sent: Sent): boolean;
 }
 
 /**
@@ -84,6 +91,13 @@ export class Connection implements SessionSink {
 
   /** Sends a dispatch recorded in the session. */
   dispatch(sent: Sent): void {
+    const faults = this.#context.faults;
+    if (faults !== undefined && this.session && faults.onDispatch(this, this.session, sent)) return;
+    this.sendDispatch(sent);
+  }
+
+  /** Sends a dispatch as it is, past the fault hook. */
+  sendDispatch(sent: Sent): void {
     this.#context.dispatchesSent++;
     this.#send({ op: GatewayOpcodes.Dispatch, d: sent.d, s: sent.seq, t: sent.t });
   }

@@ -40,7 +40,7 @@ import { hashToken } from '../kernel/secrets.js';
 import { currentRequestId } from '../ops/request-context.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { ZlibStream } from './compression.js';
-import { type ClientPayload, Connection, type ConnectionContext } from './connection.js';
+import { type ClientPayload, Connection, type ConnectionContext, type DispatchFaults } from './connection.js';
 import { type GatewayPort, route } from './dispatch.js';
 import { GuildViews } from './guild-views.js';
 import { readableBy } from './message-content.js';
@@ -155,6 +155,8 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
   readonly #connections = new Set<Connection>();
   /** Dispatches sent by this node's connections since it started (metrics). */
   dispatchesSent = 0;
+  /** Emulator mode's fault rules, set by the composition root; undefined otherwise. */
+  faults: DispatchFaults | undefined;
   /** Open sockets (and upgrades under way) per remote address. */
   readonly #perAddress = new Map<string, number>();
   readonly #presence = new Map<string, { status: string; activities: unknown[] }>();
@@ -841,6 +843,32 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       .hold(this.#deps.nodeId, held, now)
       .then(() => store.removeAbandoned(now - RESUME_WINDOW_MS - SWEEP_INTERVAL_MS))
       .catch((error: unknown) => this.logger.error({ err: error }, 'gateway store sweep failed'));
+  }
+
+  /**
+   * Ends every session of this node (the emulator restored a snapshot: what they saw is stale). Each client
+   * is closed with a code it reconnects after; its Resume gets op 9 and it identifies afresh.
+   */
+  endAllSessions(reason: string): void {
+    for (const session of [...this.registry.all()]) {
+      const connection = session.attached;
+      session.attached = undefined;
+      connection?.close(GatewayCloseCodes.UnknownError, reason);
+      this.#endSession(session);
+    }
+  }
+
+  /**
+   * Leaves a session waiting for a Resume while its socket stays open (emulator mode's resumable op 9):
+   * the client may resume on that socket, as discord.js does, or on a new one.
+   */
+  detach(sessionId: string): void {
+    const session = this.registry.get(sessionId);
+    const connection = session?.attached;
+    if (!session || !(connection instanceof Connection)) return;
+    session.attached = undefined;
+    session.expiresAt = this.clock.now() + RESUME_WINDOW_MS;
+    connection.session = undefined;
   }
 
   /** Ends a session everywhere (operators, tests): a later Resume of it gets op 9. */

@@ -72,6 +72,13 @@ export interface HttpDeps {
   timeouts?: HttpTimeouts;
   /** Which hops' `X-Forwarded-For` to believe (`--trust-proxy`): `request.ip` is then the client behind them. */
   trustProxy?: ((address: string, hop: number) => boolean) | undefined;
+  /** Emulator mode's fault rules (emulator/faults.ts), asked after authentication; undefined otherwise. */
+  faults?: RequestFaults | undefined;
+}
+
+/** A hook on every API request: true when it answered (or dropped) the request itself. */
+export interface RequestFaults {
+  onRequest(request: FastifyRequest, reply: FastifyReply): Promise<boolean>;
 }
 
 export interface HttpTimeouts {
@@ -203,6 +210,7 @@ export function createHttpServer(
   });
 
   const defaultLimit = { limit: deps.globalPerSecond * 5, windowMs: 5000 };
+  const faults = deps.faults;
   const limiter = { store: deps.rateLimits, clock: deps.clock, globalPerSecond: deps.globalPerSecond };
   for (const prefix of [...API_VERSIONS.map((v) => `/api/v${v}`), '/api']) {
     void app.register(
@@ -222,6 +230,7 @@ export function createHttpServer(
           const config = request.routeOptions.config;
           const header = request.headers.authorization;
           if (header) request.principal = (await resolvePrincipal(header, deps.authenticators)) ?? null;
+          if (faults !== undefined && (await faults.onRequest(request, reply))) return reply;
           // Limits first: a refused credential still spends its caller's (IP) budget, so guessing is throttled.
           if (
             config.bucket &&

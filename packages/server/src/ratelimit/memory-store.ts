@@ -22,6 +22,11 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return { count: this.#windows.get(slot)?.count ?? 0, resetAt };
   }
 
+  /** Forgets every window (the emulator restored a snapshot: counts start afresh). */
+  clear(): void {
+    this.#windows.clear();
+  }
+
   async close(): Promise<void> {
     this.#windows.clear();
   }

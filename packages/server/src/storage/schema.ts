@@ -69,6 +69,8 @@ export interface Schema {
   // ---- Threads (0023_threads) ----
   threads: ThreadsTable;
   thread_members: ThreadMembersTable;
+  // ---- Emulator fixtures (0034_emulator_fixtures) ----
+  emulator_fixtures: EmulatorFixturesTable;
 }
 
 export interface UsersTable {
@@ -787,4 +789,11 @@ export interface ThreadMembersTable {
   user_id: string;
   join_timestamp: number;
   flags: Generated<number>;
+}
+
+/** One named fixture object a seed run created (0034_emulator_fixtures): its ids and credentials as JSON. */
+export interface EmulatorFixturesTable {
+  key: string;
+  value: string;
+  created_at: number;
 }

@@ -296,6 +296,33 @@ export class EntitlementsService {
     });
   }
 
+  /**
+   * Every subscription whose period has ended by now (emulator mode's sweep, after a clock jump): an active
+   * one renews, period after period, as many as the jump passed, each announced as `renew` does; an ending
+   * one (canceled) ends. Answers how many changed.
+   */
+  async renewDue(): Promise<number> {
+    const { storage, clock } = this.#deps;
+    const now = clock.now();
+    const due = await store.dueSubscriptions(storage.db, now, [
+      SubscriptionStatus.Active,
+      SubscriptionStatus.Ending,
+    ]);
+    for (const subscription of due) {
+      if (subscription.status === SubscriptionStatus.Ending) {
+        await this.end(subscription.id);
+        continue;
+      }
+      const periodMs = Number(subscription.current_period_end) - Number(subscription.current_period_start);
+      let end = Number(subscription.current_period_end);
+      while (end <= now && periodMs > 0) {
+        await this.renew(subscription.id, periodMs);
+        end += periodMs;
+      }
+    }
+    return due.length;
+  }
+
   /** The player cancels: ENDING with `canceled_at`, nothing renews (§I.3); the entitlement lasts until the end. */
   async cancel(subscriptionId: string): Promise<Subscription> {
     const now = this.#deps.clock.now();

@@ -88,6 +88,21 @@ export async function updateSubscription(
   await db.updateTable('subscriptions').set(changes).where('id', '=', id).execute();
 }
 
+/** Active and ending subscriptions whose period ended by `now`: due for renewal or for their end. */
+export async function dueSubscriptions(
+  db: Executor,
+  now: number,
+  statuses: readonly number[],
+): Promise<SubscriptionRow[]> {
+  return db
+    .selectFrom('subscriptions')
+    .selectAll()
+    .where('current_period_end', '<=', now)
+    .where('status', 'in', [...statuses])
+    .orderBy('current_period_end')
+    .execute();
+}
+
 /** Subscriptions holding the SKU (its id is in the JSON `sku_ids`), optionally of one user. */
 export async function listSubscriptions(
   db: Executor,

@@ -21,6 +21,7 @@ import { voiceStatus } from './0027_voice_status.js';
 import { linkedChannels } from './0028_linked_channels.js';
 import { rpc } from './0029_rpc.js';
 import { voice } from './0033_voice.js';
+import { emulatorFixtures } from './0034_emulator_fixtures.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
 const migrations: Record<string, Migration> = {
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '0028_linked_channels': linkedChannels,
   '0029_rpc': rpc,
   '0033_voice': voice,
+  '0034_emulator_fixtures': emulatorFixtures,
 };
 
 export const migrationProvider: MigrationProvider = {

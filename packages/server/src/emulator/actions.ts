@@ -1,0 +1,143 @@
+import { type Static, type TSchema, Type } from 'typebox';
+import { HearthError } from '../kernel/errors.js';
+import { parse } from '../kernel/validation.js';
+
+/**
+ * Scripted test users (README "Scripted test users"): a test acts as a user through the same service call
+ * that user's own request makes, so a bot under test sees exactly what it would see. Each action is one
+ * entry of a registry; features register theirs where they are composed (slash commands, component clicks
+ * and modal submits join once interactions exist).
+ */
+export interface ScriptedAction<S extends TSchema = TSchema> {
+  /** The path segment: `POST /_hearth/act/{name}`, `hearth emulator act {name}`. */
+  name: string;
+  description: string;
+  /** The body; every action's has `user_id`, the user acted as. */
+  body: S;
+  run(input: Static<S>): Promise<unknown>;
+}
+
+export class ScriptedActions {
+  readonly #actions = new Map<string, ScriptedAction>();
+
+  register<S extends TSchema>(action: ScriptedAction<S>): void {
+    if (this.#actions.has(action.name)) throw new Error(`scripted action ${action.name} registered twice`);
+    this.#actions.set(action.name, action as unknown as ScriptedAction);
+  }
+
+  list(): { name: string; description: string }[] {
+    return [...this.#actions.values()].map(({ name, description }) => ({ name, description }));
+  }
+
+  /** Runs one action with its body validated (50035 naming the field); an unknown name: 404. */
+  async run(name: string, input: unknown): Promise<unknown> {
+    const action = this.#actions.get(name);
+    if (!action) throw new HearthError('GeneralNotFound');
+    return (await action.run(parse(action.body, input ?? {}))) ?? null;
+  }
+}
+
+/** What the built-in actions call: the services a user's own requests reach. */
+export interface UserServices {
+  createMessage(actor: { userId: string; bot: boolean }, channelId: string, body: unknown): Promise<unknown>;
+  addReaction(
+    actor: { userId: string; bot: boolean },
+    channelId: string,
+    messageId: string,
+    emoji: string,
+  ): Promise<void>;
+  /** Gateway op 4 as the user's session would send it. */
+  updateVoiceState(userId: string, sessionId: string, payload: unknown): Promise<unknown>;
+  acceptInvite(userId: string, code: string): Promise<unknown>;
+  befriend(userId: string, targetId: string): Promise<void>;
+  /** Gateway op 3 as the user's session would send it (`started` the first time). */
+  setPresence(
+    session: { id: string; userId: string; applicationId: undefined },
+    input: unknown,
+  ): Promise<void>;
+}
+
+const Snowflake = Type.String({ format: 'snowflake' });
+
+/** The gateway session id a scripted user's voice state and presence hang on. */
+export const scriptedSessionId = (userId: string) => `emulator-${userId}`;
+
+/** Registers the user actions the platform's own services provide. */
+export function registerUserActions(actions: ScriptedActions, services: UserServices): void {
+  actions.register({
+    name: 'send_message',
+    description: 'The user sends a message (the body of Create Message besides user_id and channel_id).',
+    body: Type.Object({ user_id: Snowflake, channel_id: Snowflake }, { additionalProperties: true }),
+    run: ({ user_id, channel_id, ...message }) =>
+      services.createMessage({ userId: user_id, bot: false }, channel_id, message),
+  });
+  actions.register({
+    name: 'add_reaction',
+    description: 'The user reacts to a message with an emoji (`👍` or `name:id`).',
+    body: Type.Object(
+      {
+        user_id: Snowflake,
+        channel_id: Snowflake,
+        message_id: Snowflake,
+        emoji: Type.String({ minLength: 1, maxLength: 100 }),
+      },
+      { additionalProperties: false },
+    ),
+    run: async ({ user_id, channel_id, message_id, emoji }) => {
+      await services.addReaction({ userId: user_id, bot: false }, channel_id, message_id, emoji);
+    },
+  });
+  actions.register({
+    name: 'join_voice',
+    description: 'The user joins (or with channel_id null leaves) a guild voice channel, as op 4 does.',
+    body: Type.Object(
+      {
+        user_id: Snowflake,
+        guild_id: Snowflake,
+        channel_id: Type.Union([Snowflake, Type.Null()]),
+        self_mute: Type.Optional(Type.Boolean()),
+        self_deaf: Type.Optional(Type.Boolean()),
+      },
+      { additionalProperties: false },
+    ),
+    run: ({ user_id, guild_id, channel_id, self_mute, self_deaf }) =>
+      services.updateVoiceState(user_id, scriptedSessionId(user_id), {
+        guild_id,
+        channel_id,
+        self_mute: self_mute ?? false,
+        self_deaf: self_deaf ?? false,
+      }),
+  });
+  actions.register({
+    name: 'accept_invite',
+    description: 'The user accepts a guild invite by its code.',
+    body: Type.Object(
+      { user_id: Snowflake, code: Type.String({ minLength: 1, maxLength: 100 }) },
+      { additionalProperties: false },
+    ),
+    run: ({ user_id, code }) => services.acceptInvite(user_id, code),
+  });
+  actions.register({
+    name: 'send_friend_request',
+    description: 'The user sends a friend request to target_id (or accepts the one target_id sent).',
+    body: Type.Object({ user_id: Snowflake, target_id: Snowflake }, { additionalProperties: false }),
+    run: ({ user_id, target_id }) => services.befriend(user_id, target_id),
+  });
+  actions.register({
+    name: 'set_presence',
+    description: 'The user sets a presence (status and activities), as op 3 does.',
+    body: Type.Object(
+      {
+        user_id: Snowflake,
+        status: Type.String(),
+        activities: Type.Optional(Type.Array(Type.Unknown())),
+      },
+      { additionalProperties: false },
+    ),
+    run: ({ user_id, status, activities }) =>
+      services.setPresence(
+        { id: scriptedSessionId(user_id), userId: user_id, applicationId: undefined },
+        { status, activities: activities ?? [] },
+      ),
+  });
+}

@@ -1,0 +1,141 @@
+import { GatewayOpcodes } from '@hearth/protocol';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GatewayClient } from '../../../../test-support/gateway.js';
+import { type EmulatorHearth, startEmulator } from './support.js';
+
+/** GUILDS | GUILD_VOICE_STATES | GUILD_MESSAGES | GUILD_MESSAGE_REACTIONS. */
+const INTENTS = 1 | (1 << 7) | (1 << 9) | (1 << 10);
+let hearth: EmulatorHearth;
+let bot: GatewayClient;
+let seeded: {
+  applications: { game: { bot_token: string } };
+  users: Record<'alice' | 'bob' | 'carol', { id: string; token: string }>;
+  guilds: { home: { id: string; channels: { general: string; voice: string } } };
+};
+
+beforeAll(async () => {
+  hearth = await startEmulator();
+  seeded = await hearth.adminJson('POST', '/seed', {
+    applications: { game: { name: 'Watching Bot' } },
+    users: { alice: { username: 'alice' }, bob: { username: 'bob' }, carol: { username: 'carol' } },
+    guilds: {
+      home: {
+        name: 'Home',
+        owner: 'alice',
+        members: ['bob'],
+        channels: { general: { name: 'general' }, voice: { name: 'Voice', type: 2 } },
+        bots: [{ application: 'game' }],
+      },
+    },
+  });
+  bot = await GatewayClient.connect(hearth.url);
+  await bot.nextOp(GatewayOpcodes.Hello);
+  bot.send({
+    op: 2,
+    d: {
+      token: seeded.applications.game.bot_token,
+      intents: INTENTS,
+      properties: { os: 'l', browser: 'b', device: 'd' },
+    },
+  });
+  await bot.nextDispatch('GUILD_CREATE');
+});
+afterAll(async () => {
+  await bot.close();
+  await hearth.close();
+});
+
+const act = <T = Record<string, unknown>>(action: string, body: Record<string, unknown>) =>
+  hearth.adminJson<{ result: T }>('POST', `/act/${action}`, body);
+
+describe('README, Scripted test users: the bot sees what a real user causes', () => {
+  it('lists the registered actions', async () => {
+    const actions = await hearth.adminJson<{ name: string }[]>('GET', '/act');
+    expect(actions.map((a) => a.name)).toEqual([
+      'send_message',
+      'add_reaction',
+      'join_voice',
+      'accept_invite',
+      'send_friend_request',
+      'set_presence',
+    ]);
+  });
+
+  it('send_message and add_reaction: MESSAGE_CREATE and MESSAGE_REACTION_ADD', async () => {
+    const { result } = await act<{ id: string; author: { id: string } }>('send_message', {
+      user_id: seeded.users.alice.id,
+      channel_id: seeded.guilds.home.channels.general,
+      content: 'react to me',
+    });
+    expect(result.author.id).toBe(seeded.users.alice.id);
+    expect((await bot.nextDispatch('MESSAGE_CREATE')).d).toMatchObject({ id: result.id });
+    await act('add_reaction', {
+      user_id: seeded.users.bob.id,
+      channel_id: seeded.guilds.home.channels.general,
+      message_id: result.id,
+      emoji: '👍',
+    });
+    expect((await bot.nextDispatch('MESSAGE_REACTION_ADD')).d).toMatchObject({
+      user_id: seeded.users.bob.id,
+      message_id: result.id,
+      emoji: { id: null, name: '👍' },
+    });
+  });
+
+  it('join_voice: VOICE_STATE_UPDATE as op 4 causes it', async () => {
+    await act('join_voice', {
+      user_id: seeded.users.bob.id,
+      guild_id: seeded.guilds.home.id,
+      channel_id: seeded.guilds.home.channels.voice,
+    });
+    expect((await bot.nextDispatch('VOICE_STATE_UPDATE')).d).toMatchObject({
+      user_id: seeded.users.bob.id,
+      channel_id: seeded.guilds.home.channels.voice,
+    });
+  });
+
+  it('accept_invite and send_friend_request reach the same rules as the user’s requests', async () => {
+    const created = await hearth.api(`/channels/${seeded.guilds.home.channels.general}/invites`, {
+      method: 'POST',
+      auth: seeded.users.alice.token,
+      body: {},
+    });
+    const { code } = (await created.json()) as { code: string };
+    await act('accept_invite', { user_id: seeded.users.carol.id, code });
+    const guilds = await hearth.api('/users/@me/guilds', { auth: seeded.users.carol.token });
+    expect(((await guilds.json()) as { id: string }[]).map((g) => g.id)).toEqual([seeded.guilds.home.id]);
+
+    await act('send_friend_request', { user_id: seeded.users.carol.id, target_id: seeded.users.alice.id });
+    const incoming = await hearth.api('/users/@me/relationships', { auth: seeded.users.alice.token });
+    expect(await incoming.json()).toEqual([expect.objectContaining({ id: seeded.users.carol.id, type: 3 })]);
+  });
+
+  it('set_presence takes op 3’s shape, and refuses another', async () => {
+    expect((await act('set_presence', { user_id: seeded.users.bob.id, status: 'dnd' })).result).toBeNull();
+    const bad = await hearth.admin('POST', '/act/set_presence', {
+      user_id: seeded.users.bob.id,
+      status: 'asleep',
+    });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { code: number }).code).toBe(50035);
+  });
+
+  it('refuses an unknown action (404), a bad body (50035), and what the user may not do', async () => {
+    expect((await hearth.admin('POST', '/act/click_button', { user_id: seeded.users.bob.id })).status).toBe(
+      404,
+    );
+    const missing = await hearth.admin('POST', '/act/send_message', { content: 'who am I' });
+    expect(await missing.json()).toMatchObject({
+      code: 50035,
+      errors: { user_id: { _errors: [{ code: 'BASE_TYPE_REQUIRED', message: 'This field is required' }] } },
+    });
+    // A channel the user cannot reach is refused as the user's own request would be.
+    const unknown = await hearth.admin('POST', '/act/send_message', {
+      user_id: seeded.users.bob.id,
+      channel_id: '1',
+      content: 'nowhere',
+    });
+    expect(unknown.status).toBe(404);
+    expect(((await unknown.json()) as { code: number }).code).toBe(10003);
+  });
+});
