@@ -34,6 +34,8 @@ import { channelMessagesRoutes } from './domains/channel-messages/routes.js';
 import { ChannelMessagesService } from './domains/channel-messages/service.js';
 import { channelsRoutes } from './domains/channels/routes.js';
 import { ChannelsService } from './domains/channels/service.js';
+import { commandsRoutes } from './domains/commands/routes.js';
+import { CommandsService } from './domains/commands/service.js';
 import { entitlementsRoutes } from './domains/entitlements/routes.js';
 import { EntitlementsService } from './domains/entitlements/service.js';
 import { GuildAccess } from './domains/guilds/access.js';
@@ -155,6 +157,7 @@ export interface Services {
   messages: MessagesService;
   search: SearchService;
   searchIndex: SearchIndex;
+  commands: CommandsService;
 }
 
 export interface Hearth {
@@ -342,6 +345,15 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     accessChanging: (tx, guildId) => threads.roleChanging(tx, guildId),
   });
   const guildAccess = new GuildAccess({ clock });
+  // Application commands: the applications domain tells who an application and its bot are.
+  const commands = new CommandsService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    access: guildAccess,
+    application: (db, id) => applications.getApplicationIn(db, id),
+  });
   const auditLog = new AuditLog({ clock, snowflakes });
   // Voice status keeps each voice channel's start time as the guild's voice states change (PROTOCOL.md §D.7).
   const voiceStatus: VoiceStatusService = new VoiceStatusService({
@@ -700,6 +712,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     messages,
     search,
     searchIndex,
+    commands,
   };
 
   // Routes load when the server starts; a root hook (below) sees each of them, in every prefix scope.
@@ -742,6 +755,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       relationshipsRoutes(relationships),
       messagesRoutes(messages),
       searchRoutes(search),
+      commandsRoutes(commands),
       openApiRoutes(openapi),
     ],
     [
