@@ -219,6 +219,18 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
       'isViewableAndWriteableByAllMembers, linkedLobby); the platform serves it through a route it does not publish',
   ),
   ...route(
+    ['GET'],
+    '/guilds/:guild_id/application-command-index',
+    'hearth-only',
+    "the platform client's command index (what a member may run in a guild, to discover commands); the platform's route is internal",
+  ),
+  ...route(
+    ['GET'],
+    '/users/@me/application-command-index',
+    'hearth-only',
+    "the platform client's command index of the user's installed applications (DMs, private channels); the platform's route is internal",
+  ),
+  ...route(
     ['POST'],
     '/users/@me/authorize-requests',
     'hearth-only',

@@ -34,7 +34,9 @@ import { channelMessagesRoutes } from './domains/channel-messages/routes.js';
 import { ChannelMessagesService } from './domains/channel-messages/service.js';
 import { channelsRoutes } from './domains/channels/routes.js';
 import { ChannelsService } from './domains/channels/service.js';
-import { commandsRoutes } from './domains/commands/routes.js';
+import { CommandIndex } from './domains/commands/command-index.js';
+import { CommandPermissions } from './domains/commands/permissions.js';
+import { commandPermissionsRoutes, commandsRoutes } from './domains/commands/routes.js';
 import { CommandsService } from './domains/commands/service.js';
 import { entitlementsRoutes } from './domains/entitlements/routes.js';
 import { EntitlementsService } from './domains/entitlements/service.js';
@@ -158,6 +160,9 @@ export interface Services {
   search: SearchService;
   searchIndex: SearchIndex;
   commands: CommandsService;
+  commandPermissions: CommandPermissions;
+  /** The commands a user may use in a guild, a bot DM or a private channel (interactions read it). */
+  commandIndex: CommandIndex;
 }
 
 export interface Hearth {
@@ -354,6 +359,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     access: guildAccess,
     application: (db, id) => applications.getApplicationIn(db, id),
   });
+  const commandPermissions = new CommandPermissions(commands);
+  const commandIndex = new CommandIndex(commands);
   const auditLog = new AuditLog({ clock, snowflakes });
   // Voice status keeps each voice channel's start time as the guild's voice states change (PROTOCOL.md §D.7).
   const voiceStatus: VoiceStatusService = new VoiceStatusService({
@@ -713,6 +720,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     search,
     searchIndex,
     commands,
+    commandPermissions,
+    commandIndex,
   };
 
   // Routes load when the server starts; a root hook (below) sees each of them, in every prefix scope.
@@ -756,6 +765,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       messagesRoutes(messages),
       searchRoutes(search),
       commandsRoutes(commands),
+      commandPermissionsRoutes(commandPermissions, commandIndex),
       openApiRoutes(openapi),
     ],
     [

@@ -391,13 +391,14 @@ function readOption(raw: unknown, depth: number, path: Path, errors: FormErrorsC
   if (descriptionLocalizations) option['description_localizations'] = descriptionLocalizations;
   const nests = NESTING_TYPES.includes(type);
   // Groups stand at the top only; subcommands at the top or in a group.
-  if ((type === O.SubcommandGroup && depth > 0) || (type === O.Subcommand && depth > 1))
-    errors.add(field('type'), FormErrors.commandOptionsNesting());
+  const misplaced = (type === O.SubcommandGroup && depth > 0) || (type === O.Subcommand && depth > 1);
+  if (misplaced) errors.add(field('type'), FormErrors.commandOptionsNesting());
   const required = readBoolean(raw['required'], field('required'), errors);
   if (required !== undefined && nests) errors.add(field('required'), FormErrors.commandFieldNotAllowed());
   else if (required) option['required'] = true;
   readParameterFields(raw, type, path, errors, option);
-  if (!absent(raw['options'])) {
+  // A misplaced group or subcommand is refused as a whole: what it holds is not read.
+  if (!absent(raw['options']) && !misplaced) {
     if (!nests) errors.add(field('options'), FormErrors.commandFieldNotAllowed());
     else {
       const nested = readOptions(raw['options'], depth + 1, field('options'), errors);

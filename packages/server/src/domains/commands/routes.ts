@@ -2,7 +2,17 @@ import { Scopes } from '@hearth/protocol';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import { HearthError } from '../../kernel/errors.js';
-import { ApplicationParams, CommandParams, GuildCommandParams, GuildParams, ListQuery } from './schemas.js';
+import { userOf } from '../channels/routes.js';
+import type { CommandIndex } from './command-index.js';
+import type { CommandPermissions } from './permissions.js';
+import {
+  ApplicationParams,
+  CommandParams,
+  GuildCommandParams,
+  GuildParams,
+  IndexGuildParams,
+  ListQuery,
+} from './schemas.js';
 import type { CommandsCaller, CommandsService } from './service.js';
 
 /** Bot tokens, and client-credentials tokens holding `applications.commands.update` (docs: Authorization). */
@@ -164,6 +174,62 @@ export function commandsRoutes(commands: CommandsService): FastifyPluginAsync {
         );
         return reply.code(204).send();
       },
+    );
+  };
+}
+
+/** Bot tokens and bearer tokens of the application read permissions (docs: Get … Command Permissions). */
+const READER = { auth: { bot: true, bearer: [] } } as const;
+/** A person's bearer token with `applications.commands.permissions.update`; bots get 20001 (docs). */
+const EDITOR = { auth: { bearer: [Scopes.ApplicationsCommandsPermissionsUpdate] } } as const;
+
+/** Command permissions (docs: Permissions) and the user-side command index. */
+export function commandPermissionsRoutes(
+  permissions: CommandPermissions,
+  index: CommandIndex,
+): FastifyPluginAsync {
+  return async (app) => {
+    app.get<Guild>(
+      '/applications/:application_id/guilds/:guild_id/commands/permissions',
+      { config: READER, schema: { params: GuildParams } },
+      async (request) =>
+        permissions.guildPermissions(
+          callerOf(request),
+          request.params.application_id,
+          request.params.guild_id,
+        ),
+    );
+    app.get<GuildCommand>(
+      '/applications/:application_id/guilds/:guild_id/commands/:command_id/permissions',
+      { config: READER, schema: { params: GuildCommandParams } },
+      async (request) =>
+        permissions.commandPermissions(
+          callerOf(request),
+          request.params.application_id,
+          request.params.guild_id,
+          request.params.command_id,
+        ),
+    );
+    app.put<GuildCommand>(
+      '/applications/:application_id/guilds/:guild_id/commands/:command_id/permissions',
+      { config: EDITOR, schema: { params: GuildCommandParams } },
+      async (request) =>
+        permissions.editPermissions(
+          callerOf(request),
+          request.params.application_id,
+          request.params.guild_id,
+          request.params.command_id,
+          request.body,
+        ),
+    );
+    // Hearth's equivalent of the platform client's command index: what a person may run, to discover commands.
+    app.get<{ Params: Static<typeof IndexGuildParams> }>(
+      '/guilds/:guild_id/application-command-index',
+      { config: { auth: { user: true } }, schema: { params: IndexGuildParams } },
+      async (request) => index.guildIndex(userOf(request), request.params.guild_id),
+    );
+    app.get('/users/@me/application-command-index', { config: { auth: { user: true } } }, async (request) =>
+      index.userIndex(userOf(request)),
     );
   };
 }
