@@ -275,3 +275,85 @@ describe('Guild Application Commands', () => {
     );
   });
 });
+
+describe('Bulk Overwrite Application Commands', () => {
+  it('keeps the ids of listed names, creates the new, deletes the unlisted, all at once', async () => {
+    const fresh = await addTestBot(hearth, guild);
+    const auth = `Bot ${fresh.botToken}`;
+    const path = globalPath(fresh.id);
+    const first = await api(auth, 'PUT', path, [
+      { name: 'keep', description: 'Kept' },
+      { name: 'drop', description: 'Dropped' },
+      { name: 'Keep', type: T.User },
+    ]);
+    expect(first.status).toBe(200);
+    const ids = Object.fromEntries(first.items.map((c) => [`${c.type}:${c.name}`, c.id]));
+    const second = await api(auth, 'PUT', path, [
+      { name: 'keep', description: 'Kept' },
+      { name: 'Keep', type: T.User },
+      { name: 'new', description: 'New' },
+    ]);
+    expect(second.status).toBe(200);
+    expect(second.items.map((c) => c.name)).toEqual(['keep', 'Keep', 'new']);
+    expect(second.items[0]?.id).toBe(ids['1:keep']);
+    // Unchanged, so its version stays.
+    expect(second.items[0]?.version).toBe(first.items[0]?.version);
+    expect(second.items[1]?.id).toBe(ids['2:Keep']);
+    expect((await api(auth, 'GET', path)).items.map((c) => c.name)).toEqual(['keep', 'Keep', 'new']);
+
+    // One bad entry refuses the whole list, with its index in the path, and changes nothing.
+    expectError(
+      await api(auth, 'PUT', path, [
+        { name: 'fine', description: 'x' },
+        { name: 'Bad Name', description: 'x' },
+      ]),
+      400,
+      50035,
+      'Invalid Form Body',
+      {
+        '1': {
+          name: {
+            _errors: [{ code: 'APPLICATION_COMMAND_INVALID_NAME', message: 'Command name is invalid' }],
+          },
+        },
+      },
+    );
+    expectError(
+      await api(auth, 'PUT', path, [
+        { name: 'twice', description: 'x' },
+        { name: 'twice', description: 'y' },
+      ]),
+      400,
+      50035,
+      'Invalid Form Body',
+      {
+        '1': {
+          name: {
+            _errors: [
+              {
+                code: 'APPLICATION_COMMANDS_DUPLICATE_NAME',
+                message: 'Application command names must be unique (twice)',
+              },
+            ],
+          },
+        },
+      },
+    );
+    expectError(await api(auth, 'PUT', path, { name: 'x' }), 400, 50035, 'Invalid Form Body', {
+      _errors: [{ code: 'LIST_TYPE_CONVERT', message: 'Only iterables may be used in a ListType' }],
+    });
+    expect((await api(auth, 'GET', path)).items.map((c) => c.name)).toEqual(['keep', 'Keep', 'new']);
+    // An empty list deletes every command of the scope.
+    expect((await api(auth, 'PUT', path, [])).items).toEqual([]);
+    expect((await api(auth, 'GET', path)).items).toEqual([]);
+  });
+
+  it('overwrites guild commands the same way, and refuses a guild the bot is not in', async () => {
+    const fresh = await addTestBot(hearth, guild);
+    const auth = `Bot ${fresh.botToken}`;
+    const set = await api(auth, 'PUT', guildPath(guild.id, fresh.id), [{ name: 'here', description: 'x' }]);
+    expect(set.items[0]).toMatchObject({ name: 'here', guild_id: guild.id });
+    const elsewhere = await createTestGuild(hearth);
+    expectError(await api(auth, 'PUT', guildPath(elsewhere.id, fresh.id), []), 403, 50001, 'Missing Access');
+  });
+});
