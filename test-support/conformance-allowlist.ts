@@ -191,6 +191,7 @@ const PORTAL_ROUTES: ReadonlyArray<[string, string]> = [
   ['POST', '/developers/applications/:application_id/monetization/skus'],
   ['POST', '/developers/applications/:application_id/monetization/entitlements'],
   ['POST', '/developers/applications/:application_id/monetization/entitlements/delete'],
+  ['GET', '/developers/applications/:application_id/commands'],
 ];
 
 export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [

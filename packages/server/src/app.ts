@@ -778,6 +778,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
         webhooks,
         identityProviders,
         entitlements,
+        commands,
         counters,
         clock,
         publicUrl,

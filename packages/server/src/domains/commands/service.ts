@@ -195,6 +195,12 @@ export class CommandsService {
     });
   }
 
+  /** An application's global commands, for its owner's pages (the portal checked who is asking). */
+  async globalCommandsOf(applicationId: string): Promise<CommandObject[]> {
+    const rows = await store.commandsOf(this.#deps.storage.db, applicationId, null);
+    return rows.map((row) => toCommandObject(row, DEFAULT_INTEGRATION_TYPES));
+  }
+
   /** A command of the application, global or of any guild (for interactions); undefined when it has none. */
   async getCommand(applicationId: string, commandId: string): Promise<CommandObject | undefined> {
     const row = await store.findCommand(this.#deps.storage.db, commandId);
