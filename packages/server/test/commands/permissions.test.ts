@@ -8,7 +8,13 @@ import {
   type TestGuild,
 } from '../../../../test-support/guilds.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
-import { grantTokens, type TestGame, tokenRequest } from '../../../../test-support/oauth.js';
+import {
+  authorizationCode,
+  createGame,
+  grantTokens,
+  type TestGame,
+  tokenRequest,
+} from '../../../../test-support/oauth.js';
 import { type Answer, call, expectError, recordEvents } from '../guilds/moderation-support.js';
 
 /**
@@ -271,5 +277,56 @@ describe('Application command index', () => {
     );
     const mine = await api(member.token, 'GET', '/users/@me/application-command-index');
     expect(mine.body).toEqual({ applications: [], application_commands: [] });
+  });
+
+  it("offers a user-installed application's commands in private channels and in guilds, by contexts and install types", async () => {
+    const installed = await createGame(hearth);
+    const auth = `Bot ${installed.botToken}`;
+    const path = `/applications/${installed.id}/commands`;
+    await api(auth, 'PUT', path, [
+      { name: 'anywhere', description: 'x', integration_types: [1], contexts: [0, 1, 2] },
+      { name: 'private', description: 'x', integration_types: [1], contexts: [2] },
+      { name: 'guild-install', description: 'x', integration_types: [0] },
+    ]);
+    // Before the user installs it, nothing of it is offered.
+    const before = await api(member.token, 'GET', '/users/@me/application-command-index');
+    expect(before.body.application_commands).toEqual([]);
+    await authorizationCode(hearth, installed, member.token, {
+      scope: 'applications.commands',
+      integration_type: '1',
+    });
+    const mine = await api(member.token, 'GET', '/users/@me/application-command-index');
+    expect((mine.body.application_commands as Array<{ name: string }>).map((c) => c.name).toSorted()).toEqual(
+      ['anywhere', 'private'],
+    );
+    expect(mine.body.applications).toEqual([
+      {
+        id: installed.id,
+        name: expect.any(String),
+        description: expect.any(String),
+        icon: null,
+        bot_id: installed.botUserId,
+      },
+    ]);
+    const inGuild = await hearth.services.commandIndex.usableCommands(member.id, {
+      context: 0,
+      guildId: guild.id,
+    });
+    const ofInstalled = inGuild.filter((entry) => entry.command.application_id === installed.id);
+    expect(ofInstalled.map((entry) => entry.command.name)).toEqual(['anywhere']);
+    expect(ofInstalled[0]?.authorizingIntegrationOwners).toEqual({ '1': member.id });
+    const inDm = await hearth.services.commandIndex.usableCommands(member.id, {
+      context: 1,
+      applicationId: installed.id,
+    });
+    expect(inDm.map((entry) => entry.command.name)).toEqual(['anywhere']);
+    // Once its bot shares a guild with the user, its guild-install commands run in the bot DM too.
+    await hearth.services.guilds.addMember(guild.id, installed.botUserId);
+    const shared = await hearth.services.commandIndex.usableCommands(member.id, {
+      context: 1,
+      applicationId: installed.id,
+    });
+    expect(shared.map((entry) => entry.command.name)).toEqual(['anywhere', 'guild-install']);
+    expect(shared[1]?.authorizingIntegrationOwners).toEqual({ '0': '0', '1': member.id });
   });
 });

@@ -54,9 +54,12 @@ export class CommandIndex {
     if (place.context === C.Guild) return this.#inGuild(db, userId, place, userInstalled);
     const installs = new Map<string, Partial<Record<'0' | '1', string>>>();
     for (const id of userInstalled) installs.set(id, { '1': userId });
-    if (place.context === C.BotDm && !installs.has(place.applicationId)) {
-      // A bot DM is open to the application's bot: its guild-installed commands are offered there too.
-      installs.set(place.applicationId, {});
+    if (place.context === C.BotDm) {
+      // In a DM with the bot, a guild install counts when the bot shares a guild with the user; its owner is
+      // then "0" (docs: authorizing_integration_owners).
+      const application = await this.#commands.deps.application(db, place.applicationId);
+      if (application && (await store.sharesGuild(db, userId, application.botUserId)))
+        installs.set(place.applicationId, { '0': '0', ...installs.get(place.applicationId) });
     }
     const out: UsableCommand[] = [];
     for (const row of await store.commandsForGuilds(db, [...installs.keys()], null)) {
@@ -171,6 +174,6 @@ function runsIn(
   const guildInstall = owners['0'] !== undefined && installs.includes(IntegrationTypes.GuildInstall);
   const userInstall = owners['1'] !== undefined && installs.includes(IntegrationTypes.UserInstall);
   if (context === C.PrivateChannel) return userInstall;
-  if (context === C.BotDm) return userInstall || installs.includes(IntegrationTypes.GuildInstall);
+  if (context === C.BotDm) return userInstall || guildInstall;
   return guildInstall || userInstall;
 }

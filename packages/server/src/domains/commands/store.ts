@@ -171,6 +171,18 @@ export async function isGuildMember(db: Executor, guildId: string, userId: strin
   return row !== undefined;
 }
 
+/** Whether two users are members of one guild at least. */
+export async function sharesGuild(db: Executor, userId: string, otherId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('guild_members as a')
+    .innerJoin('guild_members as b', 'b.guild_id', 'a.guild_id')
+    .select('a.guild_id')
+    .where('a.user_id', '=', userId)
+    .where('b.user_id', '=', otherId)
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
 /** A user's grants installing an application for themself (integration type 1, USER_INSTALL), with scopes. */
 export function userInstallGrants(db: Executor, userId: string) {
   return db
