@@ -1,5 +1,5 @@
 import { ApplicationCommandTypes as T } from '@hearth/protocol';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addTestBot, createTestGuild } from '../../../../test-support/guilds.js';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import { postgresAvailable, postgresSchema } from '../../../../test-support/services.js';
@@ -18,12 +18,15 @@ afterAll(async () => {
 
 describe.skipIf(!postgresUp)('application commands on PostgreSQL', () => {
   let hearth: TestHearth;
+  // Migrating a fresh schema is most of the time: it happens before the test, under the hook's limit.
+  beforeAll(async () => {
+    hearth = await startHearth({ databaseUrl: postgres?.url ?? '' });
+  });
   afterAll(async () => {
     await hearth?.close();
   });
 
   it('creates, upserts, edits, overwrites, deletes and counts commands per scope', async () => {
-    hearth = await startHearth({ databaseUrl: postgres?.url ?? '' });
     const guild = await createTestGuild(hearth);
     const game = await addTestBot(hearth, guild);
     const auth = `Bot ${game.botToken}`;
