@@ -1,5 +1,6 @@
-import { allChannelsPermissionId, PermissionFlags } from '@hearth/protocol';
+import { allChannelsPermissionId, GatewayIntents, GatewayOpcodes, PermissionFlags } from '@hearth/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GatewayClient } from '../../../../test-support/gateway.js';
 import {
   addTestBot,
   addTestMember,
@@ -103,6 +104,33 @@ describe('Edit Application Command Permissions', () => {
       audience: { guildId: guild.id },
     });
     events.stop();
+  });
+
+  it("reaches the guild's gateway sessions, the application's bot among them", async () => {
+    const session = await GatewayClient.connect(hearth.url);
+    await session.nextOp(GatewayOpcodes.Hello);
+    session.send({
+      op: GatewayOpcodes.Identify,
+      d: {
+        token: game.botToken,
+        intents: GatewayIntents.Guilds,
+        properties: { os: 'linux', browser: 'hearth-test', device: 'hearth-test' },
+      },
+    });
+    await session.nextDispatch('READY');
+    await session.nextDispatch('GUILD_CREATE');
+    const edited = await api(ownerBearer, 'PUT', permissionsPath(game.id), {
+      permissions: [{ id: guild.id, type: 1, permission: true }],
+    });
+    const frame = await session.nextDispatch('APPLICATION_COMMAND_PERMISSIONS_UPDATE');
+    expect(frame.d).toEqual(edited.body);
+    expect(edited.body).toEqual({
+      id: game.id,
+      application_id: game.id,
+      guild_id: guild.id,
+      permissions: [{ id: guild.id, type: 1, permission: true }],
+    });
+    await session.close();
   });
 
   it('takes the application id for overwrites of every command, and 100 entries but not 101', async () => {
