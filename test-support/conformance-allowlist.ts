@@ -193,6 +193,7 @@ const PORTAL_ROUTES: ReadonlyArray<[string, string]> = [
   ['POST', '/developers/applications/:application_id/monetization/skus'],
   ['POST', '/developers/applications/:application_id/monetization/entitlements'],
   ['POST', '/developers/applications/:application_id/monetization/entitlements/delete'],
+  ['GET', '/developers/applications/:application_id/commands'],
 ];
 
 export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
@@ -232,6 +233,18 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
     'hearth-only',
     "the library's GetGuildChannels (seed; Social SDK GuildChannel: isLinkable, " +
       'isViewableAndWriteableByAllMembers, linkedLobby); the platform serves it through a route it does not publish',
+  ),
+  ...route(
+    ['GET'],
+    '/guilds/:guild_id/application-command-index',
+    'hearth-only',
+    "the platform client's command index (what a member may run in a guild, to discover commands); the platform's route is internal",
+  ),
+  ...route(
+    ['GET'],
+    '/users/@me/application-command-index',
+    'hearth-only',
+    "the platform client's command index of the user's installed applications (DMs, private channels); the platform's route is internal",
   ),
   ...route(
     ['POST'],

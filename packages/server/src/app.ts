@@ -44,6 +44,10 @@ import { channelMessagesRoutes } from './domains/channel-messages/routes.js';
 import { ChannelMessagesService } from './domains/channel-messages/service.js';
 import { channelsRoutes } from './domains/channels/routes.js';
 import { ChannelsService } from './domains/channels/service.js';
+import { CommandIndex } from './domains/commands/command-index.js';
+import { CommandPermissions } from './domains/commands/permissions.js';
+import { commandPermissionsRoutes, commandsRoutes } from './domains/commands/routes.js';
+import { CommandsService } from './domains/commands/service.js';
 import { entitlementsRoutes } from './domains/entitlements/routes.js';
 import { EntitlementsService } from './domains/entitlements/service.js';
 import { GuildAccess } from './domains/guilds/access.js';
@@ -181,6 +185,10 @@ export interface Services {
   messages: MessagesService;
   search: SearchService;
   searchIndex: SearchIndex;
+  commands: CommandsService;
+  commandPermissions: CommandPermissions;
+  /** The commands a user may use in a guild, a bot DM or a private channel (interactions read it). */
+  commandIndex: CommandIndex;
 }
 
 export interface Hearth {
@@ -379,6 +387,17 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     accessChanging: (tx, guildId) => threads.roleChanging(tx, guildId),
   });
   const guildAccess = new GuildAccess({ clock });
+  // Application commands: the applications domain tells who an application and its bot are.
+  const commands = new CommandsService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    access: guildAccess,
+    application: (db, id) => applications.getApplicationIn(db, id),
+  });
+  const commandPermissions = new CommandPermissions(commands);
+  const commandIndex = new CommandIndex(commands);
   const auditLog = new AuditLog({ clock, snowflakes });
   // Voice status keeps each voice channel's start time as the guild's voice states change (PROTOCOL.md §D.7).
   const voiceStatus: VoiceStatusService = new VoiceStatusService({
@@ -804,6 +823,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     messages,
     search,
     searchIndex,
+    commands,
+    commandPermissions,
+    commandIndex,
   };
 
   // Routes load when the server starts; a root hook (below) sees each of them, in every prefix scope.
@@ -910,6 +932,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       relationshipsRoutes(relationships),
       messagesRoutes(messages),
       searchRoutes(search),
+      commandsRoutes(commands),
+      commandPermissionsRoutes(commandPermissions, commandIndex),
       openApiRoutes(openapi),
     ],
     [
@@ -922,6 +946,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
         webhooks,
         identityProviders,
         entitlements,
+        commands,
         counters,
         clock,
         publicUrl,

@@ -71,6 +71,9 @@ export interface Schema {
   thread_members: ThreadMembersTable;
   // ---- Emulator fixtures (0034_emulator_fixtures) ----
   emulator_fixtures: EmulatorFixturesTable;
+  // ---- Application commands (0031_commands) ----
+  application_commands: ApplicationCommandsTable;
+  application_command_permissions: ApplicationCommandPermissionsTable;
 }
 
 export interface UsersTable {
@@ -796,4 +799,33 @@ export interface EmulatorFixturesTable {
   key: string;
   value: string;
   created_at: number;
+}
+
+/** An application command (0031_commands); `scope` is its guild id, '' when global; JSON text columns. */
+export interface ApplicationCommandsTable {
+  id: string;
+  application_id: string;
+  guild_id: string | null;
+  scope: string;
+  type: number;
+  name: string;
+  name_localizations: string | null;
+  description: string;
+  description_localizations: string | null;
+  options: string | null;
+  default_member_permissions: string | null;
+  contexts: string | null;
+  integration_types: string | null;
+  nsfw: number;
+  handler: number | null;
+  version: string;
+  created_at: number;
+}
+
+/** A command's permission overwrites in one guild (JSON list); `command_id` may be the application's id. */
+export interface ApplicationCommandPermissionsTable {
+  guild_id: string;
+  command_id: string;
+  application_id: string;
+  permissions: string;
 }

@@ -20,6 +20,7 @@ import { invites } from './0026_invites.js';
 import { voiceStatus } from './0027_voice_status.js';
 import { linkedChannels } from './0028_linked_channels.js';
 import { rpc } from './0029_rpc.js';
+import { commands } from './0031_commands.js';
 import { voice } from './0033_voice.js';
 import { emulatorFixtures } from './0034_emulator_fixtures.js';
 
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '0027_voice_status': voiceStatus,
   '0028_linked_channels': linkedChannels,
   '0029_rpc': rpc,
+  '0031_commands': commands,
   '0033_voice': voice,
   '0034_emulator_fixtures': emulatorFixtures,
 };

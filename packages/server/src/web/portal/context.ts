@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IdentityProvidersService } from '../../domains/accounts/providers.js';
 import type { AccountsService, User } from '../../domains/accounts/service.js';
 import type { Application, ApplicationsService } from '../../domains/applications/service.js';
+import type { CommandsService } from '../../domains/commands/service.js';
 import type { EntitlementsService } from '../../domains/entitlements/service.js';
 import type { WebhooksService } from '../../domains/webhooks/service.js';
 import type { Clock } from '../../kernel/clock.js';
@@ -20,6 +21,8 @@ export interface PortalDeps {
   webhooks: WebhooksService;
   identityProviders: IdentityProvidersService;
   entitlements: EntitlementsService;
+  /** Read-only: the Commands section lists an application's global commands. */
+  commands: CommandsService;
   counters: RateLimitStore;
   clock: Clock;
   /** The server's public URL: authorize URLs are built on it, and cookies are Secure when it is https. */

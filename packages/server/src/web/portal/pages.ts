@@ -60,7 +60,7 @@ export function renderApplicationsPage(
   });
 }
 
-export type Section = 'general' | 'oauth2' | 'bot' | 'webhooks' | 'social-sdk' | 'monetization';
+export type Section = 'general' | 'oauth2' | 'bot' | 'webhooks' | 'social-sdk' | 'monetization' | 'commands';
 
 const SECTIONS: ReadonlyArray<[Section, string, string]> = [
   ['general', 'General information', ''],
@@ -69,9 +69,15 @@ const SECTIONS: ReadonlyArray<[Section, string, string]> = [
   ['webhooks', 'Webhooks', '/webhooks'],
   ['social-sdk', 'Social SDK', '/social-sdk'],
   ['monetization', 'SKUs and entitlements', '/monetization'],
+  ['commands', 'Commands', '/commands'],
 ];
 
-function applicationPage(base: PageBase, application: Application, section: Section, body: Html): string {
+export function applicationPage(
+  base: PageBase,
+  application: Application,
+  section: Section,
+  body: Html,
+): string {
   const tabs = SECTIONS.map(
     ([name, label, path]) =>
       html`<a href="/developers/applications/${application.id}${path}"${

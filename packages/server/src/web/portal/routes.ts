@@ -1,6 +1,7 @@
 import { RATE_LIMITED_MESSAGE } from '@hearth/protocol';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { botSection } from './bot.js';
+import { commandsSection } from './commands.js';
 import { field, type PortalDeps, portalContext } from './context.js';
 import { generalSection } from './general.js';
 import { type FieldError, PORTAL_SCRIPT } from './html.js';
@@ -140,5 +141,6 @@ export function portalPages(deps: PortalDeps): FastifyPluginAsync {
     webhooksSection(app, ctx);
     socialSdkSection(app, ctx);
     monetizationSection(app, ctx);
+    commandsSection(app, ctx);
   };
 }
