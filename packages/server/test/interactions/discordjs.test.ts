@@ -1,0 +1,149 @@
+import {
+  ActionRowBuilder,
+  ButtonBuilder,
+  ButtonStyle,
+  Client,
+  Events,
+  GatewayIntentBits,
+  type Interaction,
+  LabelBuilder,
+  MessageFlags,
+  ModalBuilder,
+  type TextChannel,
+  TextInputBuilder,
+  TextInputStyle,
+} from 'discord.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GatewayClient } from '../../../../test-support/gateway.js';
+import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
+import { click, connect, type Scene, scene } from './support.js';
+
+/**
+ * The issue's proof: the unmodified discord.js 14 `Client`, changing only its base URL, receives
+ * `interactionCreate` when a user acts through Hearth's user-side route, and answers with its own methods:
+ * an ephemeral reply, a deferral and a follow-up, a modal whose submission it reads.
+ */
+
+let hearth: TestHearth;
+let s: Scene;
+let client: Client;
+let user: GatewayClient;
+let messageId: string;
+/** What the bot's handlers saw, for the test to check. */
+const seen: { modalName?: string; errors: unknown[] } = { errors: [] };
+
+beforeAll(async () => {
+  hearth = await startHearth();
+  s = await scene(hearth, 'discord.js interactions');
+  client = new Client({ intents: [GatewayIntentBits.Guilds], rest: { api: `${hearth.url}/api` } });
+  client.on(Events.InteractionCreate, (interaction) => {
+    void handle(interaction).catch((error: unknown) => seen.errors.push(error));
+  });
+  const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
+  await client.login(s.game.botToken);
+  await ready;
+  const channel = (await client.channels.fetch(s.channelId)) as TextChannel;
+  const row = new ActionRowBuilder<ButtonBuilder>().addComponents(
+    new ButtonBuilder().setCustomId('secret').setLabel('Secret').setStyle(ButtonStyle.Primary),
+    new ButtonBuilder().setCustomId('slow').setLabel('Slow').setStyle(ButtonStyle.Secondary),
+    new ButtonBuilder().setCustomId('form').setLabel('Form').setStyle(ButtonStyle.Success),
+  );
+  const message = await channel.send({ content: 'Choose', components: [row] });
+  messageId = message.id;
+  user = await connect(hearth, s.member.token);
+});
+
+afterAll(async () => {
+  await user.close();
+  await client.destroy();
+  await hearth.close();
+});
+
+/** The bot, as an app written for the platform would be. */
+async function handle(interaction: Interaction): Promise<void> {
+  if (interaction.isButton()) {
+    if (interaction.customId === 'secret') {
+      await interaction.reply({ content: 'Only you can see this', flags: MessageFlags.Ephemeral });
+    } else if (interaction.customId === 'slow') {
+      await interaction.deferReply();
+      await interaction.followUp({ content: 'Done thinking' });
+      await interaction.followUp({ content: 'And one more thing' });
+    } else if (interaction.customId === 'form') {
+      const modal = new ModalBuilder()
+        .setCustomId('profile')
+        .setTitle('Profile')
+        .addLabelComponents(
+          new LabelBuilder()
+            .setLabel('Your name')
+            .setTextInputComponent(new TextInputBuilder().setCustomId('name').setStyle(TextInputStyle.Short)),
+        );
+      await interaction.showModal(modal);
+      const submitted = await interaction.awaitModalSubmit({ time: 5_000 });
+      seen.modalName = submitted.fields.getTextInputValue('name');
+      await submitted.reply({ content: `Hello, ${seen.modalName}` });
+    }
+  }
+}
+
+type Dispatch = { id: string; content: string; flags: number; interaction_metadata?: Record<string, unknown> };
+
+describe('discord.js 14 Client answering interactions on Hearth', () => {
+  it('replies ephemerally to a button: only the user sees it, and it is not in the channel', async () => {
+    expect((await click(hearth, s, messageId, 'secret')).status).toBe(204);
+    const created = await user.nextDispatch('MESSAGE_CREATE');
+    const d = created.d as Dispatch;
+    expect(d).toMatchObject({ content: 'Only you can see this', flags: 64, author: { id: s.game.botUserId } });
+    expect(d.interaction_metadata).toMatchObject({ type: 3, user: { id: s.member.id }, interacted_message_id: messageId });
+    await user.nextDispatch('INTERACTION_SUCCESS');
+    const history = await hearth.api(`/channels/${s.channelId}/messages`, { auth: s.member.token });
+    const contents = ((await history.json()) as Dispatch[]).map((m) => m.content);
+    expect(contents).toEqual(['Choose']);
+    expect(seen.errors).toEqual([]);
+  });
+
+  it('defers, then follows up: the first follow-up answers the deferral, the next is a new message', async () => {
+    expect((await click(hearth, s, messageId, 'slow')).status).toBe(204);
+    await user.nextDispatch('INTERACTION_SUCCESS');
+    const first = (await user.nextDispatch('MESSAGE_CREATE')).d as Dispatch;
+    const second = (await user.nextDispatch('MESSAGE_CREATE')).d as Dispatch;
+    expect(first.content).toBe('Done thinking');
+    expect(second.content).toBe('And one more thing');
+    expect(second.interaction_metadata).toMatchObject({ original_response_message_id: first.id });
+    const history = await hearth.api(`/channels/${s.channelId}/messages`, { auth: s.member.token });
+    const contents = ((await history.json()) as Dispatch[]).map((m) => m.content);
+    expect(contents).toEqual(['And one more thing', 'Done thinking', 'Choose']);
+    expect(seen.errors).toEqual([]);
+  });
+
+  it('shows a modal and reads its submission with awaitModalSubmit', async () => {
+    expect((await click(hearth, s, messageId, 'form')).status).toBe(204);
+    const shown = await user.nextDispatch('INTERACTION_MODAL_CREATE');
+    const modal = shown.d as { id: string; custom_id: string; title: string; components: unknown[] };
+    expect(modal).toMatchObject({
+      custom_id: 'profile',
+      title: 'Profile',
+      components: [{ type: 18, label: 'Your name', component: { type: 4, custom_id: 'name', style: 1 } }],
+    });
+    const submitted = await hearth.api('/interactions', {
+      method: 'POST',
+      auth: s.member.token,
+      body: {
+        type: 5,
+        application_id: s.game.id,
+        guild_id: s.guild.id,
+        channel_id: s.channelId,
+        data: {
+          id: modal.id,
+          custom_id: 'profile',
+          components: [{ type: 18, component: { type: 4, custom_id: 'name', value: 'Ada' } }],
+        },
+      },
+    });
+    expect(submitted.status).toBe(204);
+    const reply = (await user.nextDispatch('MESSAGE_CREATE')).d as Dispatch;
+    expect(reply.content).toBe('Hello, Ada');
+    expect(reply.interaction_metadata).toMatchObject({ type: 5, triggering_interaction_metadata: { type: 3 } });
+    expect(seen.modalName).toBe('Ada');
+    expect(seen.errors).toEqual([]);
+  });
+});
