@@ -26,7 +26,8 @@ export const InteractionCallbackTypes = {
   PremiumRequired: 10,
   LaunchActivity: 12,
 } as const;
-export type InteractionCallbackType = (typeof InteractionCallbackTypes)[keyof typeof InteractionCallbackTypes];
+export type InteractionCallbackType =
+  (typeof InteractionCallbackTypes)[keyof typeof InteractionCallbackTypes];
 
 /** Interaction `context`: where it was triggered from. */
 export const InteractionContextTypes = { Guild: 0, BotDm: 1, PrivateChannel: 2 } as const;

@@ -85,15 +85,28 @@ async function handle(interaction: Interaction): Promise<void> {
   }
 }
 
-type Dispatch = { id: string; content: string; flags: number; interaction_metadata?: Record<string, unknown> };
+type Dispatch = {
+  id: string;
+  content: string;
+  flags: number;
+  interaction_metadata?: Record<string, unknown>;
+};
 
 describe('discord.js 14 Client answering interactions on Hearth', () => {
   it('replies ephemerally to a button: only the user sees it, and it is not in the channel', async () => {
     expect((await click(hearth, s, messageId, 'secret')).status).toBe(204);
     const created = await user.nextDispatch('MESSAGE_CREATE');
     const d = created.d as Dispatch;
-    expect(d).toMatchObject({ content: 'Only you can see this', flags: 64, author: { id: s.game.botUserId } });
-    expect(d.interaction_metadata).toMatchObject({ type: 3, user: { id: s.member.id }, interacted_message_id: messageId });
+    expect(d).toMatchObject({
+      content: 'Only you can see this',
+      flags: 64,
+      author: { id: s.game.botUserId },
+    });
+    expect(d.interaction_metadata).toMatchObject({
+      type: 3,
+      user: { id: s.member.id },
+      interacted_message_id: messageId,
+    });
     await user.nextDispatch('INTERACTION_SUCCESS');
     const history = await hearth.api(`/channels/${s.channelId}/messages`, { auth: s.member.token });
     const contents = ((await history.json()) as Dispatch[]).map((m) => m.content);
@@ -142,7 +155,10 @@ describe('discord.js 14 Client answering interactions on Hearth', () => {
     expect(submitted.status).toBe(204);
     const reply = (await user.nextDispatch('MESSAGE_CREATE')).d as Dispatch;
     expect(reply.content).toBe('Hello, Ada');
-    expect(reply.interaction_metadata).toMatchObject({ type: 5, triggering_interaction_metadata: { type: 3 } });
+    expect(reply.interaction_metadata).toMatchObject({
+      type: 5,
+      triggering_interaction_metadata: { type: 3 },
+    });
     expect(seen.modalName).toBe('Ada');
     expect(seen.errors).toEqual([]);
   });

@@ -55,7 +55,9 @@ describe('Endpoint verification (interactions_endpoint_url)', () => {
       },
     });
     const app = await hearth.api('/applications/@me', { auth: `Bot ${s.game.botToken}` });
-    expect(((await app.json()) as { interactions_endpoint_url: unknown }).interactions_endpoint_url).toBeNull();
+    expect(
+      ((await app.json()) as { interactions_endpoint_url: unknown }).interactions_endpoint_url,
+    ).toBeNull();
     // The PING it answered was signed correctly; the forged one was not.
     const pings = endpoint.received.filter((r) => r.body['type'] === 1);
     expect(pings.map((r) => r.verified)).toEqual([true, false]);
@@ -80,9 +82,9 @@ describe('Endpoint verification (interactions_endpoint_url)', () => {
     const before = endpoint.received.length;
     const response = await setEndpoint(endpoint.url);
     expect(response.status).toBe(200);
-    expect(((await response.json()) as { interactions_endpoint_url: unknown }).interactions_endpoint_url).toBe(
-      endpoint.url,
-    );
+    expect(
+      ((await response.json()) as { interactions_endpoint_url: unknown }).interactions_endpoint_url,
+    ).toBe(endpoint.url);
     const sent = endpoint.received.slice(before);
     expect(sent.map((r) => [r.body['type'], r.verified])).toEqual([
       [1, true],

@@ -77,6 +77,8 @@ describe('Follow-up messages', () => {
       message: 'This interaction has hit the maximum number of follow up messages',
     });
     const fifth = (await responses[4]!.json()) as { interaction_metadata: Record<string, unknown> };
-    expect(fifth.interaction_metadata).toMatchObject({ authorizing_integration_owners: { '1': s.member.id } });
+    expect(fifth.interaction_metadata).toMatchObject({
+      authorizing_integration_owners: { '1': s.member.id },
+    });
   });
 });

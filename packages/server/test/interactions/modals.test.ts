@@ -26,7 +26,11 @@ function modal(upload: Record<string, unknown> = { min_values: 0, max_values: 10
     title: 'Tell us',
     components: [
       { type: 10, content: 'A few questions' },
-      { type: 18, label: 'Name', component: { type: 4, custom_id: 'name', style: 1, min_length: 2, max_length: 20 } },
+      {
+        type: 18,
+        label: 'Name',
+        component: { type: 4, custom_id: 'name', style: 1, min_length: 2, max_length: 20 },
+      },
       {
         type: 18,
         label: 'Wood',
@@ -39,7 +43,11 @@ function modal(upload: Record<string, unknown> = { min_values: 0, max_values: 10
           ],
         },
       },
-      { type: 18, label: 'Pictures', component: { type: 19, custom_id: 'pictures', required: false, ...upload } },
+      {
+        type: 18,
+        label: 'Pictures',
+        component: { type: 19, custom_id: 'pictures', required: false, ...upload },
+      },
       // The deprecated layout is still accepted (seed: Versioning).
       { type: 1, components: [{ type: 4, custom_id: 'notes', style: 2, label: 'Notes', required: false }] },
     ],
@@ -72,10 +80,11 @@ function submit(modalId: string, components: unknown[], files: Blob[] = [], cust
     channel_id: s.channelId,
     data: { id: modalId, custom_id: customId, components },
   };
-  if (files.length === 0) return hearth.api('/interactions', { method: 'POST', auth: s.member.token, body: payload });
+  if (files.length === 0)
+    return hearth.api('/interactions', { method: 'POST', auth: s.member.token, body: payload });
   const form = new FormData();
   form.set('payload_json', JSON.stringify(payload));
-  files.forEach((file, index) => form.set(`files[${index}]`, file, `picture${index}.png`));
+  for (const [index, file] of files.entries()) form.set(`files[${index}]`, file, `picture${index}.png`);
   return hearth.api('/interactions', { method: 'POST', auth: s.member.token, body: form });
 }
 
@@ -126,11 +135,17 @@ describe('MODAL response', () => {
     expect(eleven.status).toBe(400);
     expect(await eleven.json()).toMatchObject({
       code: 50035,
-      errors: { data: { components: { 3: { component: { max_values: { _errors: [{ code: 'NUMBER_TYPE_MAX' }] } } } } } },
+      errors: {
+        data: {
+          components: { 3: { component: { max_values: { _errors: [{ code: 'NUMBER_TYPE_MAX' }] } } } },
+        },
+      },
     });
     const minEleven = await callback(i, { type: 9, data: modal({ min_values: 11, max_values: 10 }) });
     expect(minEleven.status).toBe(400);
-    expect((await callback(i, { type: 9, data: modal({ min_values: 10, max_values: 10 }) })).status).toBe(204);
+    expect((await callback(i, { type: 9, data: modal({ min_values: 10, max_values: 10 }) })).status).toBe(
+      204,
+    );
     const frame = await user.nextDispatch('INTERACTION_MODAL_CREATE');
     expect((frame.d as { components: unknown[] }).components[3]).toMatchObject({
       component: { type: 19, min_values: 10, max_values: 10 },
@@ -146,7 +161,11 @@ describe('MODAL response', () => {
     expect(bare.status).toBe(400);
     const unlabelled = await callback(i, {
       type: 9,
-      data: { custom_id: 'm', title: 't', components: [{ type: 1, components: [{ type: 4, custom_id: 'x', style: 1 }] }] },
+      data: {
+        custom_id: 'm',
+        title: 't',
+        components: [{ type: 1, components: [{ type: 4, custom_id: 'x', style: 1 }] }],
+      },
     });
     expect(unlabelled.status).toBe(400);
     expect((await callback(i, { type: 6 })).status).toBe(204);
@@ -182,7 +201,12 @@ describe('MODAL_SUBMIT', () => {
     const reply = await user.nextDispatch('MESSAGE_CREATE');
     expect(reply.d).toMatchObject({
       content: 'Thanks',
-      interaction_metadata: { id: d.id, type: 5, user: { id: s.member.id }, triggering_interaction_metadata: { type: 3 } },
+      interaction_metadata: {
+        id: d.id,
+        type: 5,
+        user: { id: s.member.id },
+        triggering_interaction_metadata: { type: 3 },
+      },
     });
   });
 
@@ -200,13 +224,19 @@ describe('MODAL_SUBMIT', () => {
       { type: 18, component: { type: 3, custom_id: 'wood', values: ['oak'] } },
     ]);
     expect(short.status).toBe(400);
-    expect(await short.json()).toMatchObject({ code: 50035, errors: { data: { components: { 0: { value: {} } } } } });
+    expect(await short.json()).toMatchObject({
+      code: 50035,
+      errors: { data: { components: { 0: { value: {} } } } },
+    });
     const badOption = await submit(modalId, [
       { type: 18, component: { type: 4, custom_id: 'name', value: 'Ada' } },
       { type: 18, component: { type: 3, custom_id: 'wood', values: ['pine'] } },
     ]);
     expect(badOption.status).toBe(400);
-    const unknownField = await submit(modalId, [...answers([]), { type: 18, component: { type: 4, custom_id: 'extra', value: 'x' } }]);
+    const unknownField = await submit(modalId, [
+      ...answers([]),
+      { type: 18, component: { type: 4, custom_id: 'extra', value: 'x' } },
+    ]);
     expect(unknownField.status).toBe(400);
     const missingFile = await submit(modalId, answers(['0']));
     expect(missingFile.status).toBe(400);

@@ -58,7 +58,12 @@ describe('Interaction over the gateway (no endpoint)', () => {
     const created = await user.nextDispatch('INTERACTION_CREATE');
     const d = frame.d as Interaction & Record<string, unknown>;
     expect(created.d).toEqual({ id: d.id, nonce: 'abc' });
-    expect(d).toMatchObject({ type: 3, guild_id: s.guild.id, channel: { id: s.channelId, type: 0 }, version: 1 });
+    expect(d).toMatchObject({
+      type: 3,
+      guild_id: s.guild.id,
+      channel: { id: s.channelId, type: 0 },
+      version: 1,
+    });
     expect(await callback(d, { type: 6 })).toHaveProperty('status', 204);
     expect((await user.nextDispatch('INTERACTION_SUCCESS')).d).toEqual({ id: d.id, nonce: 'abc' });
   });
@@ -104,7 +109,9 @@ describe('Callback types', () => {
     const direct = await hearth.api(`/channels/${s.channelId}/messages/${id}`, { auth: s.member.token });
     expect(direct.status).toBe(404);
     // The owner's session saw no MESSAGE_CREATE for it.
-    expect(owner.pending().some((f) => f.t === 'MESSAGE_CREATE' && (f.d as { id: string }).id === id)).toBe(false);
+    expect(owner.pending().some((f) => f.t === 'MESSAGE_CREATE' && (f.d as { id: string }).id === id)).toBe(
+      false,
+    );
   });
 
   it('UPDATE_MESSAGE edits the message the component is on', async () => {
@@ -118,7 +125,10 @@ describe('Callback types', () => {
     const i = await interaction();
     const autocomplete = await callback(i, { type: 8, data: { choices: [] } });
     expect(autocomplete.status).toBe(400);
-    expect(await autocomplete.json()).toMatchObject({ code: 50035, errors: { type: { _errors: [{ code: 'BASE_TYPE_CHOICES' }] } } });
+    expect(await autocomplete.json()).toMatchObject({
+      code: 50035,
+      errors: { type: { _errors: [{ code: 'BASE_TYPE_CHOICES' }] } },
+    });
     expect((await callback(i, { type: 1 })).status).toBe(400);
     expect((await callback(i, { type: 'four' })).status).toBe(400);
     // LAUNCH_ACTIVITY is only for apps with Activities (EMBEDDED).
@@ -133,7 +143,9 @@ describe('Callback types', () => {
     const response = await callback(i, { type: 12 }, '?with_response=true');
     expect(response.status).toBe(200);
     const body = (await response.json()) as { interaction: { activity_instance_id: string } };
-    expect(body).toMatchObject({ resource: { type: 12, activity_instance: { id: body.interaction.activity_instance_id } } });
+    expect(body).toMatchObject({
+      resource: { type: 12, activity_instance: { id: body.interaction.activity_instance_id } },
+    });
     await hearth.services.applications.adminUpdate(s.game.id, { revoke_flags: ['Embedded'] });
   });
 
@@ -197,7 +209,9 @@ describe('The 3-second rule and the 15-minute token', () => {
     });
     const read = await webhook(i, `/messages/${sent.id}`);
     expect(read.status).toBe(200);
-    expect((await webhook(i, `/messages/${sent.id}`, { method: 'PATCH', body: { content: 'edited' } })).status).toBe(200);
+    expect(
+      (await webhook(i, `/messages/${sent.id}`, { method: 'PATCH', body: { content: 'edited' } })).status,
+    ).toBe(200);
     expect((await webhook(i, `/messages/${sent.id}`, { method: 'DELETE' })).status).toBe(204);
     clock.advance(1);
     const expired = await webhook(i, '', { method: 'POST', body: { content: 'too late' } });
@@ -260,7 +274,13 @@ describe('Components', () => {
     const stranger = await hearth.api('/interactions', {
       method: 'POST',
       auth: s.guild.owner.token,
-      body: { type: 3, application_id: s.game.id, channel_id: '1234567890123456789', message_id: messageId, data: { custom_id: 'go', component_type: 2 } },
+      body: {
+        type: 3,
+        application_id: s.game.id,
+        channel_id: '1234567890123456789',
+        message_id: messageId,
+        data: { custom_id: 'go', component_type: 2 },
+      },
     });
     expect(stranger.status).toBe(404);
   });

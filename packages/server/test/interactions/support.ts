@@ -4,7 +4,12 @@ import { GatewayOpcodes } from '@hearth/protocol';
 import { verifyKey } from 'discord-interactions';
 import { expect } from 'vitest';
 import { type GatewayClient as Client, GatewayClient } from '../../../../test-support/gateway.js';
-import { addTestMember, createTestGuild, seedTestChannel, type TestGuild } from '../../../../test-support/guilds.js';
+import {
+  addTestMember,
+  createTestGuild,
+  seedTestChannel,
+  type TestGuild,
+} from '../../../../test-support/guilds.js';
 import type { TestHearth } from '../../../../test-support/hearth.js';
 import { consent, createGame, type TestGame } from '../../../../test-support/oauth.js';
 

@@ -392,7 +392,8 @@ export class ChannelMessagesService {
     const requested = body.flags ?? 0;
     const ephemeral = fields.ephemeral || (requested & MessageFlags.Ephemeral) !== 0;
     const plain: CreateMessage = { ...body, flags: requested & ~MessageFlags.Ephemeral };
-    const shown: Place = ephemeral && fields.userId ? { ...place, audience: { users: [fields.userId] } } : place;
+    const shown: Place =
+      ephemeral && fields.userId ? { ...place, audience: { users: [fields.userId] } } : place;
     const settles: Settle[] = [];
     const creating = this.#deps.storage.transaction(async (tx): Promise<Created> => {
       requireMessageChannel(shown);
@@ -504,8 +505,7 @@ export class ChannelMessagesService {
     const channelId = place.channelId;
     const current = await this.#message(tx, channelId, messageId);
     requireThreadWrite(place, 'edit');
-    if (!EDITABLE_TYPES.includes(Number(current.type)))
-      throw new HearthError('CannotExecuteOnSystemMessage');
+    if (!EDITABLE_TYPES.includes(Number(current.type))) throw new HearthError('CannotExecuteOnSystemMessage');
     const own = current.author_id === actor.userId;
     const touchesContent =
       body.content !== undefined ||
@@ -598,13 +598,16 @@ export class ChannelMessagesService {
 
   /** A delete through an interaction token: the app's bot deletes its own message in `place`. */
   async deleteForInteraction(actor: Actor, place: Place, messageId: string): Promise<void> {
-    const { files } = await this.#deps.storage.transaction((tx) => this.#deleteIn(tx, actor, place, messageId));
+    const { files } = await this.#deps.storage.transaction((tx) =>
+      this.#deleteIn(tx, actor, place, messageId),
+    );
     await this.#afterDelete(place, files, messageId);
   }
 
   async #deleteIn(tx: Tx, actor: Actor, place: Place, messageId: string) {
     const row = await this.#message(tx, place.channelId, messageId);
-    if (!DELETABLE_MESSAGE_TYPES.includes(Number(row.type))) throw new HearthError('CannotExecuteOnSystemMessage');
+    if (!DELETABLE_MESSAGE_TYPES.includes(Number(row.type)))
+      throw new HearthError('CannotExecuteOnSystemMessage');
     if (row.author_id !== actor.userId) requirePermissions(place, ManageMessages);
     requireThreadWrite(place, 'delete');
     const files = (await this.#deps.attachments?.deleteForMessages(tx, [row.id])) ?? [];
@@ -613,11 +616,7 @@ export class ChannelMessagesService {
     return { place, files };
   }
 
-  async #afterDelete(
-    place: Place,
-    files: readonly string[],
-    messageId: string,
-  ): Promise<void> {
+  async #afterDelete(place: Place, files: readonly string[], messageId: string): Promise<void> {
     const channelId = place.channelId;
     await this.#deps.attachments?.removeFiles(files);
     await this.#deps.bus.publish({

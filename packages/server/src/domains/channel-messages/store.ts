@@ -76,11 +76,7 @@ export function messagesBefore(
   before: string | undefined,
   limit: number,
 ): Promise<MessageRow[]> {
-  let query = db
-    .selectFrom('messages')
-    .selectAll()
-    .where('channel_id', '=', channelId)
-    .where(notEphemeral());
+  let query = db.selectFrom('messages').selectAll().where('channel_id', '=', channelId).where(notEphemeral());
   if (before !== undefined) query = query.where(older(before));
   return query
     .orderBy('created_at', 'desc')

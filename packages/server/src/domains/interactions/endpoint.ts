@@ -89,6 +89,7 @@ export async function verifyEndpoint(
   if (ping.status !== 200 || type !== InteractionCallbackTypes.Pong)
     return { ok: false, problem: `PING answered ${ping.status} without a PONG` };
   const forged = await postInteraction(url, body, strangerSigner, timestampSeconds, policy);
-  if (forged.status !== 401) return { ok: false, problem: `bad signature answered ${forged.status ?? forged.error}` };
+  if (forged.status !== 401)
+    return { ok: false, problem: `bad signature answered ${forged.status ?? forged.error}` };
   return { ok: true };
 }

@@ -107,8 +107,15 @@ export function parseModalComponents(components: readonly unknown[]): Json[] {
   const customIds = new Set<string>();
   const out: Json[] = [];
   let next = 1;
-  const numbered = (node: Json): Json => ({ ...node, id: typeof node['id'] === 'number' && node['id'] > 0 ? node['id'] : next++ });
-  const input = (node: unknown, path: FieldPath, allowed: Readonly<Record<number, TSchema>>): Json | undefined => {
+  const numbered = (node: Json): Json => ({
+    ...node,
+    id: typeof node['id'] === 'number' && node['id'] > 0 ? node['id'] : next++,
+  });
+  const input = (
+    node: unknown,
+    path: FieldPath,
+    allowed: Readonly<Record<number, TSchema>>,
+  ): Json | undefined => {
     const type = (node as { type?: unknown } | null)?.type;
     const schema = typeof type === 'number' ? allowed[type] : undefined;
     if (!schema) {
@@ -122,7 +129,8 @@ export function parseModalComponents(components: readonly unknown[]): Json[] {
     customIds.add(customId);
     const min = component['min_values'] as number | undefined;
     const max = component['max_values'] as number | undefined;
-    if (min !== undefined && max !== undefined && min > max) form.add([...path, 'min_values'], FormErrors.maximum(max));
+    if (min !== undefined && max !== undefined && min > max)
+      form.add([...path, 'min_values'], FormErrors.maximum(max));
     const minLength = component['min_length'] as number | undefined;
     const maxLength = component['max_length'] as number | undefined;
     if (minLength !== undefined && maxLength !== undefined && minLength > maxLength)
@@ -146,7 +154,8 @@ export function parseModalComponents(components: readonly unknown[]): Json[] {
       const children = row['components'] as unknown[];
       form.checkLength(children, 1, 1, [...path, 'components']);
       const inner = input(children[0], [...path, 'components', 0], { [ComponentTypes.TextInput]: TextInput });
-      if (inner && inner['label'] === undefined) form.add([...path, 'components', 0, 'label'], FormErrors.required());
+      if (inner && inner['label'] === undefined)
+        form.add([...path, 'components', 0, 'label'], FormErrors.required());
       if (inner) out.push({ ...row, components: [inner] });
     } else {
       form.add(path, FormErrors.unionTypeChoices(TOP));
@@ -166,7 +175,8 @@ interface Answer {
 function* fieldsOf(components: readonly Json[]): Generator<{ field: Json; top: Json }> {
   for (const top of components) {
     if (top['type'] === ComponentTypes.Label) yield { field: top['component'] as Json, top };
-    if (top['type'] === ComponentTypes.ActionRow) for (const field of top['components'] as Json[]) yield { field, top };
+    if (top['type'] === ComponentTypes.ActionRow)
+      for (const field of top['components'] as Json[]) yield { field, top };
   }
 }
 
@@ -196,7 +206,11 @@ export interface Submission {
  * Checks a user's answers against the modal as shown: every field answered is the modal's, required fields
  * are answered, lengths and counts hold, selected options exist, and uploads name files of the request.
  */
-export function checkSubmission(shown: readonly Json[], submitted: readonly unknown[], files: number): Submission {
+export function checkSubmission(
+  shown: readonly Json[],
+  submitted: readonly unknown[],
+  files: number,
+): Submission {
   const form = new FormBody();
   const answers = answersOf(submitted);
   const known = new Set<string>();
@@ -230,11 +244,14 @@ export function checkSubmission(shown: readonly Json[], submitted: readonly unkn
     }
     const isUpload = field['type'] === ComponentTypes.FileUpload;
     const min = (field['min_values'] as number | undefined) ?? (required ? 1 : 0);
-    const max = (field['max_values'] as number | undefined) ?? (isUpload ? InteractionLimits.fileUploadValuesMax : 1);
-    if (values.length < min || values.length > max) form.add([...path, 'values'], FormErrors.badLength(min, max));
+    const max =
+      (field['max_values'] as number | undefined) ?? (isUpload ? InteractionLimits.fileUploadValuesMax : 1);
+    if (values.length < min || values.length > max)
+      form.add([...path, 'values'], FormErrors.badLength(min, max));
     if (field['type'] === ComponentTypes.StringSelect) {
       const options = new Set((field['options'] as { value: string }[]).map((option) => option.value));
-      for (const value of values) if (!options.has(value)) form.add([...path, 'values'], FormErrors.invalid());
+      for (const value of values)
+        if (!options.has(value)) form.add([...path, 'values'], FormErrors.invalid());
     }
     if (isUpload) {
       const indexes = values.map(Number);
@@ -244,7 +261,8 @@ export function checkSubmission(shown: readonly Json[], submitted: readonly unkn
     }
     answered.set(customId, { type: field['type'], id: field['id'], custom_id: customId, values });
   }
-  for (const customId of answers.keys()) if (!known.has(customId)) form.add(['data', 'components'], FormErrors.invalid());
+  for (const customId of answers.keys())
+    if (!known.has(customId)) form.add(['data', 'components'], FormErrors.invalid());
   form.throwIfAny();
   // Text displays are returned with their id only; fields carry what the user gave.
   const components = shown.map((top): Json => {

@@ -6,7 +6,7 @@ import {
 } from '@hearth/protocol';
 import { HearthError } from '../../kernel/errors.js';
 import type { Executor } from '../../storage/database.js';
-import { type User, toUserObject } from '../accounts/service.js';
+import { toUserObject, type User } from '../accounts/service.js';
 import { DM_PERMISSIONS, type Place } from '../channel-messages/places.js';
 import type { GuildAccess } from '../guilds/access.js';
 import * as memberStore from '../guilds/members-store.js';
@@ -100,7 +100,9 @@ export async function sceneOf(
     guildId: null,
     context: withBot ? InteractionContextTypes.BotDm : InteractionContextTypes.PrivateChannel,
     userPermissions: DM_PERMISSIONS,
-    appPermissions: withBot ? PRIVATE_APP_PERMISSIONS | PermissionFlags.UseExternalEmojis : PRIVATE_APP_PERMISSIONS,
+    appPermissions: withBot
+      ? PRIVATE_APP_PERMISSIONS | PermissionFlags.UseExternalEmojis
+      : PRIVATE_APP_PERMISSIONS,
     botInGuild: false,
     owners,
     guildLocale: undefined,

@@ -23,7 +23,7 @@ import { hashToken } from '../../kernel/secrets.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
 import type { Executor, Storage } from '../../storage/database.js';
-import { type User, toUserObject } from '../accounts/service.js';
+import { toUserObject, type User } from '../accounts/service.js';
 import type { Application } from '../applications/service.js';
 import type { MessageObject } from '../channel-messages/objects.js';
 import { type Actor, type Place, placeOf } from '../channel-messages/places.js';
@@ -178,7 +178,9 @@ export class InteractionsService {
         data: prepared.payload,
         audience: {
           users: [application.botUserId],
-          ...(prepared.scene.guildId !== null && prepared.scene.botInGuild ? { guildId: prepared.scene.guildId } : {}),
+          ...(prepared.scene.guildId !== null && prepared.scene.botInGuild
+            ? { guildId: prepared.scene.guildId }
+            : {}),
         },
       });
       return;
@@ -224,7 +226,13 @@ export class InteractionsService {
     }
   }
 
-  async #commandData(tx: Executor, input: Json, scene: InteractionScene, application: Application, user: User) {
+  async #commandData(
+    tx: Executor,
+    input: Json,
+    scene: InteractionScene,
+    application: Application,
+    user: User,
+  ) {
     const data = parseData(CommandData, input);
     if (!this.#deps.commands) throw new HearthError('GeneralNotFound');
     const command = await this.#deps.commands.resolveForUser({
@@ -236,7 +244,8 @@ export class InteractionsService {
       installedAs: Object.keys(scene.owners).map(Number),
       userPermissions: scene.userPermissions,
     });
-    if (command.name !== data.name || command.type !== data.type) throw invalidForm('data.name', FormErrors.invalid());
+    if (command.name !== data.name || command.type !== data.type)
+      throw invalidForm('data.name', FormErrors.invalid());
     const resolved: Json = {};
     if (data.target_id !== undefined) {
       if (command.type === InteractionCommandTypes.User) {
@@ -245,7 +254,8 @@ export class InteractionsService {
         resolved['users'] = { [target.id]: toUserObject(target) };
       } else if (command.type === InteractionCommandTypes.Message) {
         const row = await this.#deps.messages.findMessageIn(tx, scene.place.channelId, data.target_id);
-        if (!row || (Number(row.flags) & MessageFlags.Ephemeral) !== 0) throw new HearthError('UnknownMessage');
+        if (!row || (Number(row.flags) & MessageFlags.Ephemeral) !== 0)
+          throw new HearthError('UnknownMessage');
         const [message] = await this.#deps.messages.objectsOf(tx, [row], undefined);
         resolved['messages'] = { [row.id]: message };
       }
@@ -284,7 +294,8 @@ export class InteractionsService {
     const ephemeral = (Number(row.flags) & MessageFlags.Ephemeral) !== 0;
     const own = row.application_id === application.id || row.author_id === application.botUserId;
     if (!own) throw new HearthError('UnknownMessage');
-    if (ephemeral && !(await this.#ephemeralFor(tx, row.id, user.id))) throw new HearthError('UnknownMessage');
+    if (ephemeral && !(await this.#ephemeralFor(tx, row.id, user.id)))
+      throw new HearthError('UnknownMessage');
     const component = findComponent(JSON.parse(row.components) as Json[], data.custom_id);
     if (!component || component['type'] !== data.component_type)
       throw invalidForm('data.custom_id', FormErrors.invalid());
@@ -333,7 +344,11 @@ export class InteractionsService {
       modal.custom_id !== data.custom_id
     )
       throw new HearthError('UnknownInteraction');
-    const submission = checkSubmission(JSON.parse(modal.components) as Json[], data.components, uploads.length);
+    const submission = checkSubmission(
+      JSON.parse(modal.components) as Json[],
+      data.components,
+      uploads.length,
+    );
     if (!(await store.submitModal(tx, modal.id))) throw new HearthError('UnknownInteraction');
     const source = await store.findInteraction(tx, modal.interaction_id);
     const sourcePayload = source ? (JSON.parse(source.payload) as Json) : undefined;
@@ -385,7 +400,10 @@ export class InteractionsService {
     try {
       await this.respond(id, token, answer.body, {}, []);
     } catch (error) {
-      this.#deps.logger.info({ component: 'interactions', interactionId: id, err: error }, 'endpoint answer refused');
+      this.#deps.logger.info(
+        { component: 'interactions', interactionId: id, err: error },
+        'endpoint answer refused',
+      );
     }
   }
 
@@ -418,7 +436,10 @@ export class InteractionsService {
       parseData(AutocompleteData, data);
     const modal =
       response.type === InteractionCallbackTypes.Modal
-        ? { ...parseData(ModalData, data), components: parseModalComponents(parseData(ModalData, data).components) }
+        ? {
+            ...parseData(ModalData, data),
+            components: parseModalComponents(parseData(ModalData, data).components),
+          }
         : undefined;
     if (!(await store.claimResponse(storage.db, row.id, response.type)))
       throw new HearthError('InteractionAlreadyAcknowledged');
@@ -457,7 +478,11 @@ export class InteractionsService {
         ...(message ? { response_message_id: message.id } : {}),
         ...(message || deferred ? { response_message_loading: deferred } : {}),
         ...(message || deferred
-          ? { response_message_ephemeral: message ? (message.flags & MessageFlags.Ephemeral) !== 0 : ephemeralRequested !== 0 }
+          ? {
+              response_message_ephemeral: message
+                ? (message.flags & MessageFlags.Ephemeral) !== 0
+                : ephemeralRequested !== 0,
+            }
           : {}),
       },
       resource: {
@@ -473,7 +498,8 @@ export class InteractionsService {
     const T = InteractionCallbackTypes;
     const kind = Number(row.type);
     let allowed: number[];
-    if (kind === InteractionTypes.ApplicationCommandAutocomplete) allowed = [T.ApplicationCommandAutocompleteResult];
+    if (kind === InteractionTypes.ApplicationCommandAutocomplete)
+      allowed = [T.ApplicationCommandAutocompleteResult];
     else {
       allowed = [T.ChannelMessageWithSource, T.DeferredChannelMessageWithSource];
       if (kind === InteractionTypes.MessageComponent || row.source_message_id !== null)
@@ -508,11 +534,15 @@ export class InteractionsService {
   async sweep(): Promise<number> {
     const before = this.#deps.clock.now() - InteractionLimits.initialResponseMs;
     const rows = await store.overdue(this.#deps.storage.db, before, 100);
-    for (const row of rows) if (row.response_type === null) await this.#settle(row, InteractionDispatches.InteractionFailure);
+    for (const row of rows)
+      if (row.response_type === null) await this.#settle(row, InteractionDispatches.InteractionFailure);
     return rows.length;
   }
 
-  async #showModal(row: store.InteractionRow, modal: { custom_id: string; title: string; components: Json[] }) {
+  async #showModal(
+    row: store.InteractionRow,
+    modal: { custom_id: string; title: string; components: Json[] },
+  ) {
     const id = this.#deps.snowflakes.next();
     await store.insertModal(this.#deps.storage.db, {
       id,
@@ -553,22 +583,29 @@ export class InteractionsService {
     const place = placeFrom(payload);
     const meta = metadataOf(row, payload);
     const followupOf = original ? undefined : row.original_message_id;
-    const message = await this.#deps.messages.createForInteraction(botActor(application), place, data, uploads, {
-      type: messageTypeOf(row, payload),
-      ephemeral: false,
-      userId: row.user_id,
-      interactionMetadata: followupOf ? { ...meta, original_response_message_id: followupOf } : meta,
-      interaction: legacyInteractionOf(row, payload),
-      webhookId: application.id,
-      applicationId: application.id,
-    });
+    const message = await this.#deps.messages.createForInteraction(
+      botActor(application),
+      place,
+      data,
+      uploads,
+      {
+        type: messageTypeOf(row, payload),
+        ephemeral: false,
+        userId: row.user_id,
+        interactionMetadata: followupOf ? { ...meta, original_response_message_id: followupOf } : meta,
+        interaction: legacyInteractionOf(row, payload),
+        webhookId: application.id,
+        applicationId: application.id,
+      },
+    );
     await store.insertInteractionMessage(this.#deps.storage.db, {
       message_id: message.id,
       interaction_id: row.id,
       channel_id: row.channel_id,
       original: original ? 1 : 0,
     });
-    if (original) await store.updateInteraction(this.#deps.storage.db, row.id, { original_message_id: message.id });
+    if (original)
+      await store.updateInteraction(this.#deps.storage.db, row.id, { original_message_id: message.id });
     return message;
   }
 
@@ -582,7 +619,13 @@ export class InteractionsService {
     if (row.source_message_id === null) throw new HearthError('UnknownMessage');
     const place = placeFrom(JSON.parse(row.payload) as Json);
     const { flags: _flags, ...changes } = data;
-    return this.#deps.messages.editForInteraction(botActor(application), place, row.source_message_id, changes, uploads);
+    return this.#deps.messages.editForInteraction(
+      botActor(application),
+      place,
+      row.source_message_id,
+      changes,
+      uploads,
+    );
   }
 
   // ---- The token's webhook routes (/webhooks/{application_id}/{token}…) ----
@@ -591,7 +634,10 @@ export class InteractionsService {
    * The interaction a token names, for the webhook routes: 10015 for an unknown token or one older than
    * 15 minutes; 50027 for one invalidated because nobody answered within 3 s.
    */
-  async #byToken(applicationId: string, token: string): Promise<{ row: store.InteractionRow; application: Application }> {
+  async #byToken(
+    applicationId: string,
+    token: string,
+  ): Promise<{ row: store.InteractionRow; application: Application }> {
     const { storage, clock } = this.#deps;
     const row = await store.findInteractionByToken(storage.db, applicationId, hashToken(token));
     if (!row) throw new HearthError('UnknownWebhook');
@@ -614,7 +660,8 @@ export class InteractionsService {
       throw new HearthError('MaximumInteractionFollowups');
     try {
       // A deferred response's first follow-up becomes its original response (as the platform's edit would).
-      const deferred = Number(row.response_type) === InteractionCallbackTypes.DeferredChannelMessageWithSource;
+      const deferred =
+        Number(row.response_type) === InteractionCallbackTypes.DeferredChannelMessageWithSource;
       const original = deferred && row.original_message_id === null;
       return await this.#createMessage(row, application, (input ?? {}) as Json, uploads, original);
     } catch (error) {
@@ -638,7 +685,8 @@ export class InteractionsService {
     const { row } = await this.#byToken(applicationId, token);
     const id = await this.#messageOf(row, messageId);
     const db = this.#deps.storage.db;
-    const message = id === undefined ? undefined : await this.#deps.messages.findMessageIn(db, row.channel_id, id);
+    const message =
+      id === undefined ? undefined : await this.#deps.messages.findMessageIn(db, row.channel_id, id);
     if (!message) throw new HearthError('UnknownMessage');
     const [object] = await this.#deps.messages.objectsOf(db, [message], undefined);
     return object!;
@@ -655,7 +703,8 @@ export class InteractionsService {
     const { row, application } = await this.#byToken(applicationId, token);
     const id = await this.#messageOf(row, messageId);
     if (id === undefined) {
-      const deferred = Number(row.response_type) === InteractionCallbackTypes.DeferredChannelMessageWithSource;
+      const deferred =
+        Number(row.response_type) === InteractionCallbackTypes.DeferredChannelMessageWithSource;
       if (messageId === '@original' && deferred)
         return this.#createMessage(row, application, (input ?? {}) as Json, uploads, true);
       if (messageId === '@original' && row.source_message_id !== null)
@@ -707,7 +756,10 @@ export class InteractionsService {
       const seconds = Math.floor(this.#deps.clock.now() / 1000);
       const body = pingBody(applicationId, id, newToken(id));
       const verdict = await verifyEndpoint(url, body, sign, seconds, this.#deps.outbound);
-      this.#deps.logger.info({ component: 'interactions', applicationId, url, ...verdict }, 'endpoint verification');
+      this.#deps.logger.info(
+        { component: 'interactions', applicationId, url, ...verdict },
+        'endpoint verification',
+      );
       if (!verdict.ok) throw invalidForm(field, FormErrors.interactionsEndpointUrlInvalid());
     }
     return (db) => store.saveEndpoint(db, applicationId, url);
@@ -773,7 +825,8 @@ function metadataOf(row: store.InteractionRow, payload: Json): Json {
   }
   if (meta['command_type'] === InteractionCommandTypes.Message && meta['target_id'] !== undefined)
     out['target_message_id'] = meta['target_id'];
-  if (meta['interacted_message_id'] !== undefined) out['interacted_message_id'] = meta['interacted_message_id'];
+  if (meta['interacted_message_id'] !== undefined)
+    out['interacted_message_id'] = meta['interacted_message_id'];
   if (meta['triggering_interaction_metadata'] !== undefined)
     out['triggering_interaction_metadata'] = meta['triggering_interaction_metadata'];
   return out;
@@ -827,7 +880,8 @@ function checkSelectValues(component: Json, values: readonly string[] | undefine
   const chosen = [...(values ?? [])];
   const min = (component['min_values'] as number | undefined) ?? 1;
   const max = (component['max_values'] as number | undefined) ?? 1;
-  if (chosen.length < min || chosen.length > max) throw invalidForm('data.values', FormErrors.badLength(min, max));
+  if (chosen.length < min || chosen.length > max)
+    throw invalidForm('data.values', FormErrors.badLength(min, max));
   if (component['type'] === ComponentTypes.StringSelect) {
     const options = new Set(((component['options'] as Json[] | undefined) ?? []).map((o) => o['value']));
     if (!chosen.every((value) => options.has(value))) throw invalidForm('data.values', FormErrors.invalid());

@@ -150,5 +150,6 @@ export async function findEndpoint(db: Executor, applicationId: string): Promise
 
 export async function saveEndpoint(db: Executor, applicationId: string, url: string | null): Promise<void> {
   await db.deleteFrom('interaction_endpoints').where('application_id', '=', applicationId).execute();
-  if (url !== null) await db.insertInto('interaction_endpoints').values({ application_id: applicationId, url }).execute();
+  if (url !== null)
+    await db.insertInto('interaction_endpoints').values({ application_id: applicationId, url }).execute();
 }
