@@ -36,9 +36,16 @@ export const JSONErrors = {
   /** An interaction that does not exist, or whose 3 s for a first response have passed (DOCS). */
   UnknownInteraction: { code: 10062, status: 404, message: 'Unknown interaction' },
   UnknownVoiceState: { code: 10065, status: 404, message: 'Unknown Voice State' },
+  UnknownApplicationCommand: { code: 10063, status: 404, message: 'Unknown application command' },
   UnknownAutoModerationRule: { code: 10066, status: 404, message: 'Unknown auto moderation rule' },
   BotsCannotUseEndpoint: { code: 20001, status: 403, message: 'Bots cannot use this endpoint' },
   OnlyBotsCanUseEndpoint: { code: 20002, status: 403, message: 'Only bots can use this endpoint' },
+  /** A token of one application acting on another's commands. */
+  NotAuthorizedForApplication: {
+    code: 20012,
+    status: 403,
+    message: 'You are not authorized to perform this action on this application',
+  },
   /** Slowmode (`rate_limit_per_user`): answered with 429 and `retry_after` (GUILDS.md §4.8). */
   SlowmodeRateLimited: {
     code: 20016,
@@ -53,6 +60,12 @@ export const JSONErrors = {
   MaximumReactions: { code: 30010, status: 400, message: 'Maximum number of reactions reached (20)' },
   MaximumChannels: { code: 30013, status: 400, message: 'Maximum number of guild channels reached (500)' },
   MaximumInvites: { code: 30016, status: 400, message: 'Maximum number of invites reached (1000)' },
+  /** One command past its type's limit in its scope; `{max}` is that limit (100, 15, 1). */
+  MaximumApplicationCommands: {
+    code: 30032,
+    status: 400,
+    message: 'Maximum number of application commands reached ({max})',
+  },
   // Hearth-defined: the platform publishes no code for the two lobby caps (PROTOCOL.md §A.2).
   MaximumLobbyMembers: {
     code: 30100,
@@ -97,6 +110,12 @@ export const JSONErrors = {
     code: 40032,
     status: 400,
     message: 'Target user is not connected to voice.',
+  },
+  /** An edit renaming a command to the name of another of its type and scope. */
+  ApplicationCommandNameExists: {
+    code: 40041,
+    status: 400,
+    message: 'An application command with that name already exists',
   },
   InteractionAlreadyAcknowledged: {
     code: 40060,
@@ -460,6 +479,62 @@ export const FormErrors = {
     code: 'AUTO_MODERATION_INVALID_REGEX',
     message: 'Invalid regex pattern',
   }),
+  // ---- Application commands (GUILDS.md §6) ----
+  /** A name outside the naming rule (CHAT_INPUT and option names: the pattern, lowercase). */
+  commandInvalidName: () => ({
+    code: 'APPLICATION_COMMAND_INVALID_NAME',
+    message: 'Command name is invalid',
+  }),
+  /** Names, descriptions and choices of one command together past the size limit. */
+  commandTooLarge: (max: number) => ({
+    code: 'APPLICATION_COMMAND_TOO_LARGE',
+    message: `Command exceeds maximum size (${max})`,
+  }),
+  /** A required option after an optional one. */
+  commandOptionsRequiredOrder: () => ({
+    code: 'APPLICATION_COMMAND_OPTIONS_REQUIRED_INVALID',
+    message: 'Required options must be placed before non-required options',
+  }),
+  commandOptionNameDuplicated: (name: string) => ({
+    code: 'APPLICATION_COMMAND_OPTIONS_DUPLICATE_NAME',
+    message: `Option name ${name} is already used in these options`,
+  }),
+  /** Two commands of one type with one name in a bulk overwrite. */
+  commandNameDuplicated: (name: string) => ({
+    code: 'APPLICATION_COMMANDS_DUPLICATE_NAME',
+    message: `Application command names must be unique (${name})`,
+  }),
+  commandAutocompleteWithChoices: () => ({
+    code: 'APPLICATION_COMMAND_AUTOCOMPLETE_INVALID',
+    message: 'Autocomplete cannot be enabled on an option with choices',
+  }),
+  /** A field the command's or option's type does not take (options on a context menu, `handler`…). */
+  commandFieldNotAllowed: () => ({
+    code: 'APPLICATION_COMMAND_FIELD_NOT_ALLOWED',
+    message: 'This field is not allowed for this type',
+  }),
+  /** A subcommand or group where it may not stand (a group in a group, a parameter beside a subcommand). */
+  commandOptionsNesting: () => ({
+    code: 'APPLICATION_COMMAND_OPTIONS_TYPE_INVALID',
+    message: 'Subcommands and groups cannot be mixed with parameters, nor nested deeper',
+  }),
+  /** A localization keyed by something that is not a locale. */
+  localeInvalid: (locale: string) => ({
+    code: 'LOCALE_INVALID',
+    message: `Invalid locale: ${describe(locale)}`,
+  }),
+  /** `min_value` above `max_value`, `min_length` above `max_length`. */
+  commandRangeInvalid: () => ({
+    code: 'APPLICATION_COMMAND_OPTION_RANGE_INVALID',
+    message: 'The minimum must be less than or equal to the maximum',
+  }),
+  /** PRIMARY_ENTRY_POINT commands are global only. */
+  commandEntryPointGuild: () => ({
+    code: 'APPLICATION_COMMAND_PRIMARY_ENTRY_POINT_GUILD_INVALID',
+    message: 'Primary entry point commands cannot be guild commands',
+  }),
+  /** A dictionary where another shape is required (the platform's ModelType wording). */
+  modelType: () => ({ code: 'MODEL_TYPE_CONVERT', message: 'Only dictionaries may be used in a ModelType' }),
   // ---- Webhooks ----
   /** A URL that did not answer its PING with 204 (Hearth's name, after the interactions endpoint's error). */
   eventWebhooksUrlInvalid: () => ({

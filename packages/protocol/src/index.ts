@@ -1,4 +1,5 @@
 export * from './application.js';
+export * from './commands.js';
 export * from './entitlements.js';
 export * from './errors.js';
 export * from './gateway.js';

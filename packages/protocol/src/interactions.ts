@@ -1,6 +1,6 @@
 /**
  * Interactions (DOCS interactions/receiving-and-responding; seed: Records "Interaction", Limits, Versioning).
- * Command types and integration types beside them are the commands domain's; these are the interaction's own.
+ * Command types and context types are the commands domain's (commands.ts); these are the interaction's own.
  */
 
 /** Interaction `type`. */
@@ -29,14 +29,8 @@ export const InteractionCallbackTypes = {
 export type InteractionCallbackType =
   (typeof InteractionCallbackTypes)[keyof typeof InteractionCallbackTypes];
 
-/** Interaction `context`: where it was triggered from. */
-export const InteractionContextTypes = { Guild: 0, BotDm: 1, PrivateChannel: 2 } as const;
-
 /** Keys of `authorizing_integration_owners` (application integration types), as the JSON keys they are. */
 export const InteractionIntegrationTypes = { GuildInstall: 0, UserInstall: 1 } as const;
-
-/** The three application command types an interaction can carry (`data.type`). */
-export const InteractionCommandTypes = { ChatInput: 1, User: 2, Message: 3, PrimaryEntryPoint: 4 } as const;
 
 /** Numbers of the interaction rules (DOCS receiving-and-responding; seed: Limits). */
 export const InteractionLimits = {

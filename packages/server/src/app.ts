@@ -34,6 +34,8 @@ import { channelMessagesRoutes } from './domains/channel-messages/routes.js';
 import { ChannelMessagesService } from './domains/channel-messages/service.js';
 import { channelsRoutes } from './domains/channels/routes.js';
 import { ChannelsService } from './domains/channels/service.js';
+import { commandsRoutes } from './domains/commands/routes.js';
+import { CommandsService } from './domains/commands/service.js';
 import { entitlementsRoutes } from './domains/entitlements/routes.js';
 import { EntitlementsService } from './domains/entitlements/service.js';
 import { GuildAccess } from './domains/guilds/access.js';
@@ -158,6 +160,7 @@ export interface Services {
   search: SearchService;
   searchIndex: SearchIndex;
   interactions: InteractionsService;
+  commands: CommandsService;
 }
 
 export interface Hearth {
@@ -353,6 +356,15 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     accessChanging: (tx, guildId) => threads.roleChanging(tx, guildId),
   });
   const guildAccess = new GuildAccess({ clock });
+  // Application commands: the applications domain tells who an application and its bot are.
+  const commands = new CommandsService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    access: guildAccess,
+    application: (db, id) => applications.getApplicationIn(db, id),
+  });
   const auditLog = new AuditLog({ clock, snowflakes });
   // Voice status keeps each voice channel's start time as the guild's voice states change (PROTOCOL.md §D.7).
   const voiceStatus: VoiceStatusService = new VoiceStatusService({
@@ -727,6 +739,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     search,
     searchIndex,
     interactions,
+    commands,
   };
 
   // Routes load when the server starts; a root hook (below) sees each of them, in every prefix scope.
@@ -770,6 +783,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       messagesRoutes(messages),
       searchRoutes(search),
       interactionsRoutes(interactions, channelMessages.uploads),
+      commandsRoutes(commands),
       openApiRoutes(openapi),
     ],
     [

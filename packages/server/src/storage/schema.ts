@@ -69,6 +69,9 @@ export interface Schema {
   // ---- Threads (0023_threads) ----
   threads: ThreadsTable;
   thread_members: ThreadMembersTable;
+  // ---- Application commands (0031_commands) ----
+  application_commands: ApplicationCommandsTable;
+  application_command_permissions: ApplicationCommandPermissionsTable;
 }
 
 export interface UsersTable {
@@ -805,4 +808,33 @@ export interface InteractionMessagesTable {
 export interface InteractionEndpointsTable {
   application_id: string;
   url: string;
+}
+
+/** An application command (0031_commands); `scope` is its guild id, '' when global; JSON text columns. */
+export interface ApplicationCommandsTable {
+  id: string;
+  application_id: string;
+  guild_id: string | null;
+  scope: string;
+  type: number;
+  name: string;
+  name_localizations: string | null;
+  description: string;
+  description_localizations: string | null;
+  options: string | null;
+  default_member_permissions: string | null;
+  contexts: string | null;
+  integration_types: string | null;
+  nsfw: number;
+  handler: number | null;
+  version: string;
+  created_at: number;
+}
+
+/** A command's permission overwrites in one guild (JSON list); `command_id` may be the application's id. */
+export interface ApplicationCommandPermissionsTable {
+  guild_id: string;
+  command_id: string;
+  application_id: string;
+  permissions: string;
 }

@@ -4,7 +4,7 @@ import {
   ComponentTypes,
   FormErrors,
   InteractionCallbackTypes,
-  InteractionCommandTypes,
+  ApplicationCommandTypes,
   InteractionDispatches,
   InteractionIntegrationTypes,
   InteractionLimits,
@@ -248,11 +248,11 @@ export class InteractionsService {
       throw invalidForm('data.name', FormErrors.invalid());
     const resolved: Json = {};
     if (data.target_id !== undefined) {
-      if (command.type === InteractionCommandTypes.User) {
+      if (command.type === ApplicationCommandTypes.User) {
         const target = await this.#deps.users.getUserIn(tx, data.target_id);
         if (!target) throw new HearthError('UnknownUser');
         resolved['users'] = { [target.id]: toUserObject(target) };
-      } else if (command.type === InteractionCommandTypes.Message) {
+      } else if (command.type === ApplicationCommandTypes.Message) {
         const row = await this.#deps.messages.findMessageIn(tx, scene.place.channelId, data.target_id);
         if (!row || (Number(row.flags) & MessageFlags.Ephemeral) !== 0)
           throw new HearthError('UnknownMessage');
@@ -819,11 +819,11 @@ function metadataOf(row: store.InteractionRow, payload: Json): Json {
   };
   if (meta['name'] !== undefined) out['name'] = meta['name'];
   if (meta['command_type'] !== undefined) out['command_type'] = meta['command_type'];
-  if (meta['command_type'] === InteractionCommandTypes.User && meta['target_id'] !== undefined) {
+  if (meta['command_type'] === ApplicationCommandTypes.User && meta['target_id'] !== undefined) {
     const users = ((data['resolved'] as Json | undefined)?.['users'] ?? {}) as Json;
     out['target_user'] = users[meta['target_id'] as string];
   }
-  if (meta['command_type'] === InteractionCommandTypes.Message && meta['target_id'] !== undefined)
+  if (meta['command_type'] === ApplicationCommandTypes.Message && meta['target_id'] !== undefined)
     out['target_message_id'] = meta['target_id'];
   if (meta['interacted_message_id'] !== undefined)
     out['interacted_message_id'] = meta['interacted_message_id'];
@@ -850,7 +850,7 @@ function legacyInteractionOf(row: store.InteractionRow, payload: Json): Json {
 function messageTypeOf(row: store.InteractionRow, payload: Json): number {
   const commandType = ((payload['meta'] ?? {}) as Json)['command_type'];
   if (Number(row.type) === InteractionTypes.ApplicationCommand) {
-    return commandType === InteractionCommandTypes.ChatInput
+    return commandType === ApplicationCommandTypes.ChatInput
       ? MessageTypes.ChatInputCommand
       : MessageTypes.ContextMenuCommand;
   }
