@@ -1,5 +1,6 @@
 import {
   ActionRowBuilder,
+  ApplicationCommandType,
   ButtonBuilder,
   ButtonStyle,
   Client,
@@ -30,7 +31,8 @@ let client: Client;
 let user: GatewayClient;
 let messageId: string;
 /** What the bot's handlers saw, for the test to check. */
-const seen: { modalName?: string; errors: unknown[] } = { errors: [] };
+const seen: { modalName?: string; target?: string; errors: unknown[] } = { errors: [] };
+const commandIds: { ping?: string; wave?: string } = {};
 
 beforeAll(async () => {
   hearth = await startHearth();
@@ -50,6 +52,11 @@ beforeAll(async () => {
   );
   const message = await channel.send({ content: 'Choose', components: [row] });
   messageId = message.id;
+  // Registered through discord.js's own command manager (the commands branch's routes).
+  commandIds.ping = (await client.application!.commands.create({ name: 'ping', description: 'Ping!' })).id;
+  commandIds.wave = (
+    await client.application!.commands.create({ name: 'Wave', type: ApplicationCommandType.User })
+  ).id;
   user = await connect(hearth, s.member.token);
 });
 
@@ -61,6 +68,15 @@ afterAll(async () => {
 
 /** The bot, as an app written for the platform would be. */
 async function handle(interaction: Interaction): Promise<void> {
+  if (interaction.isChatInputCommand() && interaction.commandName === 'ping') {
+    await interaction.reply({ content: `Pong, ${interaction.user.id}` });
+    return;
+  }
+  if (interaction.isUserContextMenuCommand()) {
+    seen.target = interaction.targetUser.id;
+    await interaction.reply({ content: `Waving at ${interaction.targetUser.id}` });
+    return;
+  }
   if (interaction.isButton()) {
     if (interaction.customId === 'secret') {
       await interaction.reply({ content: 'Only you can see this', flags: MessageFlags.Ephemeral });
@@ -92,7 +108,51 @@ type Dispatch = {
   interaction_metadata?: Record<string, unknown>;
 };
 
+function run(data: Record<string, unknown>) {
+  return hearth.api('/interactions', {
+    method: 'POST',
+    auth: s.member.token,
+    body: { type: 2, application_id: s.game.id, guild_id: s.guild.id, channel_id: s.channelId, data },
+  });
+}
+
 describe('discord.js 14 Client answering interactions on Hearth', () => {
+  it('registers a command and answers it when the user runs it: a CHAT_INPUT_COMMAND message', async () => {
+    expect((await run({ id: commandIds.ping, name: 'ping', type: 1 })).status).toBe(204);
+    const reply = (await user.nextDispatch('MESSAGE_CREATE')).d as Dispatch & Record<string, unknown>;
+    expect(reply).toMatchObject({
+      content: `Pong, ${s.member.id}`,
+      type: 20,
+      webhook_id: s.game.id,
+      application_id: s.game.id,
+      interaction_metadata: { type: 2, name: 'ping', command_type: 1, user: { id: s.member.id } },
+      interaction: { type: 2, name: 'ping', user: { id: s.member.id } },
+    });
+    await user.nextDispatch('INTERACTION_SUCCESS');
+    expect(seen.errors).toEqual([]);
+  });
+
+  it('a user command carries its target resolved: a CONTEXT_MENU_COMMAND message with target_user', async () => {
+    const response = await run({ id: commandIds.wave, name: 'Wave', type: 2, target_id: s.guild.owner.id });
+    expect(response.status).toBe(204);
+    const reply = (await user.nextDispatch('MESSAGE_CREATE')).d as Dispatch & Record<string, unknown>;
+    expect(reply).toMatchObject({
+      content: `Waving at ${s.guild.owner.id}`,
+      type: 23,
+      interaction_metadata: { type: 2, command_type: 2, target_user: { id: s.guild.owner.id } },
+    });
+    expect(seen.target).toBe(s.guild.owner.id);
+    await user.nextDispatch('INTERACTION_SUCCESS');
+  });
+
+  it("refuses an unknown command, a name that is not the command's, and a malformed body", async () => {
+    const unknown = await run({ id: '1234567890123456789', name: 'ping', type: 1 });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ code: 10063, message: 'Unknown application command' });
+    expect((await run({ id: commandIds.ping, name: 'pong', type: 1 })).status).toBe(400);
+    expect((await run({ id: commandIds.ping })).status).toBe(400);
+  });
+
   it('replies ephemerally to a button: only the user sees it, and it is not in the channel', async () => {
     expect((await click(hearth, s, messageId, 'secret')).status).toBe(204);
     const created = await user.nextDispatch('MESSAGE_CREATE');

@@ -1,10 +1,10 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import {
+  ApplicationCommandTypes,
   ApplicationFlags,
   ComponentTypes,
   FormErrors,
   InteractionCallbackTypes,
-  ApplicationCommandTypes,
   InteractionDispatches,
   InteractionIntegrationTypes,
   InteractionLimits,
@@ -30,6 +30,7 @@ import { type Actor, type Place, placeOf } from '../channel-messages/places.js';
 import type { ChannelMessagesService } from '../channel-messages/service.js';
 import type { GuildAccess } from '../guilds/access.js';
 import type { Signer } from '../webhooks/delivery.js';
+import { type CommandsPort, requireUsable } from './commands.js';
 import { ENDPOINT_URL_RULES, pingBody, postInteraction, verifyEndpoint } from './endpoint.js';
 import { checkSubmission, parseModalComponents } from './modals.js';
 import { type InteractionScene, invokerOf, sceneOf, toInteractionObject } from './objects.js';
@@ -46,34 +47,6 @@ import * as store from './store.js';
 
 type Json = Record<string, unknown>;
 
-/** A command as the commands domain resolves it for a user in a scene (or throws its own error). */
-export interface ResolvedCommand {
-  id: string;
-  name: string;
-  type: number;
-  version: string;
-  guildId: string | null;
-  /** Integration types the command supports: which `authorizing_integration_owners` keys stay. */
-  integrationTypes: readonly number[];
-}
-
-/** The commands domain as interactions need it: a seam, wired in app.ts (STYLE rule 16). */
-export interface CommandsPort {
-  /**
-   * The command the user runs, checked for them: it exists for the app (globally or in this guild), its
-   * `contexts` and `integration_types` admit the scene, and its permissions admit the user.
-   */
-  resolveForUser(input: {
-    applicationId: string;
-    commandId: string;
-    guildId: string | null;
-    userId: string;
-    context: number;
-    installedAs: readonly number[];
-    userPermissions: bigint;
-  }): Promise<ResolvedCommand>;
-}
-
 export interface InteractionsDeps {
   storage: Storage;
   clock: Clock;
@@ -89,8 +62,7 @@ export interface InteractionsDeps {
   messages: ChannelMessagesService;
   /** Whether the user installed the app to their account. */
   userInstalled(db: Executor, applicationId: string, userId: string): Promise<boolean>;
-  /** Absent until the commands domain is wired: command interactions then answer 10063-less 404. */
-  commands?: CommandsPort;
+  commands: CommandsPort;
   outbound: OutboundPolicy;
   /** The attachment size limit now (`attachment_size_limit`; 10 MiB from 16 January 2025, seed). */
   attachmentSizeLimit(): number;
@@ -208,7 +180,7 @@ export class InteractionsService {
     switch (body.type) {
       case InteractionTypes.ApplicationCommand:
       case InteractionTypes.ApplicationCommandAutocomplete:
-        return this.#commandData(tx, body.data, scene, application, user);
+        return this.#commandData(tx, body.data, scene, application);
       case InteractionTypes.MessageComponent:
         return this.#componentData(tx, body, scene, application, user);
       case InteractionTypes.ModalSubmit:
@@ -226,24 +198,21 @@ export class InteractionsService {
     }
   }
 
-  async #commandData(
-    tx: Executor,
-    input: Json,
-    scene: InteractionScene,
-    application: Application,
-    user: User,
-  ) {
+  async #commandData(tx: Executor, input: Json, scene: InteractionScene, application: Application) {
     const data = parseData(CommandData, input);
-    if (!this.#deps.commands) throw new HearthError('GeneralNotFound');
-    const command = await this.#deps.commands.resolveForUser({
-      applicationId: application.id,
-      commandId: data.id,
+    const view = requireUsable(await this.#deps.commands.getCommand(application.id, data.id), {
       guildId: scene.guildId,
-      userId: user.id,
       context: scene.context,
       installedAs: Object.keys(scene.owners).map(Number),
       userPermissions: scene.userPermissions,
     });
+    const command = {
+      id: view.id,
+      name: view.name,
+      type: view.type,
+      guildId: view.guild_id ?? null,
+      integrationTypes: view.integration_types,
+    };
     if (command.name !== data.name || command.type !== data.type)
       throw invalidForm('data.name', FormErrors.invalid());
     const resolved: Json = {};
