@@ -170,7 +170,8 @@ describe('discord.js 14 Client answering interactions on Hearth', () => {
     await user.nextDispatch('INTERACTION_SUCCESS');
     const history = await hearth.api(`/channels/${s.channelId}/messages`, { auth: s.member.token });
     const contents = ((await history.json()) as Dispatch[]).map((m) => m.content);
-    expect(contents).toEqual(['Choose']);
+    expect(contents).toContain('Choose');
+    expect(contents).not.toContain('Only you can see this');
     expect(seen.errors).toEqual([]);
   });
 
@@ -184,7 +185,7 @@ describe('discord.js 14 Client answering interactions on Hearth', () => {
     expect(second.interaction_metadata).toMatchObject({ original_response_message_id: first.id });
     const history = await hearth.api(`/channels/${s.channelId}/messages`, { auth: s.member.token });
     const contents = ((await history.json()) as Dispatch[]).map((m) => m.content);
-    expect(contents).toEqual(['And one more thing', 'Done thinking', 'Choose']);
+    expect(contents.slice(0, 2)).toEqual(['And one more thing', 'Done thinking']);
     expect(seen.errors).toEqual([]);
   });
 

@@ -30,7 +30,7 @@ import { type Actor, type Place, placeOf } from '../channel-messages/places.js';
 import type { ChannelMessagesService } from '../channel-messages/service.js';
 import type { GuildAccess } from '../guilds/access.js';
 import type { Signer } from '../webhooks/delivery.js';
-import { type CommandsPort, requireUsable } from './commands.js';
+import { type CommandsPort, type CommandView, requireUsable } from './commands.js';
 import { ENDPOINT_URL_RULES, pingBody, postInteraction, verifyEndpoint } from './endpoint.js';
 import { checkSubmission, parseModalComponents } from './modals.js';
 import { type InteractionScene, invokerOf, sceneOf, toInteractionObject } from './objects.js';
@@ -95,6 +95,10 @@ export class InteractionsService {
     const application = await this.#deps.applications.getApplication(body.application_id);
     if (!application) throw new HearthError('UnknownApplication');
     const actor: Actor = { userId, bot: false };
+    // The commands domain reads through its own connection: asked before the transaction, checked inside it.
+    const command = isCommand(body.type)
+      ? await this.#deps.commands.getCommand(application.id, parseData(CommandData, body.data).id)
+      : undefined;
     const prepared = await storage.transaction(async (tx) => {
       const user = await this.#deps.users.getUserIn(tx, userId);
       if (!user) throw new HearthError('UnknownUser');
@@ -104,7 +108,7 @@ export class InteractionsService {
       const scene = await sceneOf(tx, this.#deps, place, application, userId);
       const id = snowflakes.next();
       const token = newToken(id);
-      const step = await this.#dataOf(tx, body, scene, application, user, uploads);
+      const step = await this.#dataOf(tx, body, scene, application, user, uploads, command);
       const owners = step.integrationTypes
         ? Object.fromEntries(
             Object.entries(scene.owners).filter(([key]) => step.integrationTypes!.includes(Number(key))),
@@ -170,6 +174,7 @@ export class InteractionsService {
     application: Application,
     user: User,
     uploads: readonly UploadedFile[],
+    command: CommandView | undefined,
   ): Promise<{
     data: Json;
     message?: Json;
@@ -180,7 +185,7 @@ export class InteractionsService {
     switch (body.type) {
       case InteractionTypes.ApplicationCommand:
       case InteractionTypes.ApplicationCommandAutocomplete:
-        return this.#commandData(tx, body.data, scene, application);
+        return this.#commandData(tx, body.data, scene, command);
       case InteractionTypes.MessageComponent:
         return this.#componentData(tx, body, scene, application, user);
       case InteractionTypes.ModalSubmit:
@@ -198,9 +203,9 @@ export class InteractionsService {
     }
   }
 
-  async #commandData(tx: Executor, input: Json, scene: InteractionScene, application: Application) {
+  async #commandData(tx: Executor, input: Json, scene: InteractionScene, found: CommandView | undefined) {
     const data = parseData(CommandData, input);
-    const view = requireUsable(await this.#deps.commands.getCommand(application.id, data.id), {
+    const view = requireUsable(found, {
       guildId: scene.guildId,
       context: scene.context,
       installedAs: Object.keys(scene.owners).map(Number),
@@ -738,6 +743,12 @@ export class InteractionsService {
   async close(): Promise<void> {
     await Promise.allSettled([...this.#inFlight]);
   }
+}
+
+function isCommand(type: number): boolean {
+  return (
+    type === InteractionTypes.ApplicationCommand || type === InteractionTypes.ApplicationCommandAutocomplete
+  );
 }
 
 function parseData<S extends Parameters<typeof parse>[0]>(schema: S, value: unknown) {
