@@ -1,5 +1,6 @@
 import {
   ActionRowBuilder,
+  ApplicationCommandOptionType,
   ApplicationCommandType,
   ButtonBuilder,
   ButtonStyle,
@@ -32,7 +33,7 @@ let user: GatewayClient;
 let messageId: string;
 /** What the bot's handlers saw, for the test to check. */
 const seen: { modalName?: string; target?: string; errors: unknown[] } = { errors: [] };
-const commandIds: { ping?: string; wave?: string } = {};
+const commandIds: { ping?: string; wave?: string; where?: string } = {};
 
 beforeAll(async () => {
   hearth = await startHearth();
@@ -57,6 +58,16 @@ beforeAll(async () => {
   commandIds.wave = (
     await client.application!.commands.create({ name: 'Wave', type: ApplicationCommandType.User })
   ).id;
+  commandIds.where = (
+    await client.application!.commands.create({
+      name: 'where',
+      description: 'Point somewhere',
+      options: [
+        { type: ApplicationCommandOptionType.Channel, name: 'place', description: 'A channel', required: true },
+        { type: ApplicationCommandOptionType.User, name: 'who', description: 'A user', required: true },
+      ],
+    })
+  ).id;
   user = await connect(hearth, s.member.token);
 });
 
@@ -70,6 +81,12 @@ afterAll(async () => {
 async function handle(interaction: Interaction): Promise<void> {
   if (interaction.isChatInputCommand() && interaction.commandName === 'ping') {
     await interaction.reply({ content: `Pong, ${interaction.user.id}` });
+    return;
+  }
+  if (interaction.isChatInputCommand() && interaction.commandName === 'where') {
+    const place = interaction.options.getChannel('place', true);
+    const who = interaction.options.getMember('who') as { id: string } | null;
+    await interaction.reply({ content: `${place.id} ${place.type} ${who?.id}` });
     return;
   }
   if (interaction.isUserContextMenuCommand()) {
@@ -143,6 +160,30 @@ describe('discord.js 14 Client answering interactions on Hearth', () => {
     });
     expect(seen.target).toBe(s.guild.owner.id);
     await user.nextDispatch('INTERACTION_SUCCESS');
+  });
+
+  it('resolves the users, members and channels options name, as discord.js reads them', async () => {
+    const response = await run({
+      id: commandIds.where,
+      name: 'where',
+      type: 1,
+      options: [
+        { type: 7, name: 'place', value: s.channelId },
+        { type: 6, name: 'who', value: s.guild.owner.id },
+      ],
+    });
+    expect(response.status).toBe(204);
+    const reply = (await user.nextDispatch('MESSAGE_CREATE')).d as Dispatch;
+    expect(reply.content).toBe(`${s.channelId} 0 ${s.guild.owner.id}`);
+    await user.nextDispatch('INTERACTION_SUCCESS');
+    const unknownUser = await run({
+      id: commandIds.where,
+      name: 'where',
+      type: 1,
+      options: [{ type: 6, name: 'who', value: '1234567890123456789' }],
+    });
+    expect(unknownUser.status).toBe(400);
+    expect(seen.errors).toEqual([]);
   });
 
   it("refuses an unknown command, a name that is not the command's, and a malformed body", async () => {

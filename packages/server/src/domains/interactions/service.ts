@@ -34,6 +34,7 @@ import { type CommandsPort, type CommandView, requireUsable } from './commands.j
 import { ENDPOINT_URL_RULES, pingBody, postInteraction, verifyEndpoint } from './endpoint.js';
 import { checkSubmission, parseModalComponents } from './modals.js';
 import { type InteractionScene, invokerOf, sceneOf, toInteractionObject } from './objects.js';
+import { resolveOptions } from './resolved.js';
 import {
   AutocompleteData,
   CommandData,
@@ -185,7 +186,7 @@ export class InteractionsService {
     switch (body.type) {
       case InteractionTypes.ApplicationCommand:
       case InteractionTypes.ApplicationCommandAutocomplete:
-        return this.#commandData(tx, body.data, scene, command);
+        return this.#commandData(tx, body.data, scene, application, command);
       case InteractionTypes.MessageComponent:
         return this.#componentData(tx, body, scene, application, user);
       case InteractionTypes.ModalSubmit:
@@ -203,7 +204,13 @@ export class InteractionsService {
     }
   }
 
-  async #commandData(tx: Executor, input: Json, scene: InteractionScene, found: CommandView | undefined) {
+  async #commandData(
+    tx: Executor,
+    input: Json,
+    scene: InteractionScene,
+    application: Application,
+    found: CommandView | undefined,
+  ) {
     const data = parseData(CommandData, input);
     const view = requireUsable(found, {
       guildId: scene.guildId,
@@ -220,7 +227,16 @@ export class InteractionsService {
     };
     if (command.name !== data.name || command.type !== data.type)
       throw invalidForm('data.name', FormErrors.invalid());
-    const resolved: Json = {};
+    const resolved: Json = await resolveOptions(
+      tx,
+      { access: this.#deps.access, getUserIn: this.#deps.users.getUserIn.bind(this.#deps.users) },
+      data.options ?? [],
+      {
+        guildId: scene.guildId,
+        botUserId: application.botUserId,
+        botInGuild: scene.botInGuild,
+      },
+    );
     if (data.target_id !== undefined) {
       if (command.type === ApplicationCommandTypes.User) {
         const target = await this.#deps.users.getUserIn(tx, data.target_id);
