@@ -63,7 +63,12 @@ beforeAll(async () => {
       name: 'where',
       description: 'Point somewhere',
       options: [
-        { type: ApplicationCommandOptionType.Channel, name: 'place', description: 'A channel', required: true },
+        {
+          type: ApplicationCommandOptionType.Channel,
+          name: 'place',
+          description: 'A channel',
+          required: true,
+        },
         { type: ApplicationCommandOptionType.User, name: 'who', description: 'A user', required: true },
       ],
     })
