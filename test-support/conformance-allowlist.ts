@@ -198,6 +198,13 @@ const PORTAL_ROUTES: ReadonlyArray<[string, string]> = [
 
 export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
   // ── Hearth's own routes ──────────────────────────────────────────────────────────────────────────
+  ...route(
+    ['POST'],
+    '/interactions',
+    'not-in-spec',
+    "the platform client's own route by which a user runs a command, uses a component or submits a modal; " +
+      'public bots never call it, so neither SPEC nor the documentation describe it (domains/interactions)',
+  ),
   ...route(['POST'], '/auth/register', 'hearth-only', HEARTH_ACCOUNTS),
   ...route(['POST'], '/auth/login', 'hearth-only', HEARTH_ACCOUNTS),
   ...route(['POST'], '/auth/logout', 'hearth-only', HEARTH_ACCOUNTS),

@@ -32,6 +32,9 @@ export const JSONErrors = {
   UnknownSKU: { code: 10027, status: 404, message: 'Unknown SKU' },
   UnknownEntitlement: { code: 10029, status: 404, message: 'Unknown Entitlement' },
   UnknownLobby: { code: 10031, status: 404, message: 'Unknown Lobby' },
+  UnknownWebhook: { code: 10015, status: 404, message: 'Unknown Webhook' },
+  /** An interaction that does not exist, or whose 3 s for a first response have passed (DOCS). */
+  UnknownInteraction: { code: 10062, status: 404, message: 'Unknown interaction' },
   UnknownVoiceState: { code: 10065, status: 404, message: 'Unknown Voice State' },
   UnknownApplicationCommand: { code: 10063, status: 404, message: 'Unknown application command' },
   UnknownAutoModerationRule: { code: 10066, status: 404, message: 'Unknown auto moderation rule' },
@@ -119,6 +122,12 @@ export const JSONErrors = {
     status: 400,
     message: 'Interaction has already been acknowledged',
   },
+  /** Follow-ups past 5 of an interaction of a user-installed app (seed: Limits). */
+  MaximumInteractionFollowups: {
+    code: 40094,
+    status: 400,
+    message: 'This interaction has hit the maximum number of follow up messages',
+  },
   EntitlementAlreadyGranted: {
     code: 40074,
     status: 400,
@@ -158,6 +167,8 @@ export const JSONErrors = {
     message: 'Cannot execute action on a system message',
   },
   InvalidAuthenticationToken: { code: 50014, status: 401, message: 'Invalid authentication token provided' },
+  /** An interaction token that is wrong, or older than its 15 minutes, on the webhook routes. */
+  InvalidWebhookToken: { code: 50027, status: 401, message: 'Invalid Webhook Token' },
   InvalidOAuth2AccessToken: { code: 50025, status: 403, message: 'Invalid OAuth2 access token provided' },
   MissingOAuth2Scope: { code: 50026, status: 403, message: 'Missing required OAuth2 scope' },
   CannotExecuteOnChannelType: {
@@ -529,6 +540,11 @@ export const FormErrors = {
   eventWebhooksUrlInvalid: () => ({
     code: 'APPLICATION_EVENT_WEBHOOKS_URL_INVALID',
     message: 'The specified event webhooks url could not be verified.',
+  }),
+  /** An interactions endpoint URL that failed its PING or accepted a bad signature (DOCS overview). */
+  interactionsEndpointUrlInvalid: () => ({
+    code: 'APPLICATION_INTERACTIONS_ENDPOINT_URL_INVALID',
+    message: 'The specified interactions endpoint url could not be verified.',
   }),
   /** `allowed_mentions.parse` naming a kind whose id list is also given (GUILDS.md §4.6). */
   allowedMentionsParseExclusive: (kind: 'users' | 'roles') => ({

@@ -6,6 +6,7 @@ export * from './errors.js';
 export * from './gateway.js';
 export * from './guilds.js';
 export * from './http.js';
+export * from './interactions.js';
 export * from './launch.js';
 export * from './limits.js';
 export * from './lobby.js';

@@ -5,6 +5,10 @@
 export const Timeline = {
   voiceGatewayV4Required: '2024-11-18T00:00:00Z',
   fileUploadLimit10MiB: '2025-01-16T00:00:00Z',
+  /** Interaction response type 10 PREMIUM_REQUIRED arrives with Premium Apps (change log 26 Sep 2023). */
+  premiumRequiredResponse: '2023-09-26T00:00:00Z',
+  /** …and is deprecated for premium buttons, yet "will continue to function" (change log 17 Jun 2024). */
+  premiumRequiredDeprecated: '2024-06-17T00:00:00Z',
   /** The paginated pin routes arrive; GET/PUT/DELETE /channels/{id}/pins are deprecated (change log 25 Jun 2025). */
   paginatedPinRoutes: '2025-06-25T00:00:00Z',
   createGuildRemovedForApps: '2025-07-15T00:00:00Z',

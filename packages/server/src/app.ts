@@ -65,6 +65,8 @@ import { GuildsService } from './domains/guilds/service.js';
 import { GuildSnapshots } from './domains/guilds/snapshot.js';
 import { VoiceStatesService } from './domains/guilds/voice-states.js';
 import { voiceStatesRoutes } from './domains/guilds/voice-states-routes.js';
+import { interactionsRoutes } from './domains/interactions/routes.js';
+import { InteractionsService } from './domains/interactions/service.js';
 import { invitesRoutes } from './domains/invites/routes.js';
 import { InvitesService } from './domains/invites/service.js';
 import { LobbyLinking } from './domains/lobbies/linking.js';
@@ -185,6 +187,7 @@ export interface Services {
   messages: MessagesService;
   search: SearchService;
   searchIndex: SearchIndex;
+  interactions: InteractionsService;
   commands: CommandsService;
   commandPermissions: CommandPermissions;
   /** The commands a user may use in a guild, a bot DM or a private channel (interactions read it). */
@@ -227,6 +230,8 @@ export interface RegisteredRoute {
 const LOBBY_SWEEP_INTERVAL_MS = 1000;
 /** How often each node looks for due batches of guild search indexes being built. */
 const SEARCH_INDEX_INTERVAL_MS = 250;
+/** How often interactions nobody answered within 3 s are failed for their users (the clock decides). */
+const INTERACTION_SWEEP_INTERVAL_MS = 250;
 /** How often threads whose auto-archive time has come are archived (each read also archives them lazily). */
 const THREAD_SWEEP_INTERVAL_MS = 60_000;
 /** Emulator mode: how often subscriptions whose period ended renew (a clock jump runs it at once). */
@@ -311,6 +316,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   let oauth2: OAuth2Service | undefined;
   // Applications show the webhook settings; webhooks sign with the application's key: bound below.
   let webhooks: WebhooksService | undefined;
+  // Applications show and verify the interactions endpoint the interactions domain keeps: bound below.
+  let interactions: InteractionsService | undefined;
   const applications = new ApplicationsService({
     storage,
     clock,
@@ -327,6 +334,10 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
         };
       },
       prepare: (id, changes) => webhooks!.prepareSettings(id, changes),
+    },
+    interactionsEndpoint: {
+      describe: (id) => interactions!.endpointOf(id),
+      prepare: (id, url) => interactions!.prepareEndpoint(id, url),
     },
   });
   webhooks = new WebhooksService({
@@ -786,6 +797,22 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       ...(options.accountLinkParticipants ?? []),
     ],
   });
+  interactions = new InteractionsService({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    logger,
+    access: guildAccess,
+    users: accounts,
+    applications,
+    messages: channelMessages,
+    userInstalled: async (db, applicationId, userId) =>
+      (await oauth2!.playersOf(db, [userId], applicationId)).has(userId),
+    outbound,
+    attachmentSizeLimit: () => attachments.maxFileBytes(),
+    commands: { getCommand: (applicationId, commandId) => commands.getCommand(applicationId, commandId) },
+  });
   const services: Services = {
     accounts,
     botInstalls,
@@ -823,6 +850,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     messages,
     search,
     searchIndex,
+    interactions,
     commands,
     commandPermissions,
     commandIndex,
@@ -932,6 +960,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       relationshipsRoutes(relationships),
       messagesRoutes(messages),
       searchRoutes(search),
+      interactionsRoutes(interactions, channelMessages.uploads),
       commandsRoutes(commands),
       commandPermissionsRoutes(commandPermissions, commandIndex),
       openApiRoutes(openapi),
@@ -1002,6 +1031,11 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     faults.forgetSession = (session) => gatewayServer.forget(session.id);
     faults.detachSession = (session) => gatewayServer.detach(session.id);
   }
+  const interactionSweeping = new Sweeper(
+    () => interactions.sweep(),
+    INTERACTION_SWEEP_INTERVAL_MS,
+    (error) => logger.error({ err: error }, 'interaction sweep failed'),
+  );
   if (options.deliverWebhooks !== false) deliveryWorker.start();
 
   return {
@@ -1036,6 +1070,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       await renewals?.stop();
       await indexing?.stop();
       await threadSweeping.stop();
+      await interactionSweeping.stop();
+      await interactions.close();
       await deliveryWorker.stop();
       await gatewayServer.close();
       stopVoiceStates();

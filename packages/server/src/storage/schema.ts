@@ -49,6 +49,10 @@ export interface Schema {
   // ---- Channel messages (0016_messages) ----
   messages: MessagesTable;
   message_nonces: MessageNoncesTable;
+  interactions: InteractionsTable;
+  interaction_modals: InteractionModalsTable;
+  interaction_messages: InteractionMessagesTable;
+  interaction_endpoints: InteractionEndpointsTable;
   message_attachments: MessageAttachmentsTable;
   message_reactions: MessageReactionsTable;
   slowmode_marks: SlowmodeMarksTable;
@@ -598,6 +602,8 @@ export interface MessagesTable {
   message_reference: string | null;
   message_snapshots: string | null;
   interaction_metadata: string | null;
+  /** The deprecated `interaction` object (JSON), on messages of interactions. */
+  interaction: string | null;
   nonce: string | null;
   pinned: Generated<number>;
   pinned_at: number | null;
@@ -799,6 +805,49 @@ export interface EmulatorFixturesTable {
   key: string;
   value: string;
   created_at: number;
+}
+
+export interface InteractionsTable {
+  id: string;
+  application_id: string;
+  type: number;
+  token_hash: string;
+  user_id: string;
+  guild_id: string | null;
+  channel_id: string;
+  payload: string;
+  source_message_id: string | null;
+  nonce: string | null;
+  user_install_only: Generated<number>;
+  created_at: number;
+  response_type: number | null;
+  original_message_id: string | null;
+  followups: Generated<number>;
+  settled: Generated<number>;
+}
+
+export interface InteractionModalsTable {
+  id: string;
+  interaction_id: string;
+  application_id: string;
+  user_id: string;
+  channel_id: string;
+  custom_id: string;
+  components: string;
+  created_at: number;
+  submitted: Generated<number>;
+}
+
+export interface InteractionMessagesTable {
+  message_id: string;
+  interaction_id: string;
+  channel_id: string;
+  original: Generated<number>;
+}
+
+export interface InteractionEndpointsTable {
+  application_id: string;
+  url: string;
 }
 
 /** An application command (0031_commands); `scope` is its guild id, '' when global; JSON text columns. */

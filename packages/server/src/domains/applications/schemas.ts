@@ -31,6 +31,8 @@ export const ModifyCurrentApplication = Type.Object({
   custom_install_url: Type.Optional(Nullable(Type.String({ format: 'uri', maxLength: 2048 }))),
   flags: Type.Optional(Nullable(Type.Integer({ minimum: 0, maximum: 4294967295 }))),
   rpc_origins: Type.Optional(Nullable(RpcOrigins)),
+  /** Verified with a PING before it is saved (domains/interactions). */
+  interactions_endpoint_url: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
   ...EventWebhooksChanges,
 });
 
@@ -61,7 +63,7 @@ export const ApplicationObject = Type.Object({
   tags: Type.Optional(Type.Array(Type.String())),
   redirect_uris: Type.Array(Type.String()),
   rpc_origins: Type.Array(Type.String()),
-  interactions_endpoint_url: Type.Null(),
+  interactions_endpoint_url: Nullable(Type.String()),
   role_connections_verification_url: Type.Null(),
   owner: UserObject,
   approximate_guild_count: Type.Integer(),

@@ -79,6 +79,13 @@ export interface EventWebhooksPort {
   ): Promise<(db: Executor) => Promise<void>>;
 }
 
+/** The interactions endpoint URL the interactions domain keeps and verifies (DOCS interactions/overview). */
+export interface InteractionsEndpointPort {
+  describe(applicationId: string): Promise<string | null>;
+  /** Verifies a new URL (PING, bad signature) without writing; answers the write for the caller's transaction. */
+  prepare(applicationId: string, url: string | null): Promise<(db: Executor) => Promise<void>>;
+}
+
 export interface ApplicationsDeps {
   storage: Storage;
   clock: Clock;
@@ -86,6 +93,7 @@ export interface ApplicationsDeps {
   accounts: AccountsService;
   authorizationCounts: AuthorizationCounts;
   eventWebhooks: EventWebhooksPort;
+  interactionsEndpoint?: InteractionsEndpointPort;
 }
 
 /** Applications (games), their credentials, their bot users and their approvals. */
@@ -217,8 +225,13 @@ export class ApplicationsService {
             event_webhooks_types,
           })
         : undefined;
+    const saveEndpoint =
+      changes.interactions_endpoint_url !== undefined && this.#deps.interactionsEndpoint
+        ? await this.#deps.interactionsEndpoint.prepare(id, changes.interactions_endpoint_url)
+        : undefined;
     await this.#deps.storage.transaction(async (tx) => {
       await saveWebhooks?.(tx);
+      await saveEndpoint?.(tx);
       if (Object.keys(update).length > 0) await store.updateApplication(tx, id, update);
     });
     return this.requireApplication(id);
@@ -295,7 +308,7 @@ export class ApplicationsService {
       tags: application.tags,
       redirect_uris: application.redirectUris,
       rpc_origins: application.rpcOrigins,
-      interactions_endpoint_url: null,
+      interactions_endpoint_url: (await this.#deps.interactionsEndpoint?.describe(application.id)) ?? null,
       role_connections_verification_url: null,
       owner: toUserObject(owner),
       approximate_guild_count: await store.countBotGuilds(storage.db, application.botUserId),

@@ -42,6 +42,8 @@ export interface MessageObject {
   message_snapshots?: Record<string, unknown>[];
   referenced_message?: MessageObject | null;
   interaction_metadata?: Record<string, unknown>;
+  /** Deprecated for `interaction_metadata`, still sent on messages of interactions (seed: Versioning). */
+  interaction?: Record<string, unknown>;
   webhook_id?: string;
   application_id?: string;
   /** The thread this message started (its id is the message's). */
@@ -111,6 +113,9 @@ export function toMessageObject(row: MessageRow, parts: MessageParts): MessageOb
     ...(row.interaction_metadata === null
       ? {}
       : { interaction_metadata: JSON.parse(row.interaction_metadata) as Record<string, unknown> }),
+    ...(row.interaction === null || row.interaction === undefined
+      ? {}
+      : { interaction: JSON.parse(row.interaction) as Record<string, unknown> }),
     ...(row.webhook_id === null ? {} : { webhook_id: row.webhook_id }),
     ...(row.application_id === null ? {} : { application_id: row.application_id }),
   };

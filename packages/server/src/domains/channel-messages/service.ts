@@ -197,6 +197,20 @@ export interface PendingMessage {
   fail(): Promise<void>;
 }
 
+/** What a message of an interaction carries besides its body (DOCS receiving-and-responding). */
+export interface InteractionMessageFields {
+  /** 20 CHAT_INPUT_COMMAND, 23 CONTEXT_MENU_COMMAND, 19 REPLY, 0 DEFAULT. */
+  type: number;
+  ephemeral: boolean;
+  /** The invoking user: the only one who sees an ephemeral message. */
+  userId: string;
+  interactionMetadata: Json;
+  /** The deprecated `interaction` object. */
+  interaction: Json;
+  webhookId: string;
+  applicationId: string;
+}
+
 /** Options of a message created inside another service's transaction. */
 export interface CreateWithinOptions {
   /** The message's id (a forum post's first message shares its thread's id). */
@@ -359,6 +373,41 @@ export class ChannelMessagesService {
     for (const settle of settles) await settle(row.id);
   }
 
+  /**
+   * A message an interaction creates (its response or a follow-up; DOCS receiving-and-responding): written
+   * by the app's bot through its token, so the bot's own standing in the channel is not asked (a
+   * user-installed app is often not there); `place` carries the app's permissions. The guards still apply.
+   * An ephemeral one reaches its user's sessions alone and stays out of the channel's history.
+   */
+  async createForInteraction(
+    actor: Actor,
+    place: Place,
+    input: unknown,
+    uploads: readonly UploadedFile[],
+    fields: InteractionMessageFields,
+  ): Promise<MessageObject> {
+    const body = parse(CreateMessage, input ?? {});
+    checkAllowedMentions(body.allowed_mentions);
+    // EPHEMERAL is the interaction's to set; the message flags rules see the rest.
+    const requested = body.flags ?? 0;
+    const ephemeral = fields.ephemeral || (requested & MessageFlags.Ephemeral) !== 0;
+    const plain: CreateMessage = { ...body, flags: requested & ~MessageFlags.Ephemeral };
+    const shown: Place =
+      ephemeral && fields.userId ? { ...place, audience: { users: [fields.userId] } } : place;
+    const settles: Settle[] = [];
+    const creating = this.#deps.storage.transaction(async (tx): Promise<Created> => {
+      requireMessageChannel(shown);
+      const draft = await this.#draft(tx, actor, shown, plain, uploads);
+      await this.#guard(tx, actor, settles, draft);
+      const id = await this.#insert(tx, actor, shown, plain, draft, undefined, { ...fields, ephemeral });
+      const events = shown.thread ? ((await this.#deps.threads?.messageCreated(tx, shown, id)) ?? []) : [];
+      const row = (await store.findMessage(tx, shown.channelId, id))!;
+      return { row, place: shown, isNew: true, attachments: draft.attachments, events };
+    });
+    const created = await this.#settling(settles, creating);
+    return this.#afterCreate(actor, created, settles);
+  }
+
   // ---- Read ----
 
   /** GET /channels/{id}/messages/{mid}: READ_MESSAGE_HISTORY (50013), 10008 when it is not there. */
@@ -367,6 +416,7 @@ export class ChannelMessagesService {
     const place = await placeOf(db, this.#deps.access, actor, channelId);
     requirePermissions(place, ReadMessageHistory);
     const row = await this.#message(db, channelId, messageId);
+    if ((Number(row.flags) & MessageFlags.Ephemeral) !== 0) throw new HearthError('UnknownMessage');
     const [message] = await this.#readable(actor, place, [row]);
     return message!;
   }
@@ -418,69 +468,114 @@ export class ChannelMessagesService {
     const settles: Settle[] = [];
     const editing = this.#deps.storage.transaction(async (tx) => {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
-      const current = await this.#message(tx, channelId, messageId);
-      requireThreadWrite(place, 'edit');
-      if (!EDITABLE_TYPES.includes(Number(current.type)))
-        throw new HearthError('CannotExecuteOnSystemMessage');
-      const own = current.author_id === actor.userId;
-      const touchesContent =
-        body.content !== undefined ||
-        body.embeds !== undefined ||
-        body.components !== undefined ||
-        body.attachments !== undefined ||
-        uploads.length > 0;
-      if (!own && touchesContent) throw new HearthError('CannotEditOtherUsersMessage');
-      if (!own && body.flags !== undefined && body.flags !== null) requirePermissions(place, ManageMessages);
-      const changes: Partial<Insertable<MessagesTable>> = {};
-      let attachments: AttachmentPlan | undefined;
-      const flags = this.#editFlags(Number(current.flags), body.flags);
-      if (flags !== Number(current.flags)) changes.flags = flags;
-      const content = body.content === undefined ? current.content : (body.content ?? '');
-      const storedEmbeds = JSON.parse(current.embeds) as Json[];
-      checkComponentsV2Message(flags, {
-        content,
-        embeds: body.embeds === undefined ? storedEmbeds : body.embeds,
-      });
-      if (touchesContent) {
-        const embeds = body.embeds === undefined ? storedEmbeds : this.#checkEmbeds(body.embeds);
-        if (body.embeds !== undefined && embeds.length > 0) requirePermissions(place, EmbedLinks);
-        if (uploads.length > 0) requirePermissions(place, AttachFiles);
-        const existing = (await this.#deps.attachments?.rows(tx, current.id)) ?? [];
-        attachments = this.#attachmentPlan(channelId, uploads, body.attachments, existing);
-        const files = attachments ? (this.#deps.attachments?.plannedObjects(attachments) ?? []) : [];
-        const components =
-          body.components === undefined
-            ? (JSON.parse(current.components) as Json[])
-            : this.#checkComponents(body.components, flags, files);
-        if (content === '' && embeds.length === 0 && components.length === 0 && files.length === 0)
-          throw new HearthError('CannotSendEmptyMessage');
-        await this.#guard(tx, actor, settles, {
-          channelId,
-          guildId: place.guildId,
-          authorId: actor.userId,
-          content,
-          embeds,
-          components,
-          edit: true,
-        });
-        if (body.content !== undefined) {
-          const repliedTo = await this.#repliedAuthor(tx, current);
-          const mentions = await this.#mentions(tx, place, content, body.allowed_mentions, repliedTo);
-          changes.content = content;
-          changes.mentions = JSON.stringify(mentions.users);
-          changes.mention_roles = JSON.stringify(mentions.roles);
-          changes.mention_everyone = mentions.everyone ? 1 : 0;
-        }
-        changes.embeds = JSON.stringify(embeds);
-        changes.components = JSON.stringify(components);
-        changes.edited_at = this.#deps.clock.now();
-      }
-      const changed = Object.keys(changes).length > 0;
-      if (changed) await store.updateMessage(tx, current.id, changes);
-      if (attachments) await this.#deps.attachments?.save(tx, current.id, attachments);
-      if (changed || attachments) await this.#deps.searchIndex?.index(tx, current.id);
-      return { row: (await store.findMessage(tx, channelId, messageId))!, place, changed, attachments };
+      return this.#editIn(tx, actor, place, messageId, body, uploads, settles);
     });
+    return this.#afterEdit(actor, editing, settles);
+  }
+
+  /**
+   * An edit through an interaction token (the original response, a follow-up, UPDATE_MESSAGE): the app's
+   * bot edits its own message in `place` as the interaction found it, whatever the bot's standing there.
+   */
+  async editForInteraction(
+    actor: Actor,
+    place: Place,
+    messageId: string,
+    input: unknown,
+    uploads: readonly UploadedFile[] = [],
+  ): Promise<MessageObject> {
+    const body = parse(EditMessage, input ?? {});
+    checkAllowedMentions(body.allowed_mentions);
+    const settles: Settle[] = [];
+    const editing = this.#deps.storage.transaction((tx) =>
+      this.#editIn(tx, actor, place, messageId, body, uploads, settles),
+    );
+    return this.#afterEdit(actor, editing, settles);
+  }
+
+  async #editIn(
+    tx: Tx,
+    actor: Actor,
+    place: Place,
+    messageId: string,
+    body: EditMessage,
+    uploads: readonly UploadedFile[],
+    settles: Settle[],
+  ) {
+    const channelId = place.channelId;
+    const current = await this.#message(tx, channelId, messageId);
+    requireThreadWrite(place, 'edit');
+    if (!EDITABLE_TYPES.includes(Number(current.type))) throw new HearthError('CannotExecuteOnSystemMessage');
+    const own = current.author_id === actor.userId;
+    const touchesContent =
+      body.content !== undefined ||
+      body.embeds !== undefined ||
+      body.components !== undefined ||
+      body.attachments !== undefined ||
+      uploads.length > 0;
+    if (!own && touchesContent) throw new HearthError('CannotEditOtherUsersMessage');
+    if (!own && body.flags !== undefined && body.flags !== null) requirePermissions(place, ManageMessages);
+    const changes: Partial<Insertable<MessagesTable>> = {};
+    let attachments: AttachmentPlan | undefined;
+    const flags = this.#editFlags(Number(current.flags), body.flags);
+    if (flags !== Number(current.flags)) changes.flags = flags;
+    const content = body.content === undefined ? current.content : (body.content ?? '');
+    const storedEmbeds = JSON.parse(current.embeds) as Json[];
+    checkComponentsV2Message(flags, {
+      content,
+      embeds: body.embeds === undefined ? storedEmbeds : body.embeds,
+    });
+    if (touchesContent) {
+      const embeds = body.embeds === undefined ? storedEmbeds : this.#checkEmbeds(body.embeds);
+      if (body.embeds !== undefined && embeds.length > 0) requirePermissions(place, EmbedLinks);
+      if (uploads.length > 0) requirePermissions(place, AttachFiles);
+      const existing = (await this.#deps.attachments?.rows(tx, current.id)) ?? [];
+      attachments = this.#attachmentPlan(channelId, uploads, body.attachments, existing);
+      const files = attachments ? (this.#deps.attachments?.plannedObjects(attachments) ?? []) : [];
+      const components =
+        body.components === undefined
+          ? (JSON.parse(current.components) as Json[])
+          : this.#checkComponents(body.components, flags, files);
+      if (content === '' && embeds.length === 0 && components.length === 0 && files.length === 0)
+        throw new HearthError('CannotSendEmptyMessage');
+      await this.#guard(tx, actor, settles, {
+        channelId,
+        guildId: place.guildId,
+        authorId: actor.userId,
+        content,
+        embeds,
+        components,
+        edit: true,
+      });
+      if (body.content !== undefined) {
+        const repliedTo = await this.#repliedAuthor(tx, current);
+        const mentions = await this.#mentions(tx, place, content, body.allowed_mentions, repliedTo);
+        changes.content = content;
+        changes.mentions = JSON.stringify(mentions.users);
+        changes.mention_roles = JSON.stringify(mentions.roles);
+        changes.mention_everyone = mentions.everyone ? 1 : 0;
+      }
+      changes.embeds = JSON.stringify(embeds);
+      changes.components = JSON.stringify(components);
+      changes.edited_at = this.#deps.clock.now();
+    }
+    const changed = Object.keys(changes).length > 0;
+    if (changed) await store.updateMessage(tx, current.id, changes);
+    if (attachments) await this.#deps.attachments?.save(tx, current.id, attachments);
+    if (changed || attachments) await this.#deps.searchIndex?.index(tx, current.id);
+    return { row: (await store.findMessage(tx, channelId, messageId))!, place, changed, attachments };
+  }
+
+  async #afterEdit(
+    actor: Actor,
+    editing: Promise<{
+      row: store.MessageRow;
+      place: Place;
+      changed: boolean;
+      attachments: AttachmentPlan | undefined;
+    }>,
+    settles: readonly Settle[],
+  ): Promise<MessageObject> {
     const { row, place, changed, attachments } = await this.#settling(settles, editing);
     if (attachments) await this.#deps.attachments?.settle(attachments);
     const [message] = await this.#readable(actor, place, [row]);
@@ -496,16 +591,33 @@ export class ChannelMessagesService {
   async delete(actor: Actor, channelId: string, messageId: string): Promise<void> {
     const { place, files } = await this.#deps.storage.transaction(async (tx) => {
       const place = await placeOf(tx, this.#deps.access, actor, channelId);
-      const row = await this.#message(tx, channelId, messageId);
-      if (!DELETABLE_MESSAGE_TYPES.includes(Number(row.type)))
-        throw new HearthError('CannotExecuteOnSystemMessage');
-      if (row.author_id !== actor.userId) requirePermissions(place, ManageMessages);
-      requireThreadWrite(place, 'delete');
-      const files = (await this.#deps.attachments?.deleteForMessages(tx, [row.id])) ?? [];
-      await store.deleteMessage(tx, row.id);
-      if (place.thread) await this.#deps.threads?.messagesDeleted(tx, place, [row.id]);
-      return { place, files };
+      return this.#deleteIn(tx, actor, place, messageId);
     });
+    await this.#afterDelete(place, files, messageId);
+  }
+
+  /** A delete through an interaction token: the app's bot deletes its own message in `place`. */
+  async deleteForInteraction(actor: Actor, place: Place, messageId: string): Promise<void> {
+    const { files } = await this.#deps.storage.transaction((tx) =>
+      this.#deleteIn(tx, actor, place, messageId),
+    );
+    await this.#afterDelete(place, files, messageId);
+  }
+
+  async #deleteIn(tx: Tx, actor: Actor, place: Place, messageId: string) {
+    const row = await this.#message(tx, place.channelId, messageId);
+    if (!DELETABLE_MESSAGE_TYPES.includes(Number(row.type)))
+      throw new HearthError('CannotExecuteOnSystemMessage');
+    if (row.author_id !== actor.userId) requirePermissions(place, ManageMessages);
+    requireThreadWrite(place, 'delete');
+    const files = (await this.#deps.attachments?.deleteForMessages(tx, [row.id])) ?? [];
+    await store.deleteMessage(tx, row.id);
+    if (place.thread) await this.#deps.threads?.messagesDeleted(tx, place, [row.id]);
+    return { place, files };
+  }
+
+  async #afterDelete(place: Place, files: readonly string[], messageId: string): Promise<void> {
+    const channelId = place.channelId;
     await this.#deps.attachments?.removeFiles(files);
     await this.#deps.bus.publish({
       type: MessageDispatches.MessageDelete,
@@ -623,6 +735,7 @@ export class ChannelMessagesService {
     body: CreateMessage,
     draft: CreateDraft,
     givenId?: string,
+    extra: InteractionMessageFields | undefined = undefined,
   ): Promise<string> {
     const { content, embeds, components, flags, reference, mentions, forward } = draft;
     const channelId = place.channelId;
@@ -657,8 +770,18 @@ export class ChannelMessagesService {
       created_at: snowflakeTimestamp(id),
       edited_at: null,
     };
+    if (extra) {
+      row.type = extra.type;
+      row.flags = Number(row.flags) | (extra.ephemeral ? MessageFlags.Ephemeral : 0);
+      row.interaction_metadata = JSON.stringify(extra.interactionMetadata);
+      row.interaction = JSON.stringify(extra.interaction);
+      row.webhook_id = extra.webhookId;
+      row.application_id = extra.applicationId;
+    }
     await store.insertMessage(tx, row);
     if (draft.attachments) await this.#deps.attachments?.save(tx, id, draft.attachments);
+    // An ephemeral message is its user's alone: not searchable, not the channel's last message.
+    if (extra?.ephemeral) return id;
     await this.#deps.searchIndex?.index(tx, id);
     await this.#rememberNonce(tx, actor, body.nonce, id);
     if (place.guildId !== null && !place.thread)

@@ -1,4 +1,4 @@
-import { snowflakeTimestamp } from '@hearth/protocol';
+import { MessageFlags, snowflakeTimestamp } from '@hearth/protocol';
 import { type Insertable, type Selectable, sql, type Updateable } from 'kysely';
 import type { Executor } from '../../storage/database.js';
 import type {
@@ -64,6 +64,11 @@ function newer(id: string) {
   return sql<boolean>`(created_at > ${ms} or (created_at = ${ms} and (length(id) > ${id.length} or (length(id) = ${id.length} and id > ${id}))))`;
 }
 
+/** An ephemeral message (an interaction's, seen by its user alone) is never part of channel history. */
+function notEphemeral() {
+  return sql<boolean>`(flags & ${MessageFlags.Ephemeral}) = 0`;
+}
+
 /** Up to `limit` messages older than `before` (or the newest), newest first. */
 export function messagesBefore(
   db: Executor,
@@ -71,7 +76,7 @@ export function messagesBefore(
   before: string | undefined,
   limit: number,
 ): Promise<MessageRow[]> {
-  let query = db.selectFrom('messages').selectAll().where('channel_id', '=', channelId);
+  let query = db.selectFrom('messages').selectAll().where('channel_id', '=', channelId).where(notEphemeral());
   if (before !== undefined) query = query.where(older(before));
   return query
     .orderBy('created_at', 'desc')
@@ -89,7 +94,11 @@ export function messagesAfter(
   limit: number,
   inclusive = false,
 ): Promise<MessageRow[]> {
-  const query = db.selectFrom('messages').selectAll().where('channel_id', '=', channelId);
+  const query = db
+    .selectFrom('messages')
+    .selectAll()
+    .where('channel_id', '=', channelId)
+    .where(notEphemeral());
   return query
     .where((eb) => (inclusive ? eb.or([newer(after), eb('id', '=', after)]) : newer(after)))
     .orderBy('created_at', 'asc')

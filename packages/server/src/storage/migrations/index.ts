@@ -21,6 +21,7 @@ import { voiceStatus } from './0027_voice_status.js';
 import { linkedChannels } from './0028_linked_channels.js';
 import { rpc } from './0029_rpc.js';
 import { commands } from './0031_commands.js';
+import { interactions } from './0032_interactions.js';
 import { voice } from './0033_voice.js';
 import { emulatorFixtures } from './0034_emulator_fixtures.js';
 
@@ -48,6 +49,7 @@ const migrations: Record<string, Migration> = {
   '0028_linked_channels': linkedChannels,
   '0029_rpc': rpc,
   '0031_commands': commands,
+  '0032_interactions': interactions,
   '0033_voice': voice,
   '0034_emulator_fixtures': emulatorFixtures,
 };
