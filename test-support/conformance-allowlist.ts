@@ -338,6 +338,8 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
   ...route(['GET'], '/avatars/:user_id/:file', 'hearth-only', CDN),
   ...route(['GET'], '/banners/:user_id/:file', 'hearth-only', CDN),
   ...route(['GET'], '/embed/avatars/:file', 'hearth-only', CDN),
+  ...route(['GET'], '/app-icons/:application_id/:file', 'hearth-only', CDN),
+  ...route(['GET'], '/emojis/:file', 'hearth-only', CDN),
   ...route(
     ['GET'],
     '/attachments/:channel_id/:attachment_id/:filename',

@@ -13,8 +13,12 @@ import { IdentityProvidersService } from './domains/accounts/providers.js';
 import { provisionalRoutes } from './domains/accounts/provisional-routes.js';
 import { accountsRoutes } from './domains/accounts/routes.js';
 import { AccountsService } from './domains/accounts/service.js';
+import { applicationCdnRoutes } from './domains/applications/cdn-routes.js';
+import { applicationEmojiRoutes } from './domains/applications/emoji-routes.js';
+import { ApplicationEmojisService } from './domains/applications/emojis.js';
 import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
+import { TeamsService } from './domains/applications/teams.js';
 import { AutoModEnforcement } from './domains/automod/enforcement.js';
 import { automodRoutes } from './domains/automod/routes.js';
 import { AutoModService } from './domains/automod/service.js';
@@ -128,6 +132,8 @@ export interface Services {
   botInstalls: BotInstalls;
   guildOperators: GuildOperators;
   applications: ApplicationsService;
+  teams: TeamsService;
+  applicationEmojis: ApplicationEmojisService;
   guilds: GuildsService;
   members: MembersService;
   bans: BansService;
@@ -266,11 +272,13 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   let oauth2: OAuth2Service | undefined;
   // Applications show the webhook settings; webhooks sign with the application's key: bound below.
   let webhooks: WebhooksService | undefined;
+  const teams = new TeamsService({ storage, clock, snowflakes, accounts });
   const applications = new ApplicationsService({
     storage,
     clock,
     snowflakes,
     accounts,
+    teams,
     authorizationCounts: (id) => oauth2!.authorizationCounts(id),
     eventWebhooks: {
       describe: async (id) => {
@@ -283,6 +291,13 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       },
       prepare: (id, changes) => webhooks!.prepareSettings(id, changes),
     },
+  });
+  const applicationEmojis = new ApplicationEmojisService({
+    storage,
+    clock,
+    snowflakes,
+    accounts,
+    applications,
   });
   webhooks = new WebhooksService({
     storage,
@@ -673,6 +688,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       user: (db, id) => accounts.getUserIn(db, id),
     }),
     applications,
+    teams,
+    applicationEmojis,
     guilds,
     members,
     bans,
@@ -719,6 +736,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     [
       accountsRoutes(accounts),
       applicationsRoutes(applications),
+      applicationEmojiRoutes(applicationEmojis),
       guildsRoutes(guilds),
       rolesRoutes(roles),
       membersRoutes(members),
@@ -747,6 +765,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     [
       oauth2Pages(oauth2, publicUrl),
       cdnRoutes(accounts),
+      applicationCdnRoutes(applications, applicationEmojis),
       attachmentsCdnRoutes(attachments, storage),
       portalPages({
         accounts,

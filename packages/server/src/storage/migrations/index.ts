@@ -20,6 +20,7 @@ import { invites } from './0026_invites.js';
 import { voiceStatus } from './0027_voice_status.js';
 import { linkedChannels } from './0028_linked_channels.js';
 import { rpc } from './0029_rpc.js';
+import { applications } from './0030_applications.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
 const migrations: Record<string, Migration> = {
@@ -44,6 +45,7 @@ const migrations: Record<string, Migration> = {
   '0027_voice_status': voiceStatus,
   '0028_linked_channels': linkedChannels,
   '0029_rpc': rpc,
+  '0030_applications': applications,
 };
 
 export const migrationProvider: MigrationProvider = {
