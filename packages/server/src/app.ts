@@ -18,6 +18,7 @@ import { applicationEmojiRoutes } from './domains/applications/emoji-routes.js';
 import { ApplicationEmojisService } from './domains/applications/emojis.js';
 import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
+import { QuestsService } from './domains/applications/quests.js';
 import { TeamsService } from './domains/applications/teams.js';
 import { AutoModEnforcement } from './domains/automod/enforcement.js';
 import { automodRoutes } from './domains/automod/routes.js';
@@ -134,6 +135,7 @@ export interface Services {
   applications: ApplicationsService;
   teams: TeamsService;
   applicationEmojis: ApplicationEmojisService;
+  quests: QuestsService;
   guilds: GuildsService;
   members: MembersService;
   bans: BansService;
@@ -690,6 +692,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     applications,
     teams,
     applicationEmojis,
+    quests: new QuestsService({ storage, clock, snowflakes, accounts, applications }),
     guilds,
     members,
     bans,
