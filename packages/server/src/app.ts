@@ -13,12 +13,14 @@ import { IdentityProvidersService } from './domains/accounts/providers.js';
 import { provisionalRoutes } from './domains/accounts/provisional-routes.js';
 import { accountsRoutes } from './domains/accounts/routes.js';
 import { AccountsService } from './domains/accounts/service.js';
+import { ActivitiesService } from './domains/applications/activities.js';
+import { activityProxyRoutes, shareLinkRoutes } from './domains/applications/activity-routes.js';
 import { applicationCdnRoutes } from './domains/applications/cdn-routes.js';
 import { applicationEmojiRoutes } from './domains/applications/emoji-routes.js';
 import { ApplicationEmojisService } from './domains/applications/emojis.js';
+import { QuestsService } from './domains/applications/quests.js';
 import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
-import { QuestsService } from './domains/applications/quests.js';
 import { TeamsService } from './domains/applications/teams.js';
 import { AutoModEnforcement } from './domains/automod/enforcement.js';
 import { automodRoutes } from './domains/automod/routes.js';
@@ -136,6 +138,7 @@ export interface Services {
   teams: TeamsService;
   applicationEmojis: ApplicationEmojisService;
   quests: QuestsService;
+  activities: ActivitiesService;
   guilds: GuildsService;
   members: MembersService;
   bans: BansService;
@@ -301,6 +304,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     accounts,
     applications,
   });
+  const activities = new ActivitiesService({ storage, clock, applications, outbound, publicUrl });
   webhooks = new WebhooksService({
     storage,
     clock,
@@ -693,6 +697,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     teams,
     applicationEmojis,
     quests: new QuestsService({ storage, clock, snowflakes, accounts, applications }),
+    activities,
     guilds,
     members,
     bans,
@@ -740,6 +745,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       accountsRoutes(accounts),
       applicationsRoutes(applications),
       applicationEmojiRoutes(applicationEmojis),
+      shareLinkRoutes(activities),
       guildsRoutes(guilds),
       rolesRoutes(roles),
       membersRoutes(members),
@@ -769,6 +775,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       oauth2Pages(oauth2, publicUrl),
       cdnRoutes(accounts),
       applicationCdnRoutes(applications, applicationEmojis),
+      activityProxyRoutes(activities),
       attachmentsCdnRoutes(attachments, storage),
       portalPages({
         accounts,

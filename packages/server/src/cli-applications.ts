@@ -22,6 +22,53 @@ export interface CliTools {
 export function applicationCommands(program: Command, tools: CliTools): void {
   teamCommands(program, tools);
   questCommands(program, tools);
+  activityCommands(program, tools);
+}
+
+function activityCommands(program: Command, { withSettings, withHearth, print, isStorage }: CliTools): void {
+  const activities = program.command('activities').description("an application's Activity URL mappings");
+  const isProxy = (key: keyof Config) => isStorage(key) || key === 'allowLoopbackUrls';
+  withSettings(
+    activities.command('map').description('map a path prefix of the Activity to a target URL'),
+    isProxy,
+  )
+    .requiredOption('--app <id>', 'application id')
+    .requiredOption('--prefix <path>', 'path prefix, such as / or /api')
+    .requiredOption('--target <url>', 'target, such as example.com/api (https) or a full URL')
+    .option('--json', 'print JSON', false)
+    .action(async (options: Options, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        const mapping = await hearth.services.activities.map(String(options['app']), {
+          prefix: options['prefix'],
+          target: options['target'],
+        });
+        print(options['json'] === true, { prefix: mapping.prefix, target: mapping.target });
+      });
+    });
+  withSettings(activities.command('unmap').description('remove the mapping of a prefix'), isStorage)
+    .requiredOption('--app <id>', 'application id')
+    .requiredOption('--prefix <path>', 'path prefix')
+    .option('--json', 'print JSON', false)
+    .action(async (options: Options, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        await hearth.services.activities.unmap(String(options['app']), String(options['prefix']));
+        print(options['json'] === true, { removed: String(options['prefix']) });
+      });
+    });
+  withSettings(activities.command('mappings').description("list an application's URL mappings"), isStorage)
+    .requiredOption('--app <id>', 'application id')
+    .option('--json', 'print JSON, one mapping per line', false)
+    .action(async (options: Options, command: Command) => {
+      await withHearth(command, async (hearth) => {
+        for (const mapping of await hearth.services.activities.mappings(String(options['app']))) {
+          process.stdout.write(
+            options['json'] === true
+              ? `${JSON.stringify(mapping)}\n`
+              : `${mapping.prefix} -> ${mapping.target}\n`,
+          );
+        }
+      });
+    });
 }
 
 function teamCommands(program: Command, { withSettings, withHearth, isStorage }: CliTools): void {
