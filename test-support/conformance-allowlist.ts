@@ -364,6 +364,12 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
     'the root of the Activity proxy (see /activities/:application_id/*)',
   ),
   ...route(
+    ['GET'],
+    '/users/@me/application-profiles',
+    'hearth-only',
+    "the Social SDK's GetUserApplicationProfiles: a library call whose HTTP route the platform does not publish (seed: Library operations)",
+  ),
+  ...route(
     ['POST'],
     '/applications/:application_id/share-link',
     'hearth-only',

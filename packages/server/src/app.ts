@@ -18,6 +18,7 @@ import { activityProxyRoutes, shareLinkRoutes } from './domains/applications/act
 import { applicationCdnRoutes } from './domains/applications/cdn-routes.js';
 import { applicationEmojiRoutes } from './domains/applications/emoji-routes.js';
 import { ApplicationEmojisService } from './domains/applications/emojis.js';
+import { applicationProfilesRoutes } from './domains/applications/profiles.js';
 import { QuestsService } from './domains/applications/quests.js';
 import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
@@ -746,6 +747,10 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       applicationsRoutes(applications),
       applicationEmojiRoutes(applicationEmojis),
       shareLinkRoutes(activities),
+      applicationProfilesRoutes({
+        accounts,
+        identitiesOf: (userId, applicationId) => identityProviders.identitiesOf(userId, applicationId),
+      }),
       guildsRoutes(guilds),
       rolesRoutes(roles),
       membersRoutes(members),
