@@ -1,7 +1,13 @@
 import { FormErrors } from '@hearth/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
-import { createGame, createPlayer, type TestGame } from '../../../../test-support/oauth.js';
+import {
+  consentLocation,
+  createGame,
+  createPlayer,
+  type TestGame,
+  tokenRequest,
+} from '../../../../test-support/oauth.js';
 import { PNG, PNG_BYTES } from './images.js';
 
 let hearth: TestHearth;
@@ -241,5 +247,36 @@ describe('GET/PATCH /applications/{application_id} (SPEC)', () => {
     const response = await hearth.api(`/applications/${game.id}`, { auth: token });
     expect(response.status).toBe(403);
     expect(((await response.json()) as { code: number }).code).toBe(20002);
+  });
+});
+
+describe('the authorize flow takes its default install parameters from integration_types_config', () => {
+  it('a request without `scope` gets the install type’s scopes; one with `scope` keeps its own', async () => {
+    const game = await createGame(hearth);
+    expect(
+      (
+        await patch(game, {
+          integration_types_config: {
+            '1': { oauth2_install_params: { scopes: ['applications.commands'], permissions: '0' } },
+          },
+        })
+      ).status,
+    ).toBe(200);
+    const { token } = await createPlayer(hearth);
+    const base = { client_id: game.id, redirect_uri: 'http://127.0.0.1/callback', response_type: 'code' };
+    const location = await consentLocation(hearth, token, { ...base, integration_type: '1' });
+    const code = location.searchParams.get('code');
+    expect(code).toMatch(/.+/);
+    const exchanged = await tokenRequest(hearth, {
+      grant_type: 'authorization_code',
+      code: code!,
+      redirect_uri: 'http://127.0.0.1/callback',
+      client_id: game.id,
+      client_secret: game.clientSecret,
+    });
+    expect(((await exchanged.json()) as { scope: string }).scope).toBe('applications.commands');
+    // No default for the guild install: an empty scope, refused as before.
+    const refused = await consentLocation(hearth, token, base);
+    expect(refused.searchParams.get('error')).toBe('invalid_scope');
   });
 });
