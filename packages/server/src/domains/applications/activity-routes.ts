@@ -30,8 +30,10 @@ export function activityProxyRoutes(activities: ActivitiesService): FastifyPlugi
       });
       return reply.code(answer.status).headers(answer.headers).send(answer.body);
     };
-    app.all('/activities/:application_id', forward);
-    app.all('/activities/:application_id/*', forward);
+    // The methods a browser page sends (HEAD comes with GET).
+    const method = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+    app.route({ method, url: '/activities/:application_id', handler: forward });
+    app.route({ method, url: '/activities/:application_id/*', handler: forward });
   };
 }
 
