@@ -373,6 +373,43 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
   ...route(['GET'], '/avatars/:user_id/:file', 'hearth-only', CDN),
   ...route(['GET'], '/banners/:user_id/:file', 'hearth-only', CDN),
   ...route(['GET'], '/embed/avatars/:file', 'hearth-only', CDN),
+  ...route(['GET'], '/app-icons/:application_id/:file', 'hearth-only', CDN),
+  ...route(['GET'], '/emojis/:file', 'hearth-only', CDN),
+  ...route(
+    ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'],
+    '/activities/:application_id/*',
+    'hearth-only',
+    "the Activity proxy (the platform's `{app}.discordsays.com` host with its URL mappings; DOCS activities: Networking), not an API route",
+  ),
+  ...(['GET', 'POST'] as const).map(
+    (method): AllowlistEntry => ({
+      method,
+      route: '/activities/:application_id/*',
+      status: 502,
+      problem: 'status',
+      category: 'hearth-only',
+      reason:
+        'the Activity proxy answers 502 when the mapped target is refused by the outbound rules or does not answer',
+    }),
+  ),
+  ...route(
+    ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'],
+    '/activities/:application_id',
+    'hearth-only',
+    'the root of the Activity proxy (see /activities/:application_id/*)',
+  ),
+  ...route(
+    ['GET'],
+    '/users/@me/application-profiles',
+    'hearth-only',
+    "the Social SDK's GetUserApplicationProfiles: a library call whose HTTP route the platform does not publish (seed: Library operations)",
+  ),
+  ...route(
+    ['POST'],
+    '/applications/:application_id/share-link',
+    'hearth-only',
+    "the embedded app SDK's shareLink call: an SDK command with no public HTTP route (seed: Errors, custom_id and referrer_id)",
+  ),
   ...route(
     ['GET'],
     '/attachments/:channel_id/:attachment_id/:filename',

@@ -40,3 +40,39 @@ export function wireFlags(flags: bigint): { flags: number; flags_new: string } {
 
 /** Maximum registered redirect URIs per application. */
 export const MAX_REDIRECT_URIS = 10;
+
+/** Team member roles on the wire (DOCS teams: Team Member Role Types). The owner has no wire value. */
+export const TeamMemberRoles = {
+  Admin: 'admin',
+  Developer: 'developer',
+  ReadOnly: 'read_only',
+} as const;
+
+/**
+ * Every role a member may hold, the owner included, each inheriting what the ones after it may do (seed:
+ * Team member `owner`, `admin`, `developer`, `read-only`). The owner is told apart by `owner_user_id`.
+ */
+export const TeamRoles = ['owner', 'admin', 'developer', 'read-only'] as const;
+export type TeamRole = (typeof TeamRoles)[number];
+
+/** `membership_state` of a team member (DOCS teams: Membership State Enum). */
+export const TeamMembershipStates = { Invited: 1, Accepted: 2 } as const;
+
+/** User flag of the pseudo-user that stands for a team as an application's `owner` (DOCS user flags). */
+export const TEAM_PSEUDO_USER_FLAG = 1 << 10;
+
+/** Application fields' limits (SPEC ApplicationFormPartial; DOCS emoji: 256 KiB). */
+export const ApplicationLimits = {
+  tagsMax: 5,
+  tagMaxLength: 20,
+  descriptionMaxLength: 400,
+  urlMaxLength: 2048,
+  emojiNameMinLength: 2,
+  emojiNameMaxLength: 32,
+  emojiMaxBytes: 256 * 1024,
+  /** Activity URL mappings per application (Hearth's bound; the platform publishes none). */
+  urlMappingsMax: 50,
+} as const;
+
+/** An emoji name: letters, digits and underscores (the platform's rule for custom emoji names). */
+export const EMOJI_NAME_PATTERN = /^[A-Za-z0-9_]+$/;

@@ -57,6 +57,8 @@ export const JSONErrors = {
   /** Pin Message past PinLimits.perChannel (GUILDS.md §3.7). */
   MaximumPins: { code: 30003, status: 400, message: 'Maximum number of pins reached for the channel (250)' },
   MaximumRoles: { code: 30005, status: 400, message: 'Maximum number of guild roles reached (250)' },
+  /** Application emoji past Limits.applicationEmojisMax (DOCS emoji: Application-Owned Emoji). */
+  MaximumEmojis: { code: 30008, status: 400, message: 'Maximum number of emojis reached' },
   MaximumReactions: { code: 30010, status: 400, message: 'Maximum number of reactions reached (20)' },
   MaximumChannels: { code: 30013, status: 400, message: 'Maximum number of guild channels reached (500)' },
   MaximumInvites: { code: 30016, status: 400, message: 'Maximum number of invites reached (1000)' },
@@ -375,6 +377,25 @@ export const FormErrors = {
   usernameRateLimit: () => ({
     code: 'USERNAME_RATE_LIMIT',
     message: 'You are changing your username or Discord Tag too fast. Try again later.',
+  }),
+  /** A team id that names no team (Hearth's wording: teams are managed by the operator). */
+  unknownTeam: () => ({ code: 'UNKNOWN_TEAM', message: 'Unknown team.' }),
+  /** A user who is not a member of the team. */
+  notTeamMember: () => ({ code: 'NOT_TEAM_MEMBER', message: 'This user is not a member of the team.' }),
+  /** An application emoji name already used by another of its emoji (Hearth's wording). */
+  emojiNameTaken: () => ({
+    code: 'EMOJI_NAME_ALREADY_TAKEN',
+    message: 'An emoji with this name already exists.',
+  }),
+  /** `install_params` and `custom_install_url` together (DOCS application: mutually exclusive). */
+  installParamsExclusive: () => ({
+    code: 'APPLICATION_INSTALL_PARAMS_EXCLUSIVE',
+    message: 'install_params and custom_install_url cannot both be set.',
+  }),
+  /** The `bot` scope in a user install's parameters: a bot joins guilds only (Hearth's wording). */
+  botScopeGuildInstallOnly: () => ({
+    code: 'APPLICATION_BOT_SCOPE_GUILD_INSTALL_ONLY',
+    message: 'The bot scope is available for guild installs only.',
   }),
   /** Image data that is not a data URI of an accepted type, or whose bytes are not that type's image. */
   imageInvalid: () => ({ code: 'IMAGE_INVALID', message: 'Invalid image data' }),

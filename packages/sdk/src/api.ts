@@ -49,6 +49,10 @@ export type {
   MessageUpdatedCallback,
 } from './messages/messages.js';
 export { UserMessageSummary } from './messages/messages.js';
+export {
+  type GetUserApplicationProfilesCallback,
+  UserApplicationProfileHandle,
+} from './provisional/application-profiles.js';
 export { AuthenticationExternalAuthType } from './provisional/provisional.js';
 export type { RedirectContext, RedirectReceiver, RedirectStrategy } from './redirect.js';
 export type { FetchLike } from './rest/rest-client.js';

@@ -48,6 +48,11 @@ import {
   type MessageUpdatedCallback,
   type UserMessageSummary,
 } from './messages/messages.js';
+import {
+  ApplicationProfiles,
+  type GetUserApplicationProfilesCallback,
+  type UserApplicationProfileHandle,
+} from './provisional/application-profiles.js';
 import { type AuthenticationExternalAuthType, ProvisionalAccounts } from './provisional/provisional.js';
 import { customSchemeReceiver, type RedirectReceiver, type RedirectStrategy } from './redirect.js';
 import {
@@ -291,6 +296,7 @@ export class ClientCore {
     this.#social = new Social(this.feature);
     this.#messages = new Messages(this.feature);
     this.#guilds = new Guilds(this.feature);
+    this.#applicationProfiles = new ApplicationProfiles(this.feature);
     this.#lobbies = new Lobbies(this.feature, this.#messages);
     this.#voice = new Voice(this.feature, options.voice);
     this.#voiceLogWriter = options.voiceLogWriter;
@@ -999,6 +1005,7 @@ export class ClientCore {
   readonly #social: Social;
   readonly #messages: Messages;
   readonly #guilds: Guilds;
+  readonly #applicationProfiles: ApplicationProfiles;
 
   /** Every platform and game relationship of the player (PROTOCOL.md §B.6). */
   async GetRelationships(
@@ -1148,6 +1155,23 @@ export class ClientCore {
     const outcome = await this.#messages.getUserMessagesWithLimit(recipientId, limit);
     callback?.(outcome.result, outcome.messages);
     return outcome;
+  }
+
+  /**
+   * The player's game identities from the external identity providers of provisional accounts (seed:
+   * Client::GetUserApplicationProfiles), one handle each; remembered for GetUserApplicationProfilesNoLock.
+   */
+  async GetUserApplicationProfiles(
+    callback?: GetUserApplicationProfilesCallback,
+  ): Promise<{ result: ClientResult; profiles: UserApplicationProfileHandle[] }> {
+    const outcome = await this.#applicationProfiles.fetch();
+    callback?.(outcome.result, outcome.profiles);
+    return outcome;
+  }
+
+  /** The profiles the last GetUserApplicationProfiles answered, at once and without a request (seed). */
+  GetUserApplicationProfilesNoLock(): UserApplicationProfileHandle[] {
+    return this.#applicationProfiles.cached();
   }
 
   /** The guilds the player is in (seed: Client::GetUserGuilds; needs the `guilds` scope). */

@@ -23,8 +23,16 @@ import { IdentityProvidersService } from './domains/accounts/providers.js';
 import { provisionalRoutes } from './domains/accounts/provisional-routes.js';
 import { accountsRoutes } from './domains/accounts/routes.js';
 import { AccountsService } from './domains/accounts/service.js';
+import { ActivitiesService } from './domains/applications/activities.js';
+import { activityProxyRoutes, shareLinkRoutes } from './domains/applications/activity-routes.js';
+import { applicationCdnRoutes } from './domains/applications/cdn-routes.js';
+import { applicationEmojiRoutes } from './domains/applications/emoji-routes.js';
+import { ApplicationEmojisService } from './domains/applications/emojis.js';
+import { applicationProfilesRoutes } from './domains/applications/profiles.js';
+import { QuestsService } from './domains/applications/quests.js';
 import { applicationsRoutes } from './domains/applications/routes.js';
 import { ApplicationsService } from './domains/applications/service.js';
+import { TeamsService } from './domains/applications/teams.js';
 import { AutoModEnforcement } from './domains/automod/enforcement.js';
 import { automodRoutes } from './domains/automod/routes.js';
 import { AutoModService } from './domains/automod/service.js';
@@ -160,6 +168,10 @@ export interface Services {
   botInstalls: BotInstalls;
   guildOperators: GuildOperators;
   applications: ApplicationsService;
+  teams: TeamsService;
+  applicationEmojis: ApplicationEmojisService;
+  quests: QuestsService;
+  activities: ActivitiesService;
   guilds: GuildsService;
   members: MembersService;
   bans: BansService;
@@ -318,11 +330,13 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   let webhooks: WebhooksService | undefined;
   // Applications show and verify the interactions endpoint the interactions domain keeps: bound below.
   let interactions: InteractionsService | undefined;
+  const teams = new TeamsService({ storage, clock, snowflakes, accounts });
   const applications = new ApplicationsService({
     storage,
     clock,
     snowflakes,
     accounts,
+    teams,
     authorizationCounts: (id) => oauth2!.authorizationCounts(id),
     eventWebhooks: {
       describe: async (id) => {
@@ -340,6 +354,14 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       prepare: (id, url) => interactions!.prepareEndpoint(id, url),
     },
   });
+  const applicationEmojis = new ApplicationEmojisService({
+    storage,
+    clock,
+    snowflakes,
+    accounts,
+    applications,
+  });
+  const activities = new ActivitiesService({ storage, clock, applications, outbound, publicUrl });
   webhooks = new WebhooksService({
     storage,
     clock,
@@ -823,6 +845,10 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       user: (db, id) => accounts.getUserIn(db, id),
     }),
     applications,
+    teams,
+    applicationEmojis,
+    quests: new QuestsService({ storage, clock, snowflakes, accounts, applications }),
+    activities,
     guilds,
     members,
     bans,
@@ -937,6 +963,12 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     [
       accountsRoutes(accounts),
       applicationsRoutes(applications),
+      applicationEmojiRoutes(applicationEmojis),
+      shareLinkRoutes(activities),
+      applicationProfilesRoutes({
+        accounts,
+        identitiesOf: (userId, applicationId) => identityProviders.identitiesOf(userId, applicationId),
+      }),
       guildsRoutes(guilds),
       rolesRoutes(roles),
       membersRoutes(members),
@@ -968,6 +1000,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     [
       oauth2Pages(oauth2, publicUrl),
       cdnRoutes(accounts),
+      applicationCdnRoutes(applications, applicationEmojis),
+      activityProxyRoutes(activities),
       attachmentsCdnRoutes(attachments, storage),
       portalPages({
         accounts,

@@ -8,6 +8,7 @@ import {
 } from '@hearth/protocol';
 import { Command, Option } from 'commander';
 import { createHearth } from './app.js';
+import { applicationCommands } from './cli-applications.js';
 import { type Config, ConfigError, type Flags, loadConfig, SETTINGS } from './config.js';
 import { addEmulatorCommands, EmulatorCommandError } from './emulator/cli-command.js';
 import { HearthError } from './kernel/errors.js';
@@ -413,6 +414,7 @@ export function buildProgram(): Command {
   // ---- webhooks, SKUs, entitlements, subscriptions, search ----
   webhookCommands(program);
   entitlementCommands(program);
+  applicationCommands(program, { withSettings, withHearth, print, isStorage });
   searchCommands(program);
   // ---- the local RPC agent ----
   rpcCommand(program);

@@ -1,5 +1,5 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { rootCertificates } from 'node:tls';
@@ -63,13 +63,13 @@ export function addressProblem(address: string, policy: OutboundPolicy): string 
 
 /** What an outbound exchange answered; `error` when it never completed (refused, timed out, too large). */
 export type OutboundAnswer =
-  | { status: number; body: Buffer; error: null }
+  | { status: number; body: Buffer; error: null; headers: IncomingHttpHeaders }
   | { status: null; body: null; error: string };
 
 export interface OutboundRequest {
-  method: 'GET' | 'POST';
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'HEAD' | 'OPTIONS';
   headers?: Record<string, string | number>;
-  body?: string;
+  body?: string | Buffer;
   timeoutMs: number;
   /** Bytes of the answer read at most; a longer answer is no answer. */
   maxBytes: number;
@@ -129,7 +129,12 @@ export function outboundRequest(
         chunks.push(chunk);
       });
       response.on('end', () =>
-        done({ status: response.statusCode ?? 0, body: Buffer.concat(chunks), error: null }),
+        done({
+          status: response.statusCode ?? 0,
+          body: Buffer.concat(chunks),
+          error: null,
+          headers: response.headers,
+        }),
       );
       response.on('error', (error) => fail(describe(error)));
     });

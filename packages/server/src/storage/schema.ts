@@ -46,6 +46,12 @@ export interface Schema {
   event_log: EventLogTable;
   // ---- Avatars and banners (0010_user_images) ----
   user_images: UserImagesTable;
+  application_images: ApplicationImagesTable;
+  teams: TeamsTable;
+  team_members: TeamMembersTable;
+  application_emojis: ApplicationEmojisTable;
+  activity_url_mappings: ActivityUrlMappingsTable;
+  quest_enrollments: QuestEnrollmentsTable;
   // ---- Channel messages (0016_messages) ----
   messages: MessagesTable;
   message_nonces: MessageNoncesTable;
@@ -131,6 +137,69 @@ export interface ApplicationsTable {
   intents_review_approved_at: Generated<number | null>;
   /** JSON array of the origins allowed on the local RPC WebSocket (0029). */
   rpc_origins: Generated<string>;
+  /** Hashes of the current icon and cover image, or null (0030). */
+  icon: Generated<string | null>;
+  cover_image: Generated<string | null>;
+  /** JSON object keyed by integration type, each `{oauth2_install_params?}`; `install_params` is key "0" (0030). */
+  integration_types_config: Generated<string>;
+  role_connections_verification_url: Generated<string | null>;
+  bot_public: Generated<number>;
+  bot_require_code_grant: Generated<number>;
+  /** The owning team, or null for an application its owner develops alone (0030). */
+  team_id: Generated<string | null>;
+}
+
+export interface ApplicationImagesTable {
+  application_id: string;
+  kind: 'icon' | 'cover_image';
+  hash: string;
+  content_type: string;
+  bytes: Buffer;
+  created_at: number;
+}
+
+export interface TeamsTable {
+  id: string;
+  name: string;
+  owner_user_id: string;
+  created_at: number;
+}
+
+export interface TeamMembersTable {
+  team_id: string;
+  user_id: string;
+  /** `owner`, `admin`, `developer` or `read-only` (seed: Team member). */
+  role: string;
+  membership_state: number;
+  created_at: number;
+}
+
+export interface ApplicationEmojisTable {
+  id: string;
+  application_id: string;
+  name: string;
+  /** Who uploaded it: the bot user through the API, a team member through the portal. */
+  user_id: string;
+  animated: number;
+  content_type: string;
+  bytes: Buffer;
+  created_at: number;
+}
+
+export interface ActivityUrlMappingsTable {
+  application_id: string;
+  /** A path prefix under the Activity's proxy, `/` or `/api`… */
+  prefix: string;
+  /** Where requests under the prefix go: a base URL without query. */
+  target: string;
+  created_at: number;
+}
+
+export interface QuestEnrollmentsTable {
+  application_id: string;
+  quest_id: string;
+  user_id: string;
+  enrolled_at: number;
 }
 
 export interface OAuthGrantsTable {

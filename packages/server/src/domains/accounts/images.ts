@@ -19,7 +19,11 @@ export interface Image {
 const DATA_URI = /^data:(image\/[a-z]+);base64,([A-Za-z0-9+/]*={0,2})$/;
 
 /** The image of a data URI, or 50035 at `field` (wrong type, bad base64, too large, bytes of another type). */
-export function parseImageData(field: string, value: string): Image {
+export function parseImageData(
+  field: string,
+  value: string,
+  maxBytes: number = UserImageLimits.maxBytes,
+): Image {
   const match = DATA_URI.exec(value);
   const type = match?.[1] as ImageType | undefined;
   const base64 = match?.[2] ?? '';
@@ -28,8 +32,7 @@ export function parseImageData(field: string, value: string): Image {
   }
   // Checked before decoding: 3 bytes per 4 characters, less the padding.
   const size = (base64.length / 4) * 3 - (base64.endsWith('==') ? 2 : base64.endsWith('=') ? 1 : 0);
-  if (size > UserImageLimits.maxBytes)
-    throw invalidForm(field, FormErrors.imageTooLarge(UserImageLimits.maxBytes));
+  if (size > maxBytes) throw invalidForm(field, FormErrors.imageTooLarge(maxBytes));
   const bytes = Buffer.from(base64, 'base64');
   const frames = CHECKS[type](bytes);
   if (frames === undefined || frames < 1) throw invalidForm(field, FormErrors.imageInvalid());

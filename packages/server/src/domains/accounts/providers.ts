@@ -59,6 +59,19 @@ export class IdentityProvidersService {
     this.#deps = deps;
   }
 
+  /** The external identities `userId` holds in one application (the game identities of its profiles). */
+  async identitiesOf(userId: string, applicationId: string): Promise<ExternalIdentity[]> {
+    const rows = await store.identitiesOfUser(this.#deps.storage.db, userId);
+    return rows
+      .filter((row) => row.application_id === applicationId)
+      .map((row) => ({
+        providerType: row.provider_type,
+        providerId: row.provider_id,
+        externalUserId: row.external_user_id,
+        displayName: undefined,
+      }));
+  }
+
   async list(applicationId: string): Promise<Array<Static<typeof IdentityProviderObject>>> {
     const rows = await store.providersOf(this.#deps.storage.db, applicationId);
     return rows.map(toProviderObject);

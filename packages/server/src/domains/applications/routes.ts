@@ -25,6 +25,30 @@ export function applicationsRoutes(applications: ApplicationsService): FastifyPl
       async (request) => applications.toRpcApplicationObject(request.params.application_id),
     );
     app.get('/applications/@me', botOnly, current);
+    // Get/Edit Application by id (SPEC /applications/{application_id}): the bot's own application only.
+    const byId = async (request: FastifyRequest<{ Params: { application_id: string } }>) => {
+      const principal = request.principal;
+      if (principal?.kind !== 'bot') throw new HearthError('GeneralUnauthorized');
+      if (principal.applicationId !== request.params.application_id) throw new HearthError('MissingAccess');
+      return principal.applicationId;
+    };
+    app.get<{ Params: { application_id: string } }>(
+      '/applications/:application_id',
+      { ...botOnly, schema: { ...botOnly.schema, params: ApplicationParams } },
+      async (request) =>
+        applications.toApplicationObject(await applications.requireApplication(await byId(request))),
+    );
+    app.patch<{ Params: { application_id: string } }>(
+      '/applications/:application_id',
+      {
+        ...botOnly,
+        schema: { ...botOnly.schema, params: ApplicationParams, body: ModifyCurrentApplication },
+      },
+      async (request) =>
+        applications.toApplicationObject(
+          await applications.modifyApplication(await byId(request), request.body ?? {}),
+        ),
+    );
     app.patch(
       '/applications/@me',
       { ...botOnly, schema: { ...botOnly.schema, body: ModifyCurrentApplication } },

@@ -7,6 +7,7 @@ import {
   SELF_SETTABLE_APPLICATION_FLAGS,
   scopeAvailable,
   TARGETED_SCOPES,
+  type TeamRole,
   wireFlags,
 } from '@hearth/protocol';
 import type { Static } from 'typebox';
@@ -16,8 +17,14 @@ import { generateSecret, generateToken, hashToken } from '../../kernel/secrets.j
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
 import type { Executor, Storage } from '../../storage/database.js';
-import type { AccountsService, User } from '../accounts/service.js';
+import { type Image, parseImageData } from '../accounts/images.js';
+import type { AccountsService, StoredImage, User } from '../accounts/service.js';
 import { toUserObject } from '../accounts/service.js';
+import {
+  type IntegrationTypesConfig,
+  parseInstallParams,
+  parseIntegrationTypesConfig,
+} from './install-settings.js';
 import {
   AdminApplicationUpdate,
   type ApplicationObject,
@@ -26,6 +33,7 @@ import {
   type RpcApplicationObject,
 } from './schemas.js';
 import * as store from './store.js';
+import { type TeamsService, teamPseudoUser } from './teams.js';
 
 export interface Application {
   id: string;
@@ -46,6 +54,16 @@ export interface Application {
   intentsReviewApprovedAt: number | null;
   /** Origins allowed on the local RPC WebSocket (PROTOCOL.md §H). */
   rpcOrigins: string[];
+  /** Hashes of the icon and cover image served under `/app-icons/{id}/`, or null. */
+  icon: string | null;
+  coverImage: string | null;
+  /** Default install parameters per install type; `install_params` is the guild install's. */
+  integrationTypesConfig: IntegrationTypesConfig;
+  roleConnectionsVerificationUrl: string | null;
+  botPublic: boolean;
+  botRequireCodeGrant: boolean;
+  /** The team that owns it, or null when its owner develops it alone. */
+  teamId: string | null;
 }
 
 export interface CreatedApplication {
@@ -94,6 +112,7 @@ export interface ApplicationsDeps {
   authorizationCounts: AuthorizationCounts;
   eventWebhooks: EventWebhooksPort;
   interactionsEndpoint?: InteractionsEndpointPort;
+  teams: TeamsService;
 }
 
 /** Applications (games), their credentials, their bot users and their approvals. */
@@ -137,6 +156,13 @@ export class ApplicationsService {
         custom_install_url: null,
         intents_review_approved_at: null,
         rpc_origins: '[]',
+        icon: null,
+        cover_image: null,
+        integration_types_config: JSON.stringify(DEFAULT_INTEGRATION_TYPES_CONFIG),
+        role_connections_verification_url: null,
+        bot_public: 1,
+        bot_require_code_grant: 0,
+        team_id: null,
       };
       await store.insertApplication(tx, row);
       return { application: toApplication(row), botUser, clientSecret, botToken };
@@ -207,6 +233,11 @@ export class ApplicationsService {
     if (changes.tags !== undefined) update.tags = JSON.stringify(changes.tags ?? []);
     if (changes.custom_install_url !== undefined) update.custom_install_url = changes.custom_install_url;
     if (changes.rpc_origins !== undefined) update.rpc_origins = JSON.stringify(changes.rpc_origins ?? []);
+    if (changes.role_connections_verification_url !== undefined)
+      update.role_connections_verification_url = changes.role_connections_verification_url;
+    if (changes.bot_public !== undefined) update.bot_public = changes.bot_public ? 1 : 0;
+    if (changes.bot_require_code_grant !== undefined)
+      update.bot_require_code_grant = changes.bot_require_code_grant ? 1 : 0;
     if (changes.flags !== undefined) {
       const requested = BigInt(changes.flags ?? 0);
       if ((requested & ~SELF_SETTABLE_APPLICATION_FLAGS) !== 0n)
@@ -214,6 +245,10 @@ export class ApplicationsService {
       const kept = current.flags & ~SELF_SETTABLE_APPLICATION_FLAGS;
       update.flags = Number(kept | requested);
     }
+    const config = installChanges(current, changes);
+    if (config) update.integration_types_config = JSON.stringify(config);
+    const images = decodeApplicationImages(changes);
+    for (const [kind, image] of images) update[kind] = image?.hash ?? null;
     // The whole request is checked before anything is written; the PING of a new URL comes last, so a
     // refused field costs no request to the game's server. Then both writes commit together or not at all.
     const { event_webhooks_url, event_webhooks_status, event_webhooks_types } = changes;
@@ -229,12 +264,51 @@ export class ApplicationsService {
       changes.interactions_endpoint_url !== undefined && this.#deps.interactionsEndpoint
         ? await this.#deps.interactionsEndpoint.prepare(id, changes.interactions_endpoint_url)
         : undefined;
+    const now = this.#deps.clock.now();
     await this.#deps.storage.transaction(async (tx) => {
       await saveWebhooks?.(tx);
       await saveEndpoint?.(tx);
+      for (const [kind, image] of images) {
+        if (image === null) await store.deleteApplicationImage(tx, id, kind);
+        else
+          await store.saveApplicationImage(tx, {
+            application_id: id,
+            kind,
+            hash: image.hash,
+            content_type: image.type,
+            bytes: image.bytes,
+            created_at: now,
+          });
+      }
       if (Object.keys(update).length > 0) await store.updateApplication(tx, id, update);
     });
     return this.requireApplication(id);
+  }
+
+  /** The bytes behind `/app-icons/{application}/{hash}.…`: its current icon or cover image of that hash. */
+  async applicationImage(applicationId: string, hash: string): Promise<StoredImage | undefined> {
+    const row = await store.findApplicationImage(this.#deps.storage.db, applicationId, hash);
+    return row && { contentType: row.content_type, bytes: Buffer.from(row.bytes) };
+  }
+
+  /**
+   * The role `userId` holds on the application: `owner` of an application they develop alone, their team
+   * role on a team's, or undefined when they have none (the portal shows them nothing).
+   */
+  async roleOn(application: Application, userId: string): Promise<TeamRole | undefined> {
+    if (application.teamId === null) return application.ownerId === userId ? 'owner' : undefined;
+    return this.#deps.teams.roleOf(application.teamId, userId);
+  }
+
+  /** The applications `userId` may open in the portal: their own and their teams'. */
+  async listAccessibleBy(userId: string): Promise<Application[]> {
+    const db = this.#deps.storage.db;
+    const rows = [
+      ...(await store.listApplicationsByOwner(db, userId)),
+      ...(await store.listApplicationsOfMember(db, userId)),
+    ];
+    rows.sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1));
+    return rows.map(toApplication);
   }
 
   /** Operator changes (CLI): approvals, parent application, redirect URIs, client type. */
@@ -290,32 +364,37 @@ export class ApplicationsService {
     const bot = await accounts.getUser(application.botUserId);
     if (!bot) throw new Error(`application ${application.id} has lost its bot user`);
     // Only a row older than developer accounts, or whose owner was deleted, has none: its bot stands in.
-    const owner = (application.ownerId && (await accounts.getUser(application.ownerId))) || bot;
+    const developer = (application.ownerId && (await accounts.getUser(application.ownerId))) || bot;
+    // A team's application is owned by the team, which answers as its pseudo-user (DOCS application: owner).
+    const team = application.teamId === null ? undefined : await this.#deps.teams.get(application.teamId);
     const counts = await authorizationCounts(application.id);
+    const installParams = application.integrationTypesConfig['0']?.oauth2_install_params;
     return {
       id: application.id,
       name: application.name,
-      icon: null,
+      icon: application.icon,
       description: application.description,
       type: null,
+      ...(application.coverImage ? { cover_image: application.coverImage } : {}),
       bot: toUserObject(bot),
-      bot_public: true,
-      bot_require_code_grant: false,
+      bot_public: application.botPublic,
+      bot_require_code_grant: application.botRequireCodeGrant,
       ...(application.customInstallUrl ? { custom_install_url: application.customInstallUrl } : {}),
-      integration_types_config: { '0': {}, '1': {} },
+      ...(installParams ? { install_params: installParams } : {}),
+      integration_types_config: application.integrationTypesConfig,
       verify_key: application.verifyKey,
       ...wireFlags(application.flags),
       tags: application.tags,
       redirect_uris: application.redirectUris,
       rpc_origins: application.rpcOrigins,
       interactions_endpoint_url: (await this.#deps.interactionsEndpoint?.describe(application.id)) ?? null,
-      role_connections_verification_url: null,
-      owner: toUserObject(owner),
+      role_connections_verification_url: application.roleConnectionsVerificationUrl,
+      owner: team ? teamPseudoUser(team) : toUserObject(developer),
       approximate_guild_count: await store.countBotGuilds(storage.db, application.botUserId),
       approximate_user_install_count: counts.userInstalls,
       approximate_user_authorization_count: counts.authorizations,
       explicit_content_filter: 0,
-      team: null,
+      team: team ? await this.#deps.teams.toTeamObject(team) : null,
       eligible_oauth2_scopes: eligibleScopes(application),
       ...(await this.#deps.eventWebhooks.describe(application.id)),
     };
@@ -327,7 +406,7 @@ export class ApplicationsService {
     return {
       id: application.id,
       name: application.name,
-      icon: null,
+      icon: application.icon,
       description: application.description,
       summary: '',
       type: null,
@@ -390,5 +469,58 @@ function toApplication(row: store.ApplicationRow): Application {
     intentsReviewApprovedAt:
       row.intents_review_approved_at === null ? null : Number(row.intents_review_approved_at),
     rpcOrigins: JSON.parse(row.rpc_origins ?? '[]') as string[],
+    icon: row.icon ?? null,
+    coverImage: row.cover_image ?? null,
+    integrationTypesConfig: JSON.parse(
+      row.integration_types_config ?? JSON.stringify(DEFAULT_INTEGRATION_TYPES_CONFIG),
+    ) as IntegrationTypesConfig,
+    roleConnectionsVerificationUrl: row.role_connections_verification_url ?? null,
+    botPublic: (row.bot_public ?? 1) === 1,
+    botRequireCodeGrant: (row.bot_require_code_grant ?? 0) === 1,
+    teamId: row.team_id ?? null,
   };
+}
+
+/** A new application can be installed both ways, with no default install parameters. */
+const DEFAULT_INTEGRATION_TYPES_CONFIG: IntegrationTypesConfig = { '0': {}, '1': {} };
+
+/**
+ * The install settings after a PATCH, or undefined when it changes none: `install_params` is the guild
+ * install's parameters, and a custom install URL excludes both (DOCS application: Install Links).
+ */
+function installChanges(
+  current: Application,
+  changes: Static<typeof ModifyCurrentApplication>,
+): IntegrationTypesConfig | undefined {
+  let config: IntegrationTypesConfig | undefined;
+  if (changes.integration_types_config !== undefined && changes.integration_types_config !== null) {
+    config = parseIntegrationTypesConfig(changes.integration_types_config, current.integrationTypesConfig);
+  }
+  if (changes.install_params !== undefined) {
+    const params = parseInstallParams(changes.install_params);
+    const base = config ?? current.integrationTypesConfig;
+    config = { ...base, '0': params ? { oauth2_install_params: params } : {} };
+  }
+  const customUrl =
+    changes.custom_install_url === undefined ? current.customInstallUrl : changes.custom_install_url;
+  const effective = config ?? current.integrationTypesConfig;
+  const hasParams = Object.values(effective).some((entry) => entry?.oauth2_install_params !== undefined);
+  if (customUrl && hasParams) {
+    const field = changes.custom_install_url ? 'custom_install_url' : 'install_params';
+    throw invalidForm(field, FormErrors.installParamsExclusive());
+  }
+  return config;
+}
+
+/** The icon and cover image of a PATCH: decoded and checked, or null to remove. */
+function decodeApplicationImages(changes: {
+  icon?: string | null | undefined;
+  cover_image?: string | null | undefined;
+}): Map<'icon' | 'cover_image', Image | null> {
+  const images = new Map<'icon' | 'cover_image', Image | null>();
+  for (const kind of ['icon', 'cover_image'] as const) {
+    const value = changes[kind];
+    if (value !== undefined) images.set(kind, value === null ? null : parseImageData(kind, value));
+  }
+  return images;
 }

@@ -1,7 +1,7 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Executor } from '../../storage/database.js';
 import { prepared } from '../../storage/prepared.js';
-import type { ApplicationsTable } from '../../storage/schema.js';
+import type { ApplicationImagesTable, ApplicationsTable } from '../../storage/schema.js';
 
 export type ApplicationRow = Selectable<ApplicationsTable>;
 
@@ -20,9 +20,61 @@ export const findApplicationByBotToken: (
   db.selectFrom('applications').selectAll().where('bot_token_hash', '=', tokenHash),
 );
 
-/** The applications a developer owns, oldest first (the developer portal's list). */
+/** The applications a developer owns alone, oldest first (the developer portal's list). */
 export async function listApplicationsByOwner(db: Executor, ownerId: string): Promise<ApplicationRow[]> {
-  return db.selectFrom('applications').selectAll().where('owner_id', '=', ownerId).orderBy('id').execute();
+  return db
+    .selectFrom('applications')
+    .selectAll()
+    .where('owner_id', '=', ownerId)
+    .where('team_id', 'is', null)
+    .orderBy('id')
+    .execute();
+}
+
+/** The applications of the teams `userId` belongs to, oldest first. */
+export async function listApplicationsOfMember(db: Executor, userId: string): Promise<ApplicationRow[]> {
+  return db
+    .selectFrom('applications')
+    .selectAll()
+    .where('team_id', 'in', db.selectFrom('team_members').select('team_id').where('user_id', '=', userId))
+    .orderBy('id')
+    .execute();
+}
+
+export type ApplicationImageRow = Selectable<ApplicationImagesTable>;
+
+/** Makes `row` the application's current image of its kind. */
+export async function saveApplicationImage(
+  db: Executor,
+  row: Insertable<ApplicationImagesTable>,
+): Promise<void> {
+  await deleteApplicationImage(db, row.application_id, row.kind);
+  await db.insertInto('application_images').values(row).execute();
+}
+
+export async function deleteApplicationImage(
+  db: Executor,
+  applicationId: string,
+  kind: ApplicationImagesTable['kind'],
+): Promise<void> {
+  await db
+    .deleteFrom('application_images')
+    .where('application_id', '=', applicationId)
+    .where('kind', '=', kind)
+    .execute();
+}
+
+export function findApplicationImage(
+  db: Executor,
+  applicationId: string,
+  hash: string,
+): Promise<ApplicationImageRow | undefined> {
+  return db
+    .selectFrom('application_images')
+    .selectAll()
+    .where('application_id', '=', applicationId)
+    .where('hash', '=', hash)
+    .executeTakeFirst();
 }
 
 export async function updateApplication(

@@ -160,6 +160,7 @@ export class OAuth2Service {
         : undefined;
     if (!application)
       throw new AuthorizeError('invalid_client', 'Unknown application', undefined, 'client_id');
+    params = withInstallDefaults(application, params);
 
     const requestedRedirectUri = trusted('redirect_uri', 'redirect_uri') ?? null;
     const codeChallenge = trusted('code_challenge', 'redirect_uri');
@@ -1111,4 +1112,26 @@ function redirectWith(request: AuthorizationRequest, params: Record<string, stri
   for (const [key, value] of Object.entries(params)) url.searchParams.set(key, value);
   if (request.state !== undefined) url.searchParams.set('state', request.state);
   return url.toString();
+}
+
+/**
+ * The application's default install link (DOCS application: Install Links): a request without `scope` takes
+ * the install parameters of its install type (guild install when none is named), and their permissions
+ * when it names none.
+ */
+function withInstallDefaults(
+  application: Application,
+  params: Record<string, unknown>,
+): Record<string, unknown> {
+  if (params['scope'] !== undefined) return params;
+  const type = params['integration_type'] === '1' ? '1' : '0';
+  const install = application.integrationTypesConfig[type]?.oauth2_install_params;
+  if (!install) return params;
+  return {
+    ...params,
+    scope: install.scopes.join(' '),
+    ...(params['permissions'] === undefined && install.scopes.includes('bot')
+      ? { permissions: install.permissions }
+      : {}),
+  };
 }

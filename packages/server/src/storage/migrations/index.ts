@@ -20,6 +20,7 @@ import { invites } from './0026_invites.js';
 import { voiceStatus } from './0027_voice_status.js';
 import { linkedChannels } from './0028_linked_channels.js';
 import { rpc } from './0029_rpc.js';
+import { applications } from './0030_applications.js';
 import { commands } from './0031_commands.js';
 import { interactions } from './0032_interactions.js';
 import { voice } from './0033_voice.js';
@@ -48,6 +49,7 @@ const migrations: Record<string, Migration> = {
   '0027_voice_status': voiceStatus,
   '0028_linked_channels': linkedChannels,
   '0029_rpc': rpc,
+  '0030_applications': applications,
   '0031_commands': commands,
   '0032_interactions': interactions,
   '0033_voice': voice,

@@ -4,6 +4,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IdentityProvidersService } from '../../domains/accounts/providers.js';
 import type { AccountsService, User } from '../../domains/accounts/service.js';
 import type { Application, ApplicationsService } from '../../domains/applications/service.js';
+import { roleAllows } from '../../domains/applications/teams.js';
 import type { CommandsService } from '../../domains/commands/service.js';
 import type { EntitlementsService } from '../../domains/entitlements/service.js';
 import type { WebhooksService } from '../../domains/webhooks/service.js';
@@ -132,8 +133,19 @@ export function portalContext(deps: PortalDeps): PortalContext {
       const id = (request.params as { application_id?: string } | undefined)?.application_id;
       if (id === undefined) return { signed, application: undefined };
       const application = SNOWFLAKE.test(id) ? await deps.applications.getApplication(id) : undefined;
-      if (!application || application.ownerId !== signed.user.id) {
+      // Its owner, or a member of the team that owns it; a read-only member sees, and may change nothing.
+      const role = application && (await deps.applications.roleOn(application, signed.user.id));
+      if (!application || !role) {
         await send(reply, 404, (n) => renderNotFoundPage(n, signed.page));
+        return undefined;
+      }
+      if (request.method === 'POST' && !roleAllows(role, 'configure')) {
+        await send(reply, 403, (n) =>
+          renderForbiddenPage(
+            n,
+            'Your role in the team that owns this application lets you view it, not change it.',
+          ),
+        );
         return undefined;
       }
       return { signed, application };

@@ -66,7 +66,7 @@ export function portalPages(deps: PortalDeps): FastifyPluginAsync {
     app.get('/developers', async (request, reply) => {
       const signed = await session(request);
       if (!signed) return loginPage(reply, request, 200);
-      const owned = await applications.listOwnedBy(signed.user.id);
+      const owned = await applications.listAccessibleBy(signed.user.id);
       return send(reply, 200, (n) =>
         renderApplicationsPage({ nonce: n, user: signed.page, applications: owned }),
       );
@@ -123,7 +123,7 @@ export function portalPages(deps: PortalDeps): FastifyPluginAsync {
         id = created.application.id;
       });
       if (!refused) return reply.redirect(`/developers/applications/${id}`, 303);
-      const owned = await applications.listOwnedBy(signed.user.id);
+      const owned = await applications.listAccessibleBy(signed.user.id);
       return send(reply, refused.status, (n) =>
         renderApplicationsPage({
           nonce: n,
