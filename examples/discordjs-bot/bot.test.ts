@@ -1,10 +1,11 @@
 import { startHearth, type TestingHearth } from '@hearth/testing';
-import { Events, type RateLimitData, RESTEvents, type TextChannel } from 'discord.js';
+import { Events, type Message, type RateLimitData, RESTEvents, type TextChannel } from 'discord.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { type Bot, startBot } from './bot.js';
 
 /**
- * Issue 24 "Done when", through the unmodified discord.js client against Hearth's emulator: an injected 429
+ * Issue 24 "Done when", through the unmodified discord.js client against Hearth's emulator: a slash command
+ * answered and a button click handled (run by a scripted user); an injected 429
  * retried after `retry_after`; a forced RECONNECT and an INVALID_SESSION survived with no MESSAGE_CREATE
  * missed; a subscription renewed by advancing the clock 30 days, with its event.
  */
@@ -73,6 +74,45 @@ describe('examples/discordjs-bot against the Hearth emulator', () => {
       }),
     );
     expect(reply).toBe('pong');
+  });
+
+  it('answers the /ping slash command a scripted user runs, and handles the click on its button', async () => {
+    const game = hearth.seeded.applications['game']?.id ?? '';
+    const guildId = hearth.seeded.guilds['home']?.id ?? '';
+    await bot.client.application?.commands.create({ name: 'ping', description: 'Answers pong' }, guildId);
+    const answered = new Promise<Message>((resolve) =>
+      bot.client.on(Events.MessageCreate, (m) => {
+        if (m.interactionMetadata?.user.id === alice().id) resolve(m);
+      }),
+    );
+    await hearth.act('run_slash_command', {
+      user_id: alice().id,
+      application_id: game,
+      channel_id: general(),
+      name: 'ping',
+    });
+    const answer = await answered;
+    expect(answer.content).toBe('pong');
+    expect(answer.author.id).toBe(botUserId());
+    expect(answer.components).toHaveLength(1);
+
+    const edited = new Promise<Message>((resolve) =>
+      bot.client.on(Events.MessageUpdate, (_old, m) => {
+        if (m.id === answer.id) resolve(m as Message);
+      }),
+    );
+    await hearth.act('click_component', {
+      user_id: alice().id,
+      application_id: game,
+      channel_id: general(),
+      message_id: answer.id,
+      custom_id: 'again',
+    });
+    expect((await edited).content).toBe('pong again, for alice');
+    const channel = (await bot.client.channels.fetch(general())) as TextChannel;
+    const stored = await channel.messages.fetch(answer.id);
+    expect(stored.content).toBe('pong again, for alice');
+    expect(stored.components).toHaveLength(0);
   });
 
   it('retries a request the platform answered 429, after retry_after', async () => {

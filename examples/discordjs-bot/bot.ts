@@ -1,11 +1,21 @@
 /**
- * A small discord.js bot, unmodified but for its API base URL: it answers `!ping`, remembers every message
+ * A small discord.js bot, unmodified but for its API base URL: it answers `!ping` and the `/ping` slash
+ * command (with a button that edits the answer when clicked), remembers every message
  * it saw (so its tests can prove none was missed across reconnects), and keeps each player's subscription
  * as the platform last told it.
  *
  *   HEARTH_URL=http://127.0.0.1:8080 BOT_TOKEN=… npx tsx examples/discordjs-bot/bot.ts
  */
-import { Client, Events, GatewayIntentBits, type Message, type Subscription } from 'discord.js';
+import {
+  ActionRowBuilder,
+  ButtonBuilder,
+  ButtonStyle,
+  Client,
+  Events,
+  GatewayIntentBits,
+  type Message,
+  type Subscription,
+} from 'discord.js';
 
 export interface Bot {
   client: Client;
@@ -25,6 +35,17 @@ export async function startBot(baseUrl: string, token: string): Promise<Bot> {
   client.on(Events.MessageCreate, (message: Message) => {
     bot.seen.push(message.id);
     if (message.content === '!ping' && !message.author.bot) void message.reply('pong');
+  });
+  client.on(Events.InteractionCreate, (interaction) => {
+    if (interaction.isChatInputCommand() && interaction.commandName === 'ping') {
+      const again = new ButtonBuilder().setCustomId('again').setLabel('Again').setStyle(ButtonStyle.Primary);
+      void interaction.reply({
+        content: 'pong',
+        components: [new ActionRowBuilder<ButtonBuilder>().addComponents(again)],
+      });
+    } else if (interaction.isButton() && interaction.customId === 'again') {
+      void interaction.update({ content: `pong again, for ${interaction.user.username}`, components: [] });
+    }
   });
   const remember = (subscription: Subscription) =>
     bot.subscriptions.set(subscription.id, {

@@ -6,6 +6,7 @@ import {
   expandScopes,
   HEARTBEAT_INTERVAL_MS,
   IDENTIFY_TIMEOUT_MS,
+  InteractionContextTypes,
   PresenceStatuses,
   VOICE_ENCRYPTION_MODES,
   VOICE_HEARTBEAT_INTERVAL_MS,
@@ -110,7 +111,7 @@ import { voiceStatusRoutes } from './domains/voice-status/routes.js';
 import { VoiceStatusService } from './domains/voice-status/service.js';
 import { WebhooksService } from './domains/webhooks/service.js';
 import { DeliveryWorker } from './domains/webhooks/worker.js';
-import { registerUserActions, ScriptedActions } from './emulator/actions.js';
+import { registerInteractionActions, registerUserActions, ScriptedActions } from './emulator/actions.js';
 import { AdjustableClock } from './emulator/clock.js';
 import { Emulator } from './emulator/emulator.js';
 import { Faults } from './emulator/faults.js';
@@ -945,6 +946,20 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
         startedPresence.add(session.id);
         return presence!.started(session, parsed);
       },
+    });
+    registerInteractionActions(actions, {
+      invoke: (userId, body) => interactions!.invoke(userId, body),
+      findCommand: async (userId, applicationId, channelId, name, type) => {
+        const channel = (await channels.getChannel(userId, channelId)) as { guild_id?: string };
+        const place = channel.guild_id
+          ? { context: InteractionContextTypes.Guild, guildId: channel.guild_id, channelId }
+          : { context: InteractionContextTypes.PrivateChannel };
+        const usable = await commandIndex.usableCommands(userId, place);
+        return usable
+          .map(({ command }) => command)
+          .find((c) => c.application_id === applicationId && c.name === name && c.type === type);
+      },
+      openModal: (userId, applicationId, customId) => interactions!.openModal(userId, applicationId, customId),
     });
     return actions;
   }

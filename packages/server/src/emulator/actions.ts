@@ -141,3 +141,99 @@ export function registerUserActions(actions: ScriptedActions, services: UserServ
       ),
   });
 }
+
+/** What the interaction actions call: the platform client's POST /interactions and what it reads first. */
+export interface InteractionServices {
+  /** POST /interactions as the user's client sends it. */
+  invoke(userId: string, body: unknown): Promise<void>;
+  /** The command the user may run in the channel by that name and type, as the client's command index has it. */
+  findCommand(
+    userId: string,
+    applicationId: string,
+    channelId: string,
+    name: string,
+    type: number,
+  ): Promise<{ id: string; version: string } | undefined>;
+  /** The open modal the client would have learnt of from INTERACTION_MODAL_CREATE. */
+  openModal(userId: string, applicationId: string, customId: string): Promise<string | undefined>;
+}
+
+const InteractionTarget = {
+  user_id: Snowflake,
+  application_id: Snowflake,
+  channel_id: Snowflake,
+};
+
+/** Registers running a command, clicking a component and submitting a modal: POST /interactions as a user. */
+export function registerInteractionActions(actions: ScriptedActions, services: InteractionServices): void {
+  const invoke = (userId: string, body: Record<string, unknown>) =>
+    services.invoke(userId, { session_id: scriptedSessionId(userId), ...body });
+  actions.register({
+    name: 'run_slash_command',
+    description:
+      'The user runs an application command by name (type 1 chat input by default; 2 user and 3 message take target_id).',
+    body: Type.Object({
+      ...InteractionTarget,
+      name: Type.String({ minLength: 1, maxLength: 32 }),
+      type: Type.Optional(Type.Integer({ minimum: 1, maximum: 3 })),
+      options: Type.Optional(Type.Array(Type.Record(Type.String(), Type.Unknown()), { maxItems: 25 })),
+      target_id: Type.Optional(Snowflake),
+    }),
+    run: async ({ user_id, application_id, channel_id, name, type = 1, options, target_id }) => {
+      const command = await services.findCommand(user_id, application_id, channel_id, name, type);
+      if (!command) throw new HearthError('UnknownApplicationCommand');
+      await invoke(user_id, {
+        type: 2,
+        application_id,
+        channel_id,
+        data: {
+          id: command.id,
+          name,
+          type,
+          version: command.version,
+          ...(options ? { options } : {}),
+          ...(target_id ? { target_id } : {}),
+        },
+      });
+    },
+  });
+  actions.register({
+    name: 'click_component',
+    description: 'The user clicks a button or picks select values on a message the application sent.',
+    body: Type.Object({
+      ...InteractionTarget,
+      message_id: Snowflake,
+      custom_id: Type.String({ minLength: 1, maxLength: 100 }),
+      component_type: Type.Optional(Type.Integer({ minimum: 2, maximum: 8 })),
+      values: Type.Optional(Type.Array(Type.String(), { maxItems: 25 })),
+    }),
+    run: ({ user_id, application_id, channel_id, message_id, custom_id, component_type = 2, values }) =>
+      invoke(user_id, {
+        type: 3,
+        application_id,
+        channel_id,
+        message_id,
+        data: { custom_id, component_type, ...(values ? { values } : {}) },
+      }),
+  });
+  actions.register({
+    name: 'submit_modal',
+    description:
+      'The user submits the modal the application showed them under custom_id, with these components.',
+    body: Type.Object({
+      ...InteractionTarget,
+      custom_id: Type.String({ minLength: 1, maxLength: 100 }),
+      components: Type.Array(Type.Record(Type.String(), Type.Unknown()), { maxItems: 5 }),
+    }),
+    run: async ({ user_id, application_id, channel_id, custom_id, components }) => {
+      const modalId = await services.openModal(user_id, application_id, custom_id);
+      if (modalId === undefined) throw new HearthError('UnknownInteraction');
+      await invoke(user_id, {
+        type: 5,
+        application_id,
+        channel_id,
+        data: { id: modalId, custom_id, components },
+      });
+    },
+  });
+}

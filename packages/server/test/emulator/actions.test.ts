@@ -8,7 +8,7 @@ const INTENTS = 1 | (1 << 7) | (1 << 9) | (1 << 10);
 let hearth: EmulatorHearth;
 let bot: GatewayClient;
 let seeded: {
-  applications: { game: { bot_token: string } };
+  applications: { game: { id: string; bot_token: string } };
   users: Record<'alice' | 'bob' | 'carol', { id: string; token: string }>;
   guilds: { home: { id: string; channels: { general: string; voice: string } } };
 };
@@ -58,6 +58,9 @@ describe('README, Scripted test users: the bot sees what a real user causes', ()
       'accept_invite',
       'send_friend_request',
       'set_presence',
+      'run_slash_command',
+      'click_component',
+      'submit_modal',
     ]);
   });
 
@@ -137,5 +140,23 @@ describe('README, Scripted test users: the bot sees what a real user causes', ()
     });
     expect(unknown.status).toBe(404);
     expect(((await unknown.json()) as { code: number }).code).toBe(10003);
+  });
+
+  it('refuses a command the user cannot run (10063) and a modal never shown (10062)', async () => {
+    const at = {
+      user_id: seeded.users.bob.id,
+      application_id: seeded.applications.game.id,
+      channel_id: seeded.guilds.home.channels.general,
+    };
+    const command = await hearth.admin('POST', '/act/run_slash_command', { ...at, name: 'nothing' });
+    expect(command.status).toBe(404);
+    expect(await command.json()).toEqual({ code: 10063, message: 'Unknown application command' });
+    const modal = await hearth.admin('POST', '/act/submit_modal', {
+      ...at,
+      custom_id: 'survey',
+      components: [],
+    });
+    expect(modal.status).toBe(404);
+    expect(await modal.json()).toEqual({ code: 10062, message: 'Unknown interaction' });
   });
 });

@@ -89,6 +89,14 @@ export class InteractionsService {
 
   // ---- The user's side (POST /interactions) ----
 
+  /**
+   * The id of the newest open modal `applicationId` showed `userId` under `customId`: what the platform
+   * client reads from INTERACTION_MODAL_CREATE before it submits (scripted users have no gateway session).
+   */
+  async openModal(userId: string, applicationId: string, customId: string): Promise<string | undefined> {
+    return (await store.findOpenModal(this.#deps.storage.db, userId, applicationId, customId))?.id;
+  }
+
   /** A user's interaction: checked, stored, then delivered to the app; the user hears of it on the gateway. */
   async invoke(userId: string, input: unknown, uploads: readonly UploadedFile[] = []): Promise<void> {
     const body = parse(InvokeInteraction, input ?? {});

@@ -100,6 +100,25 @@ export function findModal(db: Executor, id: string): Promise<ModalRow | undefine
   return db.selectFrom('interaction_modals').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The newest modal shown to a user by an application under `customId` that is still open. */
+export function findOpenModal(
+  db: Executor,
+  userId: string,
+  applicationId: string,
+  customId: string,
+): Promise<ModalRow | undefined> {
+  return db
+    .selectFrom('interaction_modals')
+    .selectAll()
+    .where('user_id', '=', userId)
+    .where('application_id', '=', applicationId)
+    .where('custom_id', '=', customId)
+    .where('submitted', '=', 0)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
+}
+
 /** A modal is submitted once; true when this call did. */
 export async function submitModal(db: Executor, id: string): Promise<boolean> {
   const result = await db
