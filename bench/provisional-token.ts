@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Benchmark, Result } from './benchmark.js';
 import type { ServerProcess } from './lib/children.js';
-import { createProvisionalGame, startBareFastify, startHearth } from './lib/hearth.js';
+import { createProvisionalGame, startBareFastify, startHearth, startMinimalWork } from './lib/hearth.js';
 import { compare, type LoadPlan } from './lib/load.js';
 import { progress } from './lib/progress.js';
 import { scratchDir } from './lib/scratch.js';
@@ -20,7 +20,8 @@ const PLAN: LoadPlan = {
  * POST /api/v10/partner-sdk/token/bot (PROTOCOL.md §B.2) against Hearth (bot authentication, identity
  * lookup, provisional account and identity created for a new player, grant, token row and a signed ID token
  * in one SQLite transaction, rate limiter on) beside bare Fastify parsing the same JSON and answering a
- * token response of the same shape and size. Two loads: every request a new player (find-or-create
+ * token response of the same shape and size, and beside the minimal-work baseline (baseline/minimal-work.ts:
+ * bot token lookup, find-or-create, token row and one signed ID token in one SQLite transaction). Two loads: every request a new player (find-or-create
  * creates), and one returning player (find-or-create finds).
  */
 const provisionalToken: Benchmark = {
@@ -43,8 +44,21 @@ const provisionalToken: Benchmark = {
       if (Buffer.byteLength(bareSample) !== Buffer.byteLength(sample)) {
         throw new Error(`baseline body differs in size from Hearth's:\n${bareSample}\n${sample}`);
       }
+      const minimal = await startMinimalWork([
+        '--mode',
+        'provisional',
+        '--database',
+        join(dir.path, 'minimal.sqlite'),
+        '--sample',
+        sample,
+        '--bot-token',
+        game.botToken,
+      ]);
+      servers.push(minimal);
+      await issue(`${minimal.url}${ROUTE}`, headers, body('returning-player'));
       progress(
-        `  Hearth ${hearth.url}, baseline ${bare.url}; ${Buffer.byteLength(sample)}-byte token response`,
+        `  Hearth ${hearth.url}, baselines ${bare.url} (bare) and ${minimal.url} (minimal work); ` +
+          `${Buffer.byteLength(sample)}-byte token response`,
       );
       let players = 0;
       const results: Result[] = [];
@@ -52,7 +66,6 @@ const provisionalToken: Benchmark = {
         { metric: 'new players', bodies: (count: number) => fresh(count, () => `player-${++players}`) },
         { metric: 'returning player', bodies: (count: number) => fresh(count, () => 'returning-player') },
       ]) {
-        progress(`  ${load.metric}`);
         const target = (label: string, url: string, assertAlive: () => void) => ({
           label,
           url: `${url}${ROUTE}`,
@@ -62,23 +75,30 @@ const provisionalToken: Benchmark = {
           check: checkTokens,
           assertAlive,
         });
-        const figures = await compare(
-          target('bare Fastify 5', bare.url, () => bare.assertAlive()),
-          target('Hearth', hearth.url, () => hearth.assertAlive()),
-          PLAN,
-        );
-        results.push({
-          metric: load.metric,
-          unit: 'req/s',
-          baseline: figures.baseline,
-          hearth: figures.subject,
-          ratio: figures.subject.throughput / figures.baseline.throughput,
-          notes: [
-            `${load.metric}: ${PLAN.connections} connections, pipelining ${PLAN.pipelining}, ` +
-              `${PLAN.warmupSeconds} s warm-up, ${PLAN.rounds} rounds of about ${PLAN.roundSeconds} s per side ` +
-              `(AB BA AB), medians; every response 200 with an access_token and an id_token`,
-          ],
-        });
+        for (const against of [
+          { name: 'bare Fastify', target: target('bare Fastify 5', bare.url, () => bare.assertAlive()) },
+          { name: 'minimal work', target: target('minimal work', minimal.url, () => minimal.assertAlive()) },
+        ]) {
+          progress(`  ${load.metric} vs ${against.name}`);
+          const figures = await compare(
+            against.target,
+            target('Hearth', hearth.url, () => hearth.assertAlive()),
+            PLAN,
+          );
+          results.push({
+            metric: `${load.metric} vs ${against.name}`,
+            unit: 'req/s',
+            baseline: figures.baseline,
+            hearth: figures.subject,
+            ratio: figures.subject.throughput / figures.baseline.throughput,
+            notes: [
+              `${load.metric} vs ${against.name}: ${PLAN.connections} connections, pipelining ` +
+                `${PLAN.pipelining}, ${PLAN.warmupSeconds} s warm-up, ${PLAN.rounds} rounds of about ` +
+                `${PLAN.roundSeconds} s per side (AB BA AB), medians; every response 200 with an ` +
+                `access_token and an id_token`,
+            ],
+          });
+        }
       }
       return results;
     } finally {

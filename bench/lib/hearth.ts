@@ -6,6 +6,7 @@ import { runNode, type ServerProcess, startServer } from './children.js';
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const HEARTH = join(ROOT, 'packages/server/bin/hearth.js');
 export const BARE_FASTIFY = join(ROOT, 'bench/baseline/bare-fastify.ts');
+export const MINIMAL_WORK = join(ROOT, 'bench/baseline/minimal-work.ts');
 export const HOST = '127.0.0.1';
 
 /**
@@ -42,6 +43,17 @@ export function startBareFastify(args: string[]): Promise<ServerProcess> {
     args: ['--import', 'tsx', BARE_FASTIFY, '--host', HOST, ...args],
     cwd: ROOT,
     ready: /^bare-fastify listening on (http:\/\/\S+)$/,
+    timeoutMs: 30_000,
+  });
+}
+
+/** `minimal-work.ts` with the given arguments (see that file), loopback only. */
+export function startMinimalWork(args: string[]): Promise<ServerProcess> {
+  return startServer({
+    name: 'minimal-work',
+    args: ['--import', 'tsx', MINIMAL_WORK, '--host', HOST, ...args],
+    cwd: ROOT,
+    ready: /^minimal-work listening on (http:\/\/\S+)$/,
     timeoutMs: 30_000,
   });
 }
