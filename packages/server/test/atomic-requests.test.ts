@@ -4,6 +4,7 @@ import { startHearth, type TestHearth } from '../../../test-support/hearth.js';
 import { approve, lobbyGame, lobbyPlayer } from '../../../test-support/lobbies.js';
 import { provisionalPlayer } from '../../../test-support/provisional.js';
 import { WebhookReceiver } from '../../../test-support/webhook-receiver.js';
+import { installedBot } from './interactions/support.js';
 
 /**
  * Issue 21, atomic requests: a request is validated whole before anything is written, and a refused one
@@ -15,6 +16,13 @@ import { WebhookReceiver } from '../../../test-support/webhook-receiver.js';
 const UNKNOWN = '1234567890123456789';
 const PNG_1X1 =
   'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==';
+
+/** PATCH routes whose credential only their own suite makes, with the test there that proves the rule. */
+const PROVEN_ELSEWHERE: Record<string, string> = {
+  // An interaction token exists only once a user has run a command and the bot has received it.
+  'PATCH /webhooks/:application_id/:interaction_token/messages/:message_id':
+    'interactions/responses.test.ts: a refused edit of the original response leaves it as it was',
+};
 
 interface Case {
   path: string;
@@ -81,7 +89,52 @@ beforeAll(async () => {
     actions: [{ type: 1 }],
   });
 
+  const commander = await installedBot(hearth, guild, 'Atomic commands');
+  const bot = `Bot ${commander.botToken}`;
+  const command = { name: 'kept', description: 'kept' };
+  const globalCommand = await call(`/applications/${commander.id}/commands`, 'POST', bot, command);
+  const guildCommands = `/applications/${commander.id}/guilds/${guild.id}/commands`;
+  const guildCommand = await call(guildCommands, 'POST', bot, command);
+  const emoji = await call(`/applications/${commander.id}/emojis`, 'POST', bot, {
+    name: 'kept',
+    image: PNG_1X1,
+  });
+  const commandRefusals = [
+    { description: 'Changed', name: 'Not A Name!' },
+    { description: 'Changed', options: [{ type: 99, name: 'x', description: 'x' }] },
+  ];
+
   cases = {
+    'PATCH /applications/:application_id': {
+      path: `/applications/${commander.id}`,
+      auth: bot,
+      read: read(`/applications/${commander.id}`, bot),
+      refused: [
+        { description: 'Changed', tags: ['a', 'b', 'c', 'd', 'e', 'f'] },
+        {
+          description: 'Changed',
+          integration_types_config: { '1': { oauth2_install_params: { scopes: ['bot'] } } },
+        },
+      ],
+    },
+    'PATCH /applications/:application_id/emojis/:emoji_id': {
+      path: `/applications/${commander.id}/emojis/${emoji.id}`,
+      auth: bot,
+      read: read(`/applications/${commander.id}/emojis/${emoji.id}`, bot),
+      refused: [{ name: 'a' }, { name: 'not a name' }],
+    },
+    'PATCH /applications/:application_id/commands/:command_id': {
+      path: `/applications/${commander.id}/commands/${globalCommand.id}`,
+      auth: bot,
+      read: read(`/applications/${commander.id}/commands/${globalCommand.id}`, bot),
+      refused: commandRefusals,
+    },
+    'PATCH /applications/:application_id/guilds/:guild_id/commands/:command_id': {
+      path: `${guildCommands}/${guildCommand.id}`,
+      auth: bot,
+      read: read(`${guildCommands}/${guildCommand.id}`, bot),
+      refused: commandRefusals,
+    },
     'PATCH /users/@me': {
       path: '/users/@me',
       auth: owner,
@@ -272,7 +325,7 @@ describe('a refused request leaves the resource unchanged (issue 21, atomic requ
       .filter((route) => route.method === 'PATCH' && route.url.startsWith('/api/v10/'))
       .map((route) => `PATCH ${route.url.replace('/api/v10', '')}`);
     expect(patches.length).toBeGreaterThan(10);
-    expect(patches.filter((route) => !(route in cases))).toEqual([]);
+    expect(patches.filter((route) => !(route in cases) && !(route in PROVEN_ELSEWHERE))).toEqual([]);
   });
 
   it.each([
@@ -295,6 +348,10 @@ describe('a refused request leaves the resource unchanged (issue 21, atomic requ
     'PATCH /users/:user_id/messages/:message_id',
     'PATCH /channels/:channel_id/messages/:message_id',
     'PATCH /guilds/:guild_id/auto-moderation/rules/:rule_id',
+    'PATCH /applications/:application_id',
+    'PATCH /applications/:application_id/emojis/:emoji_id',
+    'PATCH /applications/:application_id/commands/:command_id',
+    'PATCH /applications/:application_id/guilds/:guild_id/commands/:command_id',
   ])('%s', async (name) => {
     const { path, auth, read, refused } = cases[name] as Case;
     const before = await read();

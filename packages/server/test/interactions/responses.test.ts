@@ -180,7 +180,11 @@ describe('The 3-second rule and the 15-minute token', () => {
     const late = await callback(i, { type: 4, data: { content: 'too late' } });
     expect(late.status).toBe(404);
     expect(await late.json()).toEqual({ code: 10062, message: 'Unknown interaction' });
-    expect((await user.nextDispatch('INTERACTION_FAILURE')).d).toEqual({ id: i.id, nonce: 'slow' });
+    // Earlier tests' unanswered interactions fail on the same clock move: wait for this one's.
+    const failure = await user.next(
+      (frame) => frame.t === 'INTERACTION_FAILURE' && (frame.d as { id?: string }).id === i.id,
+    );
+    expect(failure.d).toEqual({ id: i.id, nonce: 'slow' });
     const followup = await webhook(i, '', { method: 'POST', body: { content: 'x' } });
     expect(followup.status).toBe(401);
     expect(await followup.json()).toEqual({ code: 50027, message: 'Invalid Webhook Token' });
@@ -217,6 +221,21 @@ describe('The 3-second rule and the 15-minute token', () => {
     const expired = await webhook(i, '', { method: 'POST', body: { content: 'too late' } });
     expect(expired.status).toBe(404);
     expect(await expired.json()).toEqual({ code: 10015, message: 'Unknown Webhook' });
+  });
+
+  it('a refused edit of the original response leaves it as it was (issue 21, atomic requests)', async () => {
+    const i = await interaction();
+    expect((await callback(i, { type: 4, data: { content: 'kept' } })).status).toBe(204);
+    const before = await (await webhook(i, '/messages/@original')).json();
+    const fields = Array.from({ length: 26 }, (_, n) => ({ name: `f${n}`, value: 'v' }));
+    for (const body of [
+      { content: 'changed', embeds: [{ title: 'too many fields', fields }] },
+      { content: 'changed', components: [{ type: 99 }] },
+    ]) {
+      const refused = await webhook(i, '/messages/@original', { method: 'PATCH', body });
+      expect(refused.status).toBe(400);
+      expect(await (await webhook(i, '/messages/@original')).json()).toEqual(before);
+    }
   });
 
   it("another application's id or a wrong token on the webhook routes answers 10015", async () => {
