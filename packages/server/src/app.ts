@@ -959,7 +959,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
           .map(({ command }) => command)
           .find((c) => c.application_id === applicationId && c.name === name && c.type === type);
       },
-      openModal: (userId, applicationId, customId) => interactions!.openModal(userId, applicationId, customId),
+      openModal: (userId, applicationId, customId) =>
+        interactions!.openModal(userId, applicationId, customId),
     });
     return actions;
   }
