@@ -2,8 +2,9 @@
 # The Hearth server image: `docker build -t hearth .`, then `docker run -p 8080:8080 hearth` (SQLite in /data),
 # or `docker compose up` for two nodes on PostgreSQL and Redis behind a proxy (README, Scaling out).
 #
-# The server runs its TypeScript sources through tsx (packages/server/bin/hearth.js), a runtime dependency of
-# @hearth/server, so there is no build step: the image holds the sources and the production dependencies only.
+# The server runs its TypeScript sources (packages/server/bin/hearth.js bundles them with esbuild, a runtime
+# dependency of @hearth/server, on the first start): the image holds the sources, the production dependencies
+# and that bundle, made at build time because the `node` user cannot write beside the sources.
 
 ARG NODE_IMAGE=node:22-bookworm-slim
 
@@ -39,6 +40,7 @@ COPY packages/server/package.json packages/server/
 COPY packages/server/bin packages/server/bin
 COPY packages/server/src packages/server/src
 COPY tsconfig.base.json tsconfig.json ./
+RUN node packages/server/bin/hearth.js help >/dev/null
 # Not root: the `node` user (uid 1000) of the base image owns only the data directory (SQLite, attachments).
 RUN mkdir -p /data && chown node:node /data
 USER node

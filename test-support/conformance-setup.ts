@@ -12,7 +12,7 @@ import { CONFORMANCE_TALLY_DIR } from './conformance-tally.js';
 afterEach(() => conformance.assertClean());
 
 afterAll(() => {
-  const { tally } = conformance;
+  const tally = conformance.takeTally();
   if (Object.keys(tally.operations).length > 0) {
     mkdirSync(CONFORMANCE_TALLY_DIR, { recursive: true });
     const name = `${basename(expect.getState().testPath ?? 'unknown')}-${randomUUID()}.json`;

@@ -302,7 +302,7 @@ export interface Tally {
 
 /** Keeps verdicts and the violations not yet reported; the setup file asks it after each test. */
 export class ConformanceRecorder {
-  readonly tally: Tally = { operations: {}, usedEntries: [], violations: {} };
+  tally: Tally = emptyTally();
   readonly #pending: string[] = [];
   readonly #expectedServerErrors: Array<{ method: string; route: string }> = [];
 
@@ -360,6 +360,13 @@ export class ConformanceRecorder {
     );
   }
 
+  /** The tally so far, and a fresh one from now on: test files that share a worker each report their own. */
+  takeTally(): Tally {
+    const taken = this.tally;
+    this.tally = emptyTally();
+    return taken;
+  }
+
   /** Throws listing the violations recorded since the last call; a test's expected 5xx end with it. */
   assertClean(): void {
     this.#expectedServerErrors.length = 0;
@@ -372,7 +379,11 @@ export class ConformanceRecorder {
   }
 }
 
-/** The recorder of this test file: every `startHearth` server reports to it. */
+function emptyTally(): Tally {
+  return { operations: {}, usedEntries: [], violations: {} };
+}
+
+/** The recorder of this worker: every `startHearth` server reports to it, whichever test file started it. */
 export const conformance = new ConformanceRecorder();
 
 /** The observer `startHearth` gives every server. */

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { type RawData, WebSocket } from 'ws';
 import { type ServerProcess, startServer } from './children.js';
 import { BENCH_EVENT_TYPE } from './gateway-event.js';
-import { HOST, ROOT } from './hearth.js';
+import { HOST, profileFlags, ROOT } from './hearth.js';
 
 /** The sessions each side holds: 1,000, or 500 when the descriptor limit cannot take 1,000. */
 export const FULL_SESSIONS = 1000;
@@ -81,7 +81,7 @@ export function startHearthGateway(options: {
       '--heartbeat-ms',
       String(HEARTBEAT_MS),
     ],
-    nodeFlags: options.exposeGc ? ['--expose-gc'] : [],
+    nodeFlags: [...(options.exposeGc ? ['--expose-gc'] : []), ...profileFlags()],
     ipc: true,
     cwd: ROOT,
     ready: /^hearth-gateway listening on (http:\/\/\S+)$/,

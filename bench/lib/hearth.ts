@@ -16,6 +16,7 @@ export const HOST = '127.0.0.1';
 export function startHearth(database: string): Promise<ServerProcess> {
   return startServer({
     name: 'hearth serve',
+    nodeFlags: profileFlags(),
     args: [
       HEARTH,
       'serve',
@@ -34,6 +35,15 @@ export function startHearth(database: string): Promise<ServerProcess> {
     ready: /^hearth listening on (http:\/\/\S+)$/,
     timeoutMs: 30_000,
   });
+}
+
+/**
+ * `BENCH_PROFILE=<dir>`: every Hearth server writes a V8 CPU profile there when it stops
+ * (`tsx bench/profile-top.ts <file>` prints where its time went).
+ */
+export function profileFlags(): string[] {
+  const dir = process.env['BENCH_PROFILE'];
+  return dir ? ['--cpu-prof', '--cpu-prof-dir', dir] : [];
 }
 
 /** `bare-fastify.ts` with the given arguments (see that file), loopback only. */

@@ -9,11 +9,13 @@
 //   {cmd: 'players'}                → the access tokens minted by this process, in order
 //   {cmd: 'publish', count, data}   → publishes `count` events of BENCH_EVENT_TYPE to the game's sessions
 //   {cmd: 'memory'}                 → a MemorySample after forced GC (needs --expose-gc); held = sessions
+//   {cmd: 'heap-snapshot', path}    → writes a V8 heap snapshot to `path`
 //   {cmd: 'befriend'}               → makes the first player a friend of every other (presence fan-out)
 //   {cmd: 'presence', round}        → one presence change of the first player, through the presence service
 //   {cmd: 'guild'}                  → a guild of every player (the first owns it) with a text channel, and a
 //                                     user session token per player, in order: {guildId, channelId, sessions}
 import { parseArgs } from 'node:util';
+import { writeHeapSnapshot } from 'node:v8';
 import { createHearth, testConfig } from '@hearth/server';
 import { BENCH_EVENT_TYPE } from '../lib/gateway-event.js';
 import { answerRequests, sampleMemory } from '../lib/ipc.js';
@@ -155,6 +157,9 @@ answerRequests(async (request) => {
     }
     case 'memory':
       return sampleMemory(() => hearth.gateway.registry.size);
+    case 'heap-snapshot':
+      // For the profile notes: `tsx bench/heap-top.ts <before> <after>` names what the sessions hold.
+      return { path: writeHeapSnapshot(String(request['path'])) };
     case 'befriend': {
       const [host, ...friends] = minted?.userIds ?? [];
       if (!host) throw new Error('this process minted no players (no --players)');

@@ -39,6 +39,9 @@ export interface DispatchFaults {
   onDispatch(connection: Connection, session: Session, sent: Sent): boolean;
 }
 
+/** Where every connection's queues start: one settled promise shared, not two per idle connection. */
+const SETTLED: Promise<void> = Promise.resolve();
+
 /**
  * One WebSocket of the gateway: framing, compression, heartbeats and the per-connection limits. What a
  * frame means is decided by the opcode table, not here.
@@ -48,16 +51,17 @@ export class Connection implements SessionSink {
   readonly #context: ConnectionContext;
   readonly #zlib: ZlibStream | undefined;
   readonly version: number;
-  session: Session | undefined;
+  #session: Session | undefined;
   #closed = false;
   /** The code this side closed with: it, not the client's echo, decides whether the session lives on. */
   #closeCode: number | undefined;
   #heartbeatDeadline: NodeJS.Timeout | undefined;
   #identifyDeadline: NodeJS.Timeout | undefined;
-  #window = { start: 0, count: 0 };
+  #windowStart = 0;
+  #windowCount = 0;
   /** Frames are handled one at a time, in order: an Identify finishes before the next frame is read. */
-  #queue: Promise<void> = Promise.resolve();
-  #sending: Promise<void> = Promise.resolve();
+  #queue: Promise<void> = SETTLED;
+  #sending: Promise<void> = SETTLED;
 
   constructor(
     socket: WebSocket,
@@ -87,6 +91,19 @@ export class Connection implements SessionSink {
 
   get open(): boolean {
     return !this.#closed;
+  }
+
+  get session(): Session | undefined {
+    return this.#session;
+  }
+
+  /** Set once Identify or Resume succeeds: the identify deadline is then dropped, not left to fire. */
+  set session(session: Session | undefined) {
+    this.#session = session;
+    if (session && this.#identifyDeadline) {
+      clearTimeout(this.#identifyDeadline);
+      this.#identifyDeadline = undefined;
+    }
   }
 
   /** Sends a dispatch recorded in the session. */
@@ -160,14 +177,22 @@ export class Connection implements SessionSink {
   /** 120 client events per 60 s per connection (PROTOCOL.md §D.6). */
   #countEvent(): boolean {
     const now = this.#context.clock.now();
-    if (now - this.#window.start >= CLIENT_EVENTS_LIMIT.windowMs) this.#window = { start: now, count: 0 };
-    this.#window.count += 1;
-    return this.#window.count <= CLIENT_EVENTS_LIMIT.limit;
+    if (now - this.#windowStart >= CLIENT_EVENTS_LIMIT.windowMs) {
+      this.#windowStart = now;
+      this.#windowCount = 0;
+    }
+    this.#windowCount += 1;
+    return this.#windowCount <= CLIENT_EVENTS_LIMIT.limit;
   }
 
   /** A client silent for 1.5 heartbeat intervals is a zombie: close so it resumes (PROTOCOL.md §D.3). */
   #armHeartbeat(): void {
-    clearTimeout(this.#heartbeatDeadline);
+    if (this.#closed) return;
+    // One timer for the connection's life, pushed back by each heartbeat rather than made anew.
+    if (this.#heartbeatDeadline) {
+      this.#heartbeatDeadline.refresh();
+      return;
+    }
     this.#heartbeatDeadline = setTimeout(
       () => this.close(GatewayCloseCodes.SessionTimedOut, 'Session timed out'),
       this.#context.heartbeatIntervalMs * 1.5,

@@ -54,11 +54,14 @@ export interface SessionSink {
 export const RESUME_WINDOW_MS = 5 * 60 * 1000;
 export const RESUME_BUFFER_SIZE = 2000;
 
+/** One session, or several: most users have one, and an empty Set's table costs more than a session's fields. */
+type Indexed = Session | Set<Session>;
+
 /** The sessions of this node, indexed for fan-out by user and application. */
 export class SessionRegistry {
   readonly #byId = new Map<string, Session>();
-  readonly #byUser = new Map<string, Set<Session>>();
-  readonly #byApplication = new Map<string, Set<Session>>();
+  readonly #byUser = new Map<string, Indexed>();
+  readonly #byApplication = new Map<string, Indexed>();
 
   add(session: Session): void {
     this.#byId.set(session.id, session);
@@ -80,11 +83,17 @@ export class SessionRegistry {
   candidates(audience: { users?: readonly string[]; applicationId?: string }): Iterable<Session> {
     if (audience.users) {
       const out: Session[] = [];
-      for (const user of audience.users)
-        for (const session of this.#byUser.get(user) ?? []) out.push(session);
+      for (const user of audience.users) {
+        const indexed = this.#byUser.get(user);
+        if (indexed instanceof Set) for (const session of indexed) out.push(session);
+        else if (indexed) out.push(indexed);
+      }
       return out;
     }
-    if (audience.applicationId) return this.#byApplication.get(audience.applicationId) ?? [];
+    if (audience.applicationId) {
+      const indexed = this.#byApplication.get(audience.applicationId);
+      return indexed instanceof Set ? indexed : indexed ? [indexed] : [];
+    }
     return this.#byId.values();
   }
 
@@ -102,19 +111,21 @@ export class SessionRegistry {
   }
 }
 
-function index(map: Map<string, Set<Session>>, key: string, session: Session): void {
-  let set = map.get(key);
-  if (!set) {
-    set = new Set();
-    map.set(key, set);
-  }
-  set.add(session);
+function index(map: Map<string, Indexed>, key: string, session: Session): void {
+  const indexed = map.get(key);
+  if (indexed === undefined) map.set(key, session);
+  else if (indexed instanceof Set) indexed.add(session);
+  else if (indexed !== session) map.set(key, new Set([indexed, session]));
 }
 
-function unindex(map: Map<string, Set<Session>>, key: string, session: Session): void {
-  const set = map.get(key);
-  set?.delete(session);
-  if (set?.size === 0) map.delete(key);
+function unindex(map: Map<string, Indexed>, key: string, session: Session): void {
+  const indexed = map.get(key);
+  if (indexed === session) map.delete(key);
+  else if (indexed instanceof Set) {
+    indexed.delete(session);
+    if (indexed.size === 1) map.set(key, indexed.values().next().value as Session);
+    else if (indexed.size === 0) map.delete(key);
+  }
 }
 
 /** Records a dispatch in the session and hands it to the live connection, if any. */
@@ -123,9 +134,13 @@ export function record(session: Session, t: string, d: unknown, eventId?: string
   const sent: Sent = { seq: session.seq, t, d, ...(eventId !== undefined ? { eventId } : {}) };
   if (eventId !== undefined) session.lastEventId = eventId;
   session.onRecord?.(sent);
-  session.buffer.push(sent);
-  if (session.buffer.length > RESUME_BUFFER_SIZE)
-    session.buffer.splice(0, session.buffer.length - RESUME_BUFFER_SIZE);
+  // READY is never replayed: whoever resumes holds its session_id, so received it. An idle session would
+  // otherwise keep its largest payload for as long as it lives.
+  if (t !== 'READY') {
+    session.buffer.push(sent);
+    if (session.buffer.length > RESUME_BUFFER_SIZE)
+      session.buffer.splice(0, session.buffer.length - RESUME_BUFFER_SIZE);
+  }
   session.attached?.dispatch(sent);
   return sent;
 }
@@ -133,7 +148,9 @@ export function record(session: Session, t: string, d: unknown, eventId?: string
 /** The dispatches after `seq`, or undefined when the buffer no longer reaches back that far. */
 export function missedSince(session: Session, seq: number): Sent[] | undefined {
   if (seq > session.seq || seq < 0) return undefined;
+  // READY, always seq 1, is not buffered (see record): a resume from 0 misses nothing more than one from 1.
+  const from = Math.max(seq, 1);
   const first = session.buffer[0];
-  if (seq < session.seq && (!first || first.seq > seq + 1)) return undefined;
-  return session.buffer.filter((sent) => sent.seq > seq);
+  if (from < session.seq && (!first || first.seq > from + 1)) return undefined;
+  return session.buffer.filter((sent) => sent.seq > from);
 }

@@ -488,6 +488,18 @@ describe('Resume (PROTOCOL.md §D.3)', () => {
     ]);
   });
 
+  it('replays everything after READY to a Resume from seq 0, but never READY: whoever resumes has it', async () => {
+    const { game, sessionId } = await detachedSession(4000);
+    const client = await resume({ token: game.botToken, session_id: sessionId, seq: 0 });
+    await client.nextDispatch('RESUMED');
+    expect(client.frames).toEqual([
+      HELLO,
+      lobbyUpdate(2, 1),
+      lobbyUpdate(3, 2),
+      { op: 0, s: 4, t: 'RESUMED', d: {} },
+    ]);
+  });
+
   it('answers {op:9, d:false} to a Resume with another token', async () => {
     const { sessionId } = await detachedSession(4000);
     const other = await createGame(hearth);

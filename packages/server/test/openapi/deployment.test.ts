@@ -186,12 +186,19 @@ describe('Dockerfile', () => {
     expect(dockerfile).toMatch(/^RUN npm ci --omit=dev/m);
     expect(dockerfile).toMatch(/^ENTRYPOINT \["node", "packages\/server\/bin\/hearth\.js"\]$/m);
     expect(dockerfile).toMatch(/^CMD \["serve"\]$/m);
-    // bin/hearth.js runs the TypeScript sources through tsx: without dev dependencies it must still be there.
-    expect(read('packages/server/bin/hearth.js')).toContain("from 'tsx/esm/api'");
+    // bin/hearth.js bundles the TypeScript sources with esbuild, or runs them through tsx where it cannot
+    // write its cache: without dev dependencies both must still be there.
+    const bin = read('packages/server/bin/hearth.js');
+    expect(bin).toContain("import('esbuild')");
+    expect(bin).toContain("import('tsx/esm/api')");
     const server = JSON.parse(read('packages/server/package.json')) as {
       dependencies: Record<string, string>;
     };
-    expect(Object.keys(server.dependencies)).toContain('tsx');
+    expect(Object.keys(server.dependencies)).toEqual(expect.arrayContaining(['esbuild', 'tsx']));
+    // The `node` user cannot write beside the sources: the image is built with the bundle in place.
+    const bundled = dockerfile.indexOf('RUN node packages/server/bin/hearth.js');
+    expect(bundled).toBeGreaterThan(dockerfile.indexOf('COPY packages/server/src'));
+    expect(bundled).toBeLessThan(dockerfile.search(/^USER /m));
   });
 
   it('checks its health at /healthz on the port it serves', () => {
