@@ -448,6 +448,17 @@ export class InteractionsService {
         case InteractionCallbackTypes.ChannelMessageWithSource:
           message = await this.#createMessage(row, application, data, uploads, true);
           break;
+        case InteractionCallbackTypes.DeferredChannelMessageWithSource:
+          // The user sees the app "thinking": an empty LOADING message, ephemeral if the deferral said so.
+          message = await this.#createMessage(
+            row,
+            application,
+            { flags: ((data['flags'] as number | undefined) ?? 0) & MessageFlags.Ephemeral },
+            [],
+            true,
+            true,
+          );
+          break;
         case InteractionCallbackTypes.UpdateMessage:
           message = await this.#updateSource(row, application, data, uploads);
           break;
@@ -467,27 +478,22 @@ export class InteractionsService {
     await this.#settle(row, InteractionDispatches.InteractionSuccess);
     if (query.with_response !== true) return {};
     const deferred = response.type === InteractionCallbackTypes.DeferredChannelMessageWithSource;
-    const ephemeralRequested = ((data['flags'] as number | undefined) ?? 0) & MessageFlags.Ephemeral;
     return {
       interaction: {
         id: row.id,
         type: Number(row.type),
         ...(activityInstanceId ? { activity_instance_id: activityInstanceId } : {}),
         ...(message ? { response_message_id: message.id } : {}),
-        ...(message || deferred ? { response_message_loading: deferred } : {}),
-        ...(message || deferred
-          ? {
-              response_message_ephemeral: message
-                ? (message.flags & MessageFlags.Ephemeral) !== 0
-                : ephemeralRequested !== 0,
-            }
+        ...(message ? { response_message_loading: deferred } : {}),
+        ...(message ? { response_message_ephemeral: (message.flags & MessageFlags.Ephemeral) !== 0 } : {}),
+      },
+      // The resource is what the response made: a message (types 4 and 7) or an activity instance; a
+      // deferral's LOADING message is named by `response_message_id` only (DOCS Interaction Callback Resource).
+      ...(activityInstanceId
+        ? { resource: { type: response.type, activity_instance: { id: activityInstanceId } } }
+        : message && !deferred
+          ? { resource: { type: response.type, message } }
           : {}),
-      },
-      resource: {
-        type: response.type,
-        ...(activityInstanceId ? { activity_instance: { id: activityInstanceId } } : {}),
-        ...(message ? { message } : {}),
-      },
     };
   }
 
@@ -576,6 +582,7 @@ export class InteractionsService {
     data: Json,
     uploads: readonly UploadedFile[],
     original: boolean,
+    loading = false,
   ): Promise<MessageObject> {
     const payload = JSON.parse(row.payload) as Json;
     const place = placeFrom(payload);
@@ -594,6 +601,7 @@ export class InteractionsService {
         interaction: legacyInteractionOf(row, payload),
         webhookId: application.id,
         applicationId: application.id,
+        loading,
       },
     );
     await store.insertInteractionMessage(this.#deps.storage.db, {
@@ -657,11 +665,23 @@ export class InteractionsService {
     if (!(await store.countFollowup(this.#deps.storage.db, row.id, max)))
       throw new HearthError('MaximumInteractionFollowups');
     try {
-      // A deferred response's first follow-up becomes its original response (as the platform's edit would).
-      const deferred =
-        Number(row.response_type) === InteractionCallbackTypes.DeferredChannelMessageWithSource;
-      const original = deferred && row.original_message_id === null;
-      return await this.#createMessage(row, application, (input ?? {}) as Json, uploads, original);
+      // While a deferred response still shows LOADING, the first follow-up replaces it (as an edit would);
+      // its ephemerality is the deferral's.
+      const placeholder = await this.#placeholderOf(row);
+      if (placeholder) {
+        const { flags, ...rest } = (input ?? {}) as Json;
+        const kept = Number(placeholder.flags) & MessageFlags.Ephemeral;
+        const body =
+          typeof flags === 'number' ? { ...rest, flags: (flags & ~MessageFlags.Ephemeral) | kept } : rest;
+        return await this.#deps.messages.editForInteraction(
+          botActor(application),
+          this.#placeOfMessage(row, placeholder),
+          placeholder.id,
+          body,
+          uploads,
+        );
+      }
+      return await this.#createMessage(row, application, (input ?? {}) as Json, uploads, false);
     } catch (error) {
       await this.#deps.storage.db
         .updateTable('interactions')
@@ -670,6 +690,27 @@ export class InteractionsService {
         .execute();
       throw error;
     }
+  }
+
+  /** A deferred response's original message while it still shows LOADING. */
+  async #placeholderOf(row: store.InteractionRow) {
+    if (Number(row.response_type) !== InteractionCallbackTypes.DeferredChannelMessageWithSource)
+      return undefined;
+    if (row.original_message_id === null) return undefined;
+    const message = await this.#deps.messages.findMessageIn(
+      this.#deps.storage.db,
+      row.channel_id,
+      row.original_message_id,
+    );
+    return message && (Number(message.flags) & MessageFlags.Loading) !== 0 ? message : undefined;
+  }
+
+  /** Where a message of the interaction is shown: an ephemeral one to its user alone. */
+  #placeOfMessage(row: store.InteractionRow, message: { flags: number | string } | undefined): Place {
+    const place = placeFrom(JSON.parse(row.payload) as Json);
+    return message && (Number(message.flags) & MessageFlags.Ephemeral) !== 0
+      ? { ...place, audience: { users: [row.user_id] } }
+      : place;
   }
 
   /** The message a token's route names: `@original` or one of its follow-ups (10008 otherwise). */
@@ -690,7 +731,7 @@ export class InteractionsService {
     return object!;
   }
 
-  /** PATCH …/messages/{id}: a deferred response's first edit creates the original response. */
+  /** PATCH …/messages/{id}: a deferred response's first edit replaces its LOADING placeholder. */
   async editMessage(
     applicationId: string,
     token: string,
@@ -701,10 +742,6 @@ export class InteractionsService {
     const { row, application } = await this.#byToken(applicationId, token);
     const id = await this.#messageOf(row, messageId);
     if (id === undefined) {
-      const deferred =
-        Number(row.response_type) === InteractionCallbackTypes.DeferredChannelMessageWithSource;
-      if (messageId === '@original' && deferred)
-        return this.#createMessage(row, application, (input ?? {}) as Json, uploads, true);
       if (messageId === '@original' && row.source_message_id !== null)
         return this.#deps.messages.editForInteraction(
           botActor(application),
@@ -715,7 +752,8 @@ export class InteractionsService {
         );
       throw new HearthError('UnknownMessage');
     }
-    const place = placeFrom(JSON.parse(row.payload) as Json);
+    const current = await this.#deps.messages.findMessageIn(this.#deps.storage.db, row.channel_id, id);
+    const place = this.#placeOfMessage(row, current);
     return this.#deps.messages.editForInteraction(botActor(application), place, id, input, uploads);
   }
 
@@ -723,13 +761,12 @@ export class InteractionsService {
     const { row, application } = await this.#byToken(applicationId, token);
     const id = await this.#messageOf(row, messageId);
     if (id === undefined) throw new HearthError('UnknownMessage');
-    const place = placeFrom(JSON.parse(row.payload) as Json);
-    const ephemeral = await this.#deps.messages.findMessageIn(this.#deps.storage.db, row.channel_id, id);
-    const shown =
-      ephemeral && (Number(ephemeral.flags) & MessageFlags.Ephemeral) !== 0
-        ? { ...place, audience: { users: [row.user_id] } }
-        : place;
-    await this.#deps.messages.deleteForInteraction(botActor(application), shown, id);
+    const current = await this.#deps.messages.findMessageIn(this.#deps.storage.db, row.channel_id, id);
+    await this.#deps.messages.deleteForInteraction(
+      botActor(application),
+      this.#placeOfMessage(row, current),
+      id,
+    );
     await store.deleteInteractionMessage(this.#deps.storage.db, id);
   }
 
