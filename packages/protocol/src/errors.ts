@@ -554,6 +554,14 @@ export const FormErrors = {
     code: 'APPLICATION_COMMAND_PRIMARY_ENTRY_POINT_GUILD_INVALID',
     message: 'Primary entry point commands cannot be guild commands',
   }),
+  /**
+   * An entry point command of an application without Activities enabled (EMBEDDED); Hearth's name, as the
+   * platform publishes none for it.
+   */
+  commandEntryPointActivities: () => ({
+    code: 'APPLICATION_COMMAND_PRIMARY_ENTRY_POINT_ACTIVITIES_DISABLED',
+    message: 'Primary entry point commands require Activities to be enabled',
+  }),
   /** A dictionary where another shape is required (the platform's ModelType wording). */
   modelType: () => ({ code: 'MODEL_TYPE_CONVERT', message: 'Only dictionaries may be used in a ModelType' }),
   // ---- Webhooks ----

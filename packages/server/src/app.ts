@@ -834,6 +834,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       (await oauth2!.playersOf(db, [userId], applicationId)).has(userId),
     outbound,
     attachmentSizeLimit: () => attachments.maxFileBytes(),
+    attachments,
     commands: { getCommand: (applicationId, commandId) => commands.getCommand(applicationId, commandId) },
   });
   const services: Services = {

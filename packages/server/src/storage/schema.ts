@@ -60,6 +60,7 @@ export interface Schema {
   interaction_messages: InteractionMessagesTable;
   interaction_endpoints: InteractionEndpointsTable;
   message_attachments: MessageAttachmentsTable;
+  application_guild_installs: ApplicationGuildInstallsTable;
   message_reactions: MessageReactionsTable;
   slowmode_marks: SlowmodeMarksTable;
   auto_moderation_rules: AutoModerationRulesTable;
@@ -707,6 +708,16 @@ export interface MessageAttachmentsTable {
   waveform: string | null;
   flags: Generated<number>;
   storage_key: string;
+  created_at: number;
+  /** The interaction whose user sent the file (an ATTACHMENT option, a modal's upload); no message holds it. */
+  interaction_id: string | null;
+}
+
+/** An application installed to a guild with `applications.commands` alone: its bot is not a member. */
+export interface ApplicationGuildInstallsTable {
+  application_id: string;
+  guild_id: string;
+  installer_id: string;
   created_at: number;
 }
 

@@ -25,6 +25,7 @@ import { parse } from '../../kernel/validation.js';
 import type { Executor, Storage } from '../../storage/database.js';
 import { toUserObject, type User } from '../accounts/service.js';
 import type { Application } from '../applications/service.js';
+import type { AttachmentPlan, Attachments } from '../channel-messages/attachments.js';
 import type { MessageObject } from '../channel-messages/objects.js';
 import { type Actor, type Place, placeOf } from '../channel-messages/places.js';
 import type { ChannelMessagesService } from '../channel-messages/service.js';
@@ -67,6 +68,14 @@ export interface InteractionsDeps {
   outbound: OutboundPolicy;
   /** The attachment size limit now (`attachment_size_limit`; 10 MiB from 16 January 2025, seed). */
   attachmentSizeLimit(): number;
+  /** Where the files users send with interactions are stored, as message attachments are. */
+  attachments: Pick<Attachments, 'plan' | 'plannedObjects' | 'saveForInteraction' | 'settle'>;
+}
+
+/** The files of a user's interaction request: planned before its transaction, by `files[n]` index. */
+interface InteractionFiles {
+  byIndex: Map<number, Json>;
+  plan: (used: ReadonlySet<number>) => AttachmentPlan | undefined;
 }
 
 /** A token: the interaction's id, then random bytes (the id makes each one unique). */
@@ -108,6 +117,7 @@ export class InteractionsService {
     const command = isCommand(body.type)
       ? await this.#deps.commands.getCommand(application.id, parseData(CommandData, body.data).id)
       : undefined;
+    const files = this.#filesOf(body.channel_id, uploads);
     const prepared = await storage.transaction(async (tx) => {
       const user = await this.#deps.users.getUserIn(tx, userId);
       if (!user) throw new HearthError('UnknownUser');
@@ -117,7 +127,8 @@ export class InteractionsService {
       const scene = await sceneOf(tx, this.#deps, place, application, userId);
       const id = snowflakes.next();
       const token = newToken(id);
-      const step = await this.#dataOf(tx, body, scene, application, user, uploads, command);
+      const used = new Set<number>();
+      const step = await this.#dataOf(tx, body, scene, application, user, files, used, command);
       const owners = step.integrationTypes
         ? Object.fromEntries(
             Object.entries(scene.owners).filter(([key]) => step.integrationTypes!.includes(Number(key))),
@@ -153,8 +164,11 @@ export class InteractionsService {
           Object.keys(owners).length === 1 && owners[String(InteractionIntegrationTypes.UserInstall)] ? 1 : 0,
         created_at: clock.now(),
       });
-      return { id, payload, scene: finalScene };
+      const plan = files.plan(used);
+      if (plan) await this.#deps.attachments.saveForInteraction(tx, id, plan);
+      return { id, payload, scene: finalScene, plan };
     });
+    if (prepared.plan) await this.#deps.attachments.settle(prepared.plan);
     await this.#tellUser(InteractionDispatches.InteractionCreate, userId, prepared.id, body.nonce);
     const endpoint = await store.findEndpoint(storage.db, application.id);
     if (endpoint === undefined) {
@@ -175,6 +189,27 @@ export class InteractionsService {
     void delivery.finally(() => this.#inFlight.delete(delivery));
   }
 
+  /**
+   * The request's `files[n]` as the attachments they will be (ids, `url`), planned before the transaction;
+   * only those the interaction names are stored.
+   */
+  #filesOf(channelId: string, uploads: readonly UploadedFile[]): InteractionFiles {
+    const attachments = this.#deps.attachments;
+    if (uploads.length === 0) return { byIndex: new Map(), plan: () => undefined };
+    const plan = attachments.plan(channelId, uploads, undefined);
+    const objects = attachments.plannedObjects(plan);
+    // With no `attachments` field the plan takes the uploads in their `files[n]` order.
+    const ordered = [...uploads].sort((a, b) => a.index - b.index);
+    const byIndex = new Map(ordered.map((upload, i) => [upload.index, objects[i] as unknown as Json]));
+    return {
+      byIndex,
+      plan: (used) => {
+        const added = plan.added.filter((_entry, i) => used.has(ordered[i]!.index));
+        return added.length === 0 ? undefined : { added, kept: [], removed: [], changed: true };
+      },
+    };
+  }
+
   /** The interaction's `data` by type, with what storing it needs (the source message, metadata). */
   async #dataOf(
     tx: Executor,
@@ -182,7 +217,8 @@ export class InteractionsService {
     scene: InteractionScene,
     application: Application,
     user: User,
-    uploads: readonly UploadedFile[],
+    files: InteractionFiles,
+    used: Set<number>,
     command: CommandView | undefined,
   ): Promise<{
     data: Json;
@@ -194,11 +230,11 @@ export class InteractionsService {
     switch (body.type) {
       case InteractionTypes.ApplicationCommand:
       case InteractionTypes.ApplicationCommandAutocomplete:
-        return this.#commandData(tx, body.data, scene, application, command);
+        return this.#commandData(tx, body.data, scene, application, command, files, used);
       case InteractionTypes.MessageComponent:
         return this.#componentData(tx, body, scene, application, user);
       case InteractionTypes.ModalSubmit:
-        return this.#modalSubmitData(tx, body, application, user, uploads);
+        return this.#modalSubmitData(tx, body, application, user, files, used);
       default:
         throw invalidForm(
           'type',
@@ -218,8 +254,12 @@ export class InteractionsService {
     scene: InteractionScene,
     application: Application,
     found: CommandView | undefined,
+    files: InteractionFiles,
+    used: Set<number>,
   ) {
     const data = parseData(CommandData, input);
+    // Attachment options are rewritten to their attachments' ids: the app sees its own copy.
+    const options = structuredClone(data.options ?? []) as Json[];
     const view = requireUsable(found, {
       guildId: scene.guildId,
       context: scene.context,
@@ -238,12 +278,14 @@ export class InteractionsService {
     const resolved: Json = await resolveOptions(
       tx,
       { access: this.#deps.access, getUserIn: this.#deps.users.getUserIn.bind(this.#deps.users) },
-      data.options ?? [],
+      options,
       {
         guildId: scene.guildId,
         botUserId: application.botUserId,
         botInGuild: scene.botInGuild,
       },
+      files.byIndex,
+      used,
     );
     if (data.target_id !== undefined) {
       if (command.type === ApplicationCommandTypes.User) {
@@ -263,7 +305,7 @@ export class InteractionsService {
         id: command.id,
         name: command.name,
         type: command.type,
-        ...(data.options === undefined ? {} : { options: data.options }),
+        ...(data.options === undefined ? {} : { options }),
         ...(Object.keys(resolved).length === 0 ? {} : { resolved }),
         ...(command.guildId === null ? {} : { guild_id: command.guildId }),
         ...(data.target_id === undefined ? {} : { target_id: data.target_id }),
@@ -330,7 +372,8 @@ export class InteractionsService {
     body: ReturnType<typeof parse<typeof InvokeInteraction>>,
     application: Application,
     user: User,
-    uploads: readonly UploadedFile[],
+    files: InteractionFiles,
+    used: Set<number>,
   ) {
     const data = parseData(ModalSubmitData, body.data);
     const modal = await store.findModal(tx, data.id);
@@ -345,23 +388,21 @@ export class InteractionsService {
     const submission = checkSubmission(
       JSON.parse(modal.components) as Json[],
       data.components,
-      uploads.length,
+      new Set(files.byIndex.keys()),
     );
     if (!(await store.submitModal(tx, modal.id))) throw new HearthError('UnknownInteraction');
     const source = await store.findInteraction(tx, modal.interaction_id);
     const sourcePayload = source ? (JSON.parse(source.payload) as Json) : undefined;
+    // An upload field's values name `files[n]`; the app sees the stored attachments' ids (DOCS File Upload).
     const attachments: Json = {};
     for (const indexes of submission.uploads.values()) {
       for (const index of indexes) {
-        const file = uploads[index]!;
-        attachments[String(index)] = {
-          id: String(index),
-          filename: file.filename,
-          size: file.size,
-          ...(file.contentType === undefined ? {} : { content_type: file.contentType }),
-        };
+        const file = files.byIndex.get(index)!;
+        used.add(index);
+        attachments[file['id'] as string] = file;
       }
     }
+    const components = withUploadIds(submission.components, files.byIndex);
     let message: Json | undefined;
     if (source?.source_message_id) {
       const row = await this.#deps.messages.findMessageIn(tx, source.channel_id, source.source_message_id);
@@ -370,7 +411,7 @@ export class InteractionsService {
     return {
       data: {
         custom_id: data.custom_id,
-        components: submission.components,
+        components,
         ...(Object.keys(attachments).length === 0 ? {} : { resolved: { attachments } }),
       },
       ...(message === undefined ? {} : { message }),
@@ -896,6 +937,19 @@ function messageTypeOf(row: store.InteractionRow, payload: Json): number {
       : MessageTypes.ContextMenuCommand;
   }
   return MessageTypes.Default;
+}
+
+/** A submission's components with each file upload's values as the ids of the attachments they name. */
+function withUploadIds(components: readonly Json[], files: ReadonlyMap<number, Json>): Json[] {
+  return components.map((component) => {
+    const out: Json = { ...component };
+    if (component['type'] === ComponentTypes.FileUpload && Array.isArray(component['values']))
+      out['values'] = (component['values'] as string[]).map((value) => files.get(Number(value))!['id']);
+    if (component['component']) out['component'] = withUploadIds([component['component'] as Json], files)[0];
+    if (Array.isArray(component['components']))
+      out['components'] = withUploadIds(component['components'] as Json[], files);
+    return out;
+  });
 }
 
 /** The component of a message with this custom id, anywhere in its tree. */
