@@ -835,7 +835,11 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     outbound,
     attachmentSizeLimit: () => attachments.maxFileBytes(),
     attachments,
-    commands: { getCommand: (applicationId, commandId) => commands.getCommand(applicationId, commandId) },
+    commands: {
+      getCommand: (applicationId, commandId) => commands.getCommand(applicationId, commandId),
+      commandsInstalled: (db, applicationId, guildId) =>
+        commands.commandsInstalled(db, applicationId, guildId),
+    },
   });
   const services: Services = {
     accounts,

@@ -221,7 +221,8 @@ export class CommandsService {
 
   /**
    * The caller acts for this application (20012 otherwise) and, for a guild's commands, the application is
-   * in that guild: its bot is a member (10004 unknown guild, 50001 otherwise).
+   * in that guild: installed with `applications.commands` alone, or its bot is a member (10004 unknown
+   * guild, 50001 otherwise).
    */
   async authorize(
     db: Executor,
@@ -232,8 +233,14 @@ export class CommandsService {
     if (caller.applicationId !== applicationId) throw new HearthError('NotAuthorizedForApplication');
     const application = await this.#deps.application(db, applicationId);
     if (!application) throw new HearthError('UnknownApplication');
-    if (guildId !== null) await this.#deps.access.member(db, guildId, application.botUserId);
+    if (guildId !== null && !(await store.isCommandsInstalled(db, applicationId, guildId)))
+      await this.#deps.access.member(db, guildId, application.botUserId);
     return application;
+  }
+
+  /** Whether the application was installed to the guild with `applications.commands` alone (no bot). */
+  commandsInstalled(db: Executor, applicationId: string, guildId: string): Promise<boolean> {
+    return store.isCommandsInstalled(db, applicationId, guildId);
   }
 
   /** The application's command in this scope; 10063 otherwise. */

@@ -471,8 +471,10 @@ export class InteractionsService {
     this.#checkCallbackType(row, application, response.type);
     const data = (response.data ?? {}) as Json;
     // Everything about the body is checked before the response is claimed, so a bad one can be retried.
-    if (response.type === InteractionCallbackTypes.ApplicationCommandAutocompleteResult)
-      parseData(AutocompleteData, data);
+    const choices =
+      response.type === InteractionCallbackTypes.ApplicationCommandAutocompleteResult
+        ? parseData(AutocompleteData, data).choices
+        : undefined;
     const modal =
       response.type === InteractionCallbackTypes.Modal
         ? {
@@ -505,6 +507,9 @@ export class InteractionsService {
           break;
         case InteractionCallbackTypes.Modal:
           await this.#showModal(row, modal!);
+          break;
+        case InteractionCallbackTypes.ApplicationCommandAutocompleteResult:
+          await this.#offerChoices(row, choices!);
           break;
         case InteractionCallbackTypes.LaunchActivity:
           activityInstanceId = `i-${row.id}-${application.id}`;
@@ -582,6 +587,23 @@ export class InteractionsService {
     for (const row of rows)
       if (row.response_type === null) await this.#settle(row, InteractionDispatches.InteractionFailure);
     return rows.length;
+  }
+
+  /**
+   * An autocomplete's choices reach the user typing as the platform client receives them: the gateway's
+   * APPLICATION_COMMAND_AUTOCOMPLETE_RESPONSE on their sessions, with the nonce their request carried.
+   */
+  async #offerChoices(row: store.InteractionRow, choices: readonly Json[]): Promise<void> {
+    await this.#deps.bus.publish({
+      type: InteractionDispatches.ApplicationCommandAutocompleteResponse,
+      data: {
+        id: row.id,
+        application_id: row.application_id,
+        choices,
+        ...(row.nonce === null ? {} : { nonce: row.nonce }),
+      },
+      audience: { users: [row.user_id] },
+    });
   }
 
   async #showModal(
