@@ -954,6 +954,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     });
     registerInteractionActions(actions, {
       invoke: (userId, body) => interactions!.invoke(userId, body),
+      offeredChoices: (userId, interactionId) => interactions!.offeredChoices(userId, interactionId),
       findCommand: async (userId, applicationId, channelId, name, type) => {
         const channel = (await channels.getChannel(userId, channelId)) as { guild_id?: string };
         const place = channel.guild_id

@@ -904,6 +904,8 @@ export interface InteractionsTable {
   original_message_id: string | null;
   followups: Generated<number>;
   settled: Generated<number>;
+  /** The choices an autocomplete was answered with (JSON), for clients without a gateway session. */
+  autocomplete_choices: string | null;
 }
 
 export interface InteractionModalsTable {

@@ -107,7 +107,7 @@ export class InteractionsService {
   }
 
   /** A user's interaction: checked, stored, then delivered to the app; the user hears of it on the gateway. */
-  async invoke(userId: string, input: unknown, uploads: readonly UploadedFile[] = []): Promise<void> {
+  async invoke(userId: string, input: unknown, uploads: readonly UploadedFile[] = []): Promise<string> {
     const body = parse(InvokeInteraction, input ?? {});
     const { storage, clock, snowflakes } = this.#deps;
     const application = await this.#deps.applications.getApplication(body.application_id);
@@ -182,11 +182,27 @@ export class InteractionsService {
             : {}),
         },
       });
-      return;
+      return prepared.id;
     }
     const delivery = this.#deliverToEndpoint(application, endpoint, prepared.payload);
     this.#inFlight.add(delivery);
     void delivery.finally(() => this.#inFlight.delete(delivery));
+    return prepared.id;
+  }
+
+  /**
+   * The choices the app answered the user's autocomplete with, null while it has not: what a client without
+   * a gateway session (a scripted user) reads instead of APPLICATION_COMMAND_AUTOCOMPLETE_RESPONSE.
+   */
+  async offeredChoices(userId: string, interactionId: string): Promise<Json[] | null> {
+    const row = await store.findInteraction(this.#deps.storage.db, interactionId);
+    if (
+      !row ||
+      row.user_id !== userId ||
+      Number(row.type) !== InteractionTypes.ApplicationCommandAutocomplete
+    )
+      throw new HearthError('UnknownInteraction');
+    return row.autocomplete_choices === null ? null : (JSON.parse(row.autocomplete_choices) as Json[]);
   }
 
   /**
@@ -594,6 +610,9 @@ export class InteractionsService {
    * APPLICATION_COMMAND_AUTOCOMPLETE_RESPONSE on their sessions, with the nonce their request carried.
    */
   async #offerChoices(row: store.InteractionRow, choices: readonly Json[]): Promise<void> {
+    await store.updateInteraction(this.#deps.storage.db, row.id, {
+      autocomplete_choices: JSON.stringify(choices),
+    });
     await this.#deps.bus.publish({
       type: InteractionDispatches.ApplicationCommandAutocompleteResponse,
       data: {
