@@ -97,6 +97,19 @@ describe('ATTACHMENT options', () => {
     expect((await callback(i, { type: 4, data: { content: 'Got it' } })).status).toBe(204);
   });
 
+  it('a file one byte past attachment_size_limit (10 MiB) is refused with 40005', async () => {
+    const response = await invoke(
+      {
+        type: 2,
+        guild_id: s.guild.id,
+        data: { ...upload, options: [{ type: 11, name: 'file', value: '0' }] },
+      },
+      [new Blob([new Uint8Array(10 * 1024 * 1024 + 1)])],
+    );
+    expect(response.status).toBe(413);
+    expect(await response.json()).toEqual({ code: 40005, message: 'Request entity too large' });
+  });
+
   it('an option naming no file of the request is refused at its path', async () => {
     const response = await invoke({
       type: 2,
