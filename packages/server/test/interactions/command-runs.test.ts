@@ -125,7 +125,7 @@ describe('ATTACHMENT options', () => {
 });
 
 describe('Autocomplete', () => {
-  it('the choices reach the user who typed; 26 choices or a 101-character name are refused', async () => {
+  it('the choices reach the user who typed; 26 choices, or a name or value of 101 characters, are refused', async () => {
     const typed = await invoke({
       type: 4,
       guild_id: s.guild.id,
@@ -148,6 +148,12 @@ describe('Autocomplete', () => {
     });
     expect(longName.status).toBe(400);
     expect(await longName.json()).toMatchObject({ code: 50035, errors: { choices: { 0: { name: {} } } } });
+    const longValue = await callback(i, {
+      type: 8,
+      data: { choices: [{ name: 'x', value: 'v'.repeat(101) }] },
+    });
+    expect(longValue.status).toBe(400);
+    expect(await longValue.json()).toMatchObject({ code: 50035, errors: { choices: { 0: { value: {} } } } });
     const choices = Array.from({ length: 25 }, (_, n) => choice(n));
     expect((await callback(i, { type: 8, data: { choices } })).status).toBe(204);
     const offered = await user.nextDispatch('APPLICATION_COMMAND_AUTOCOMPLETE_RESPONSE');
