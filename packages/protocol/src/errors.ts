@@ -37,7 +37,16 @@ export const JSONErrors = {
   UnknownInteraction: { code: 10062, status: 404, message: 'Unknown interaction' },
   UnknownVoiceState: { code: 10065, status: 404, message: 'Unknown Voice State' },
   UnknownApplicationCommand: { code: 10063, status: 404, message: 'Unknown application command' },
-  UnknownAutoModerationRule: { code: 10066, status: 404, message: 'Unknown auto moderation rule' },
+  /**
+   * A command's permissions asked for while it has no overwrites in the guild (the platform's answer; 10066
+   * is this, per its error table, not an unknown AutoMod rule, which has no code of its own and answers the
+   * plain 404).
+   */
+  UnknownApplicationCommandPermissions: {
+    code: 10066,
+    status: 404,
+    message: 'Unknown application command permissions',
+  },
   BotsCannotUseEndpoint: { code: 20001, status: 403, message: 'Bots cannot use this endpoint' },
   OnlyBotsCanUseEndpoint: { code: 20002, status: 403, message: 'Only bots can use this endpoint' },
   /** A token of one application acting on another's commands. */
@@ -553,6 +562,14 @@ export const FormErrors = {
   commandEntryPointGuild: () => ({
     code: 'APPLICATION_COMMAND_PRIMARY_ENTRY_POINT_GUILD_INVALID',
     message: 'Primary entry point commands cannot be guild commands',
+  }),
+  /**
+   * An entry point command of an application without Activities enabled (EMBEDDED); Hearth's name, as the
+   * platform publishes none for it.
+   */
+  commandEntryPointActivities: () => ({
+    code: 'APPLICATION_COMMAND_PRIMARY_ENTRY_POINT_ACTIVITIES_DISABLED',
+    message: 'Primary entry point commands require Activities to be enabled',
   }),
   /** A dictionary where another shape is required (the platform's ModelType wording). */
   modelType: () => ({ code: 'MODEL_TYPE_CONVERT', message: 'Only dictionaries may be used in a ModelType' }),

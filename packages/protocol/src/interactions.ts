@@ -69,4 +69,6 @@ export const InteractionDispatches = {
   InteractionSuccess: 'INTERACTION_SUCCESS',
   InteractionFailure: 'INTERACTION_FAILURE',
   InteractionModalCreate: 'INTERACTION_MODAL_CREATE',
+  /** The choices an app answered an autocomplete with, to the user typing (the platform client's event). */
+  ApplicationCommandAutocompleteResponse: 'APPLICATION_COMMAND_AUTOCOMPLETE_RESPONSE',
 } as const;

@@ -834,7 +834,12 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       (await oauth2!.playersOf(db, [userId], applicationId)).has(userId),
     outbound,
     attachmentSizeLimit: () => attachments.maxFileBytes(),
-    commands: { getCommand: (applicationId, commandId) => commands.getCommand(applicationId, commandId) },
+    attachments,
+    commands: {
+      getCommand: (applicationId, commandId) => commands.getCommand(applicationId, commandId),
+      commandsInstalled: (db, applicationId, guildId) =>
+        commands.commandsInstalled(db, applicationId, guildId),
+    },
   });
   const services: Services = {
     accounts,
@@ -949,6 +954,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     });
     registerInteractionActions(actions, {
       invoke: (userId, body) => interactions!.invoke(userId, body),
+      offeredChoices: (userId, interactionId) => interactions!.offeredChoices(userId, interactionId),
       findCommand: async (userId, applicationId, channelId, name, type) => {
         const channel = (await channels.getChannel(userId, channelId)) as { guild_id?: string };
         const place = channel.guild_id

@@ -144,8 +144,8 @@ export function registerUserActions(actions: ScriptedActions, services: UserServ
 
 /** What the interaction actions call: the platform client's POST /interactions and what it reads first. */
 export interface InteractionServices {
-  /** POST /interactions as the user's client sends it. */
-  invoke(userId: string, body: unknown): Promise<void>;
+  /** POST /interactions as the user's client sends it; answers the interaction's id. */
+  invoke(userId: string, body: unknown): Promise<string>;
   /** The command the user may run in the channel by that name and type, as the client's command index has it. */
   findCommand(
     userId: string,
@@ -156,6 +156,8 @@ export interface InteractionServices {
   ): Promise<{ id: string; version: string } | undefined>;
   /** The open modal the client would have learnt of from INTERACTION_MODAL_CREATE. */
   openModal(userId: string, applicationId: string, customId: string): Promise<string | undefined>;
+  /** The choices the client would have learnt of from APPLICATION_COMMAND_AUTOCOMPLETE_RESPONSE. */
+  offeredChoices(userId: string, interactionId: string): Promise<unknown[] | null>;
 }
 
 const InteractionTarget = {
@@ -164,10 +166,15 @@ const InteractionTarget = {
   channel_id: Snowflake,
 };
 
-/** Registers running a command, clicking a component and submitting a modal: POST /interactions as a user. */
+/**
+ * Registers running a command, typing into an autocomplete option, clicking a component and submitting a
+ * modal: POST /interactions as a user.
+ */
 export function registerInteractionActions(actions: ScriptedActions, services: InteractionServices): void {
-  const invoke = (userId: string, body: Record<string, unknown>) =>
-    services.invoke(userId, { session_id: scriptedSessionId(userId), ...body });
+  // Each answers the interaction's id, as the client learns it from INTERACTION_CREATE.
+  const invoke = async (userId: string, body: Record<string, unknown>) => ({
+    interaction_id: await services.invoke(userId, { session_id: scriptedSessionId(userId), ...body }),
+  });
   actions.register({
     name: 'run_slash_command',
     description:
@@ -182,7 +189,7 @@ export function registerInteractionActions(actions: ScriptedActions, services: I
     run: async ({ user_id, application_id, channel_id, name, type = 1, options, target_id }) => {
       const command = await services.findCommand(user_id, application_id, channel_id, name, type);
       if (!command) throw new HearthError('UnknownApplicationCommand');
-      await invoke(user_id, {
+      return invoke(user_id, {
         type: 2,
         application_id,
         channel_id,
@@ -196,6 +203,35 @@ export function registerInteractionActions(actions: ScriptedActions, services: I
         },
       });
     },
+  });
+  actions.register({
+    name: 'autocomplete',
+    description:
+      'The user types into a chat input command option with autocomplete: options name the focused one. Answers the interaction id.',
+    body: Type.Object({
+      ...InteractionTarget,
+      name: Type.String({ minLength: 1, maxLength: 32 }),
+      options: Type.Array(Type.Record(Type.String(), Type.Unknown()), { minItems: 1, maxItems: 25 }),
+    }),
+    run: async ({ user_id, application_id, channel_id, name, options }) => {
+      const command = await services.findCommand(user_id, application_id, channel_id, name, 1);
+      if (!command) throw new HearthError('UnknownApplicationCommand');
+      return invoke(user_id, {
+        type: 4,
+        application_id,
+        channel_id,
+        data: { id: command.id, name, type: 1, version: command.version, options },
+      });
+    },
+  });
+  actions.register({
+    name: 'autocomplete_choices',
+    description:
+      'The choices the application answered the user’s autocomplete with (null until it has), as the client sees them.',
+    body: Type.Object({ user_id: Snowflake, interaction_id: Snowflake }),
+    run: async ({ user_id, interaction_id }) => ({
+      choices: await services.offeredChoices(user_id, interaction_id),
+    }),
   });
   actions.register({
     name: 'click_component',
@@ -228,7 +264,7 @@ export function registerInteractionActions(actions: ScriptedActions, services: I
     run: async ({ user_id, application_id, channel_id, custom_id, components }) => {
       const modalId = await services.openModal(user_id, application_id, custom_id);
       if (modalId === undefined) throw new HearthError('UnknownInteraction');
-      await invoke(user_id, {
+      return invoke(user_id, {
         type: 5,
         application_id,
         channel_id,

@@ -60,6 +60,7 @@ export interface Schema {
   interaction_messages: InteractionMessagesTable;
   interaction_endpoints: InteractionEndpointsTable;
   message_attachments: MessageAttachmentsTable;
+  application_guild_installs: ApplicationGuildInstallsTable;
   message_reactions: MessageReactionsTable;
   slowmode_marks: SlowmodeMarksTable;
   auto_moderation_rules: AutoModerationRulesTable;
@@ -708,6 +709,16 @@ export interface MessageAttachmentsTable {
   flags: Generated<number>;
   storage_key: string;
   created_at: number;
+  /** The interaction whose user sent the file (an ATTACHMENT option, a modal's upload); no message holds it. */
+  interaction_id: string | null;
+}
+
+/** An application installed to a guild with `applications.commands` alone: its bot is not a member. */
+export interface ApplicationGuildInstallsTable {
+  application_id: string;
+  guild_id: string;
+  installer_id: string;
+  created_at: number;
 }
 
 export interface MessageReactionsTable {
@@ -893,6 +904,8 @@ export interface InteractionsTable {
   original_message_id: string | null;
   followups: Generated<number>;
   settled: Generated<number>;
+  /** The choices an autocomplete was answered with (JSON), for clients without a gateway session. */
+  autocomplete_choices: string | null;
 }
 
 export interface InteractionModalsTable {

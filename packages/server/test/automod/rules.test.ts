@@ -27,7 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => hearth.close());
 
-const UNKNOWN_RULE = { code: 10066, message: 'Unknown auto moderation rule' };
+const UNKNOWN_RULE = { code: 0, message: '404: Not Found' };
 const maxLength = (max: number) => ({
   code: 'BASE_TYPE_MAX_LENGTH',
   message: `Must be ${max} or fewer in length.`,

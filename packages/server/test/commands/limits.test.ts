@@ -82,12 +82,29 @@ describe('Limits by create (POST)', () => {
       type: T.PrimaryEntryPoint,
       handler: 2,
     };
+    // Without Activities enabled (EMBEDDED) there is nothing to launch: refused, alone and in a bulk list.
+    const refusal = {
+      _errors: [
+        {
+          code: 'APPLICATION_COMMAND_PRIMARY_ENTRY_POINT_ACTIVITIES_DISABLED',
+          message: 'Primary entry point commands require Activities to be enabled',
+        },
+      ],
+    };
+    expectError(await bot.api('POST', bot.global, launch), 400, 50035, 'Invalid Form Body', {
+      type: refusal,
+    });
+    expectError(await bot.api('PUT', bot.global, [chatInput(1), launch]), 400, 50035, 'Invalid Form Body', {
+      1: { type: refusal },
+    });
+    await hearth.services.applications.adminUpdate(bot.game.id, { grant_flags: ['Embedded'] });
     const created = await bot.api('POST', bot.global, launch);
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({ type: T.PrimaryEntryPoint, handler: 2 });
     expectError(await bot.api('POST', bot.global, { ...launch, name: 'start', handler: 1 }), ...maximum(1));
     // Without a handler it is no entry point; `handler` on another type is refused.
     const noHandler = await freshBot();
+    await hearth.services.applications.adminUpdate(noHandler.game.id, { grant_flags: ['Embedded'] });
     expectError(
       await noHandler.api('POST', noHandler.global, { ...launch, handler: undefined }),
       400,
@@ -117,6 +134,7 @@ describe('Limits by create (POST)', () => {
 describe('Limits by bulk overwrite (PUT)', () => {
   it('takes 100 chat input, 15 user, 15 message and 1 entry point at once, and refuses one more of each', async () => {
     const bot = await freshBot();
+    await hearth.services.applications.adminUpdate(bot.game.id, { grant_flags: ['Embedded'] });
     const launch = { name: 'launch', description: 'Launch', type: T.PrimaryEntryPoint, handler: 2 };
     const full = [
       ...range(100).map(chatInput),

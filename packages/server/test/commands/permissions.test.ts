@@ -84,6 +84,13 @@ describe('Client credentials tokens', () => {
 describe('Edit Application Command Permissions', () => {
   it('replaces the overwrites, answers them on GET, and sends APPLICATION_COMMAND_PERMISSIONS_UPDATE', async () => {
     const command = await api(bot, 'POST', commandsPath(), { name: 'guarded', description: 'x' });
+    // No overwrites yet: the platform answers 10066 rather than an empty list.
+    expectError(
+      await api(bot, 'GET', permissionsPath(String(command.body.id))),
+      404,
+      10066,
+      'Unknown application command permissions',
+    );
     const events = recordEvents(hearth);
     const body = { permissions: [{ id: member.id, type: 2, permission: false }] };
     const edited = await api(ownerBearer, 'PUT', permissionsPath(String(command.body.id)), body);

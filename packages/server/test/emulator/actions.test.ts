@@ -59,6 +59,8 @@ describe('README, Scripted test users: the bot sees what a real user causes', ()
       'send_friend_request',
       'set_presence',
       'run_slash_command',
+      'autocomplete',
+      'autocomplete_choices',
       'click_component',
       'submit_modal',
     ]);
@@ -140,6 +142,44 @@ describe('README, Scripted test users: the bot sees what a real user causes', ()
     });
     expect(unknown.status).toBe(404);
     expect(((await unknown.json()) as { code: number }).code).toBe(10003);
+  });
+
+  it('autocomplete: the app sees the focused option; the user reads back the choices it answered', async () => {
+    const { game } = seeded.applications;
+    const home = seeded.guilds.home;
+    const created = await hearth.api(`/applications/${game.id}/guilds/${home.id}/commands`, {
+      method: 'POST',
+      auth: `Bot ${game.bot_token}`,
+      body: {
+        name: 'find',
+        description: 'Find',
+        options: [{ type: 3, name: 'what', description: 'What', autocomplete: true }],
+      },
+    });
+    expect(created.status).toBe(201);
+    const at = { user_id: seeded.users.bob.id, application_id: game.id, channel_id: home.channels.general };
+    const { result } = await act<{ interaction_id: string }>('autocomplete', {
+      ...at,
+      name: 'find',
+      options: [{ type: 3, name: 'what', value: 'ro', focused: true }],
+    });
+    const i = (await bot.nextDispatch('INTERACTION_CREATE')).d as { id: string; token: string };
+    expect(i).toMatchObject({ id: result.interaction_id, type: 4 });
+    const read = { user_id: at.user_id, interaction_id: i.id };
+    expect((await act('autocomplete_choices', read)).result).toEqual({ choices: null });
+    const choices = [{ name: 'Rowan', value: 'rowan' }];
+    const answered = await hearth.api(`/interactions/${i.id}/${i.token}/callback`, {
+      method: 'POST',
+      body: { type: 8, data: { choices } },
+    });
+    expect(answered.status).toBe(204);
+    expect((await act('autocomplete_choices', read)).result).toEqual({ choices });
+    // Another user's interaction is not theirs to read.
+    const other = await hearth.admin('POST', '/act/autocomplete_choices', {
+      ...read,
+      user_id: seeded.users.carol.id,
+    });
+    expect(other.status).toBe(404);
   });
 
   it('refuses a command the user cannot run (10063) and a modal never shown (10062)', async () => {

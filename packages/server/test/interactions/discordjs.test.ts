@@ -221,11 +221,13 @@ describe('discord.js 14 Client answering interactions on Hearth', () => {
     expect(seen.errors).toEqual([]);
   });
 
-  it('defers, then follows up: the first follow-up answers the deferral, the next is a new message', async () => {
+  it('defers, then follows up: the first follow-up replaces the LOADING message, the next is a new message', async () => {
     expect((await click(hearth, s, messageId, 'slow')).status).toBe(204);
-    await user.nextDispatch('INTERACTION_SUCCESS');
-    const first = (await user.nextDispatch('MESSAGE_CREATE')).d as Dispatch;
+    const loading = (await user.nextDispatch('MESSAGE_CREATE')).d as Dispatch;
+    expect(loading.flags).toBe(128);
+    const first = (await user.nextDispatch('MESSAGE_UPDATE')).d as Dispatch;
     const second = (await user.nextDispatch('MESSAGE_CREATE')).d as Dispatch;
+    expect(first).toMatchObject({ id: loading.id, flags: 0 });
     expect(first.content).toBe('Done thinking');
     expect(second.content).toBe('And one more thing');
     expect(second.interaction_metadata).toMatchObject({ original_response_message_id: first.id });

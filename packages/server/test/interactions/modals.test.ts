@@ -189,12 +189,24 @@ describe('MODAL_SUBMIT', () => {
           { type: 10, id: 1 },
           { type: 18, id: 2, component: { type: 4, id: 3, custom_id: 'name', value: 'Ada' } },
           { type: 18, component: { type: 3, custom_id: 'wood', values: ['oak'] } },
-          { type: 18, component: { type: 19, custom_id: 'pictures', values: ['0'] } },
+          { type: 18, component: { type: 19, custom_id: 'pictures' } },
           { type: 1, components: [{ type: 4, custom_id: 'notes', value: '' }] },
         ],
-        resolved: { attachments: { '0': { id: '0', filename: 'picture0.png', size: 10 * MiB } } },
       },
     });
+    // The upload is stored as message attachments are: the value names it, its `url` serves its bytes.
+    const data = d['data'] as {
+      components: { component?: { values?: string[] } }[];
+      resolved: { attachments: Record<string, Record<string, unknown>> };
+    };
+    const [attachmentId] = data.components[3]!.component!.values!;
+    expect(attachmentId).toMatch(/^\d{17,20}$/);
+    const attachment = data.resolved.attachments[attachmentId!]!;
+    expect(attachment).toMatchObject({ id: attachmentId, filename: 'picture0.png', size: 10 * MiB });
+    expect(attachment['proxy_url']).toBe(attachment['url']);
+    const served = await fetch(attachment['url'] as string);
+    expect(served.status).toBe(200);
+    expect((await served.arrayBuffer()).byteLength).toBe(10 * MiB);
     // A modal submit takes no modal; a message reply carries the triggering interaction's metadata.
     expect((await callback(d, { type: 9, data: modal() })).status).toBe(400);
     expect((await callback(d, { type: 4, data: { content: 'Thanks' } })).status).toBe(204);

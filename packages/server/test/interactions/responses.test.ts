@@ -121,6 +121,66 @@ describe('Callback types', () => {
     expect(await read.json()).toMatchObject({ id: messageId, content: 'Picked' });
   });
 
+  it('DEFERRED_CHANNEL_MESSAGE_WITH_SOURCE shows a LOADING message that editing @original replaces', async () => {
+    const i = await interaction();
+    const response = await callback(i, { type: 5 }, '?with_response=true');
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { interaction: { response_message_id: string } };
+    const loadingId = body.interaction.response_message_id;
+    expect(body).toEqual({
+      interaction: {
+        id: i.id,
+        type: 3,
+        response_message_id: loadingId,
+        response_message_loading: true,
+        response_message_ephemeral: false,
+      },
+    });
+    const created = await owner.next(
+      (f) => f.t === 'MESSAGE_CREATE' && (f.d as { id: string }).id === loadingId,
+    );
+    expect(created.d).toMatchObject({
+      flags: 128,
+      content: '',
+      channel_id: s.channelId,
+      author: { id: s.game.botUserId, bot: true },
+      interaction_metadata: { id: i.id, type: 3, user: { id: s.member.id } },
+    });
+    const edited = await webhook(i, '/messages/@original', { method: 'PATCH', body: { content: 'ready' } });
+    expect(edited.status).toBe(200);
+    expect(await edited.json()).toMatchObject({
+      id: loadingId,
+      content: 'ready',
+      flags: 0,
+      edited_timestamp: null,
+    });
+    const updated = await owner.next(
+      (f) => f.t === 'MESSAGE_UPDATE' && (f.d as { id: string }).id === loadingId,
+    );
+    expect(updated.d).toMatchObject({ content: 'ready', flags: 0 });
+    const read = await hearth.api(`/channels/${s.channelId}/messages/${loadingId}`, { auth: s.member.token });
+    expect(await read.json()).toMatchObject({ content: 'ready', flags: 0 });
+  });
+
+  it('an ephemeral deferral shows its LOADING message to the user alone; a follow-up replaces it', async () => {
+    const i = await interaction();
+    expect((await callback(i, { type: 5, data: { flags: 64 } })).status).toBe(204);
+    const loading = await user.nextDispatch('MESSAGE_CREATE');
+    const loadingId = (loading.d as { id: string }).id;
+    expect(loading.d).toMatchObject({ flags: 64 | 128, interaction_metadata: { id: i.id } });
+    const followup = await webhook(i, '', { method: 'POST', body: { content: 'thought it through' } });
+    expect(followup.status).toBe(200);
+    expect(await followup.json()).toMatchObject({ id: loadingId, content: 'thought it through', flags: 64 });
+    const updated = await user.nextDispatch('MESSAGE_UPDATE');
+    expect(updated.d).toMatchObject({ id: loadingId, flags: 64 });
+    // Neither the placeholder nor its replacement reached anyone else.
+    expect(owner.pending().some((f) => (f.d as { id?: string } | null)?.id === loadingId)).toBe(false);
+    const second = await webhook(i, '', { method: 'POST', body: { content: 'another' } });
+    expect(await second.json()).toMatchObject({
+      interaction_metadata: { original_response_message_id: loadingId },
+    });
+  });
+
   it('refuses types this interaction does not take, and malformed bodies', async () => {
     const i = await interaction();
     const autocomplete = await callback(i, { type: 8, data: { choices: [] } });

@@ -225,7 +225,8 @@ export class AutoModService {
 
   async #rule(db: Executor, guildId: string, ruleId: string) {
     const row = await store.findRule(db, guildId, ruleId);
-    if (!row) throw new HearthError('UnknownAutoModerationRule');
+    // The platform's error table has no code for an unknown rule: the plain 404.
+    if (!row) throw new HearthError('GeneralNotFound');
     return row;
   }
 

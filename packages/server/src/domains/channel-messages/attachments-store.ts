@@ -35,7 +35,7 @@ export function findAttachment(
     .selectAll()
     .where('id', '=', attachmentId)
     .where('channel_id', '=', channelId)
-    .where('message_id', 'is not', null)
+    .where((eb) => eb.or([eb('message_id', 'is not', null), eb('interaction_id', 'is not', null)]))
     .executeTakeFirst();
 }
 

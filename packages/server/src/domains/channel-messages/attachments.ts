@@ -204,10 +204,22 @@ export class Attachments {
           waveform: null,
           ...row,
           message_id: null,
+          interaction_id: null,
           position,
           flags: row.flags ?? 0,
         }),
       );
+  }
+
+  /**
+   * Files a user sent with an interaction, stored in its transaction: no message holds them, their `url`
+   * serves them all the same (DOCS Resolved Data: `attachments`).
+   */
+  async saveForInteraction(db: Executor, interactionId: string, plan: AttachmentPlan): Promise<void> {
+    await store.insertAttachments(
+      db,
+      plan.added.map(({ row }) => ({ ...row, message_id: null, interaction_id: interactionId })),
+    );
   }
 
   /** The stored attachments of a message (for an edit's plan). */

@@ -209,6 +209,8 @@ export interface InteractionMessageFields {
   interaction: Json;
   webhookId: string;
   applicationId: string;
+  /** A deferred response's placeholder: empty, flagged LOADING until the app's edit replaces it. */
+  loading?: boolean;
 }
 
 /** Options of a message created inside another service's transaction. */
@@ -397,7 +399,7 @@ export class ChannelMessagesService {
     const settles: Settle[] = [];
     const creating = this.#deps.storage.transaction(async (tx): Promise<Created> => {
       requireMessageChannel(shown);
-      const draft = await this.#draft(tx, actor, shown, plain, uploads);
+      const draft = await this.#draft(tx, actor, shown, plain, uploads, fields.loading === true);
       await this.#guard(tx, actor, settles, draft);
       const id = await this.#insert(tx, actor, shown, plain, draft, undefined, { ...fields, ephemeral });
       const events = shown.thread ? ((await this.#deps.threads?.messageCreated(tx, shown, id)) ?? []) : [];
@@ -517,7 +519,9 @@ export class ChannelMessagesService {
     if (!own && body.flags !== undefined && body.flags !== null) requirePermissions(place, ManageMessages);
     const changes: Partial<Insertable<MessagesTable>> = {};
     let attachments: AttachmentPlan | undefined;
-    const flags = this.#editFlags(Number(current.flags), body.flags);
+    // The first edit of a deferred response's placeholder replaces it: LOADING goes, and it is not "edited".
+    const loading = (Number(current.flags) & MessageFlags.Loading) !== 0;
+    const flags = this.#editFlags(Number(current.flags), body.flags) & ~MessageFlags.Loading;
     if (flags !== Number(current.flags)) changes.flags = flags;
     const content = body.content === undefined ? current.content : (body.content ?? '');
     const storedEmbeds = JSON.parse(current.embeds) as Json[];
@@ -557,7 +561,7 @@ export class ChannelMessagesService {
       }
       changes.embeds = JSON.stringify(embeds);
       changes.components = JSON.stringify(components);
-      changes.edited_at = this.#deps.clock.now();
+      if (!loading) changes.edited_at = this.#deps.clock.now();
     }
     const changed = Object.keys(changes).length > 0;
     if (changed) await store.updateMessage(tx, current.id, changes);
@@ -690,6 +694,7 @@ export class ChannelMessagesService {
     place: Place,
     body: CreateMessage,
     uploads: readonly UploadedFile[],
+    placeholder = false,
   ): Promise<CreateDraft> {
     const flags = this.#createFlags(body.flags);
     checkComponentsV2Message(flags, body);
@@ -701,6 +706,7 @@ export class ChannelMessagesService {
     const embeds = this.#checkEmbeds(body.embeds, files);
     const components = this.#checkComponents(body.components, flags, files);
     if (
+      !placeholder &&
       content === '' &&
       embeds.length === 0 &&
       components.length === 0 &&
@@ -772,7 +778,10 @@ export class ChannelMessagesService {
     };
     if (extra) {
       row.type = extra.type;
-      row.flags = Number(row.flags) | (extra.ephemeral ? MessageFlags.Ephemeral : 0);
+      row.flags =
+        Number(row.flags) |
+        (extra.ephemeral ? MessageFlags.Ephemeral : 0) |
+        (extra.loading ? MessageFlags.Loading : 0);
       row.interaction_metadata = JSON.stringify(extra.interactionMetadata);
       row.interaction = JSON.stringify(extra.interaction);
       row.webhook_id = extra.webhookId;

@@ -38,7 +38,8 @@ export interface CommandDefinition {
   handler: number | null;
 }
 
-export type Scope = { guildId: string | null };
+/** Where a command goes; `activities` when the application has Activities enabled (the EMBEDDED flag). */
+export type Scope = { guildId: string | null; activities?: boolean };
 
 type Path = readonly string[];
 
@@ -131,6 +132,9 @@ export function readCommand(
   const handler = readHandler(input['handler'], type, [...at, 'handler'], errors);
   if (type === T.PrimaryEntryPoint && scope.guildId !== null)
     errors.add([...at, 'type'], FormErrors.commandEntryPointGuild());
+  // An entry point launches the app's Activity: without Activities enabled there is nothing to launch.
+  else if (type === T.PrimaryEntryPoint && scope.activities === false)
+    errors.add([...at, 'type'], FormErrors.commandEntryPointActivities());
   const permissions = readPermissions(input, [...at, 'default_member_permissions'], errors);
   const dmPermission = readBoolean(input['dm_permission'], [...at, 'dm_permission'], errors);
   let contexts = readSet(input['contexts'], CONTEXTS, [...at, 'contexts'], errors);

@@ -55,8 +55,8 @@ export class CommandPermissions {
   }
 
   /**
-   * GET …/commands/{command}/permissions: the command's overwrites in the guild (an empty list when it has
-   * none); the command is a global one, one of this guild, or the application itself.
+   * GET …/commands/{command}/permissions: the command's overwrites in the guild, 10066 while it has none
+   * (the platform's answer); the command is a global one, one of this guild, or the application itself.
    */
   async commandPermissions(
     caller: CommandsCaller,
@@ -68,7 +68,8 @@ export class CommandPermissions {
     await this.#commands.authorize(db, caller, applicationId, guildId);
     await this.#target(db, applicationId, guildId, commandId);
     const row = await store.permissionsOf(db, guildId, commandId);
-    return toPermissionsObject(commandId, applicationId, guildId, row?.permissions ?? '[]');
+    if (!row) throw new HearthError('UnknownApplicationCommandPermissions');
+    return toPermissionsObject(commandId, applicationId, guildId, row.permissions);
   }
 
   /**

@@ -1,11 +1,17 @@
-import { CommandLimits, FormErrors, IntegrationTypes, ApplicationCommandTypes as T } from '@hearth/protocol';
+import {
+  ApplicationFlags,
+  CommandLimits,
+  FormErrors,
+  IntegrationTypes,
+  ApplicationCommandTypes as T,
+} from '@hearth/protocol';
 import type { Bus, BusEvent } from '../../bus/bus.js';
 import type { Clock } from '../../kernel/clock.js';
 import { HearthError } from '../../kernel/errors.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import type { Executor, Storage } from '../../storage/database.js';
 import type { GuildAccess } from '../guilds/access.js';
-import { type CommandDefinition, FormErrorsCollector, readCommand } from './command-body.js';
+import { type CommandDefinition, FormErrorsCollector, readCommand, type Scope } from './command-body.js';
 import { type CommandObject, definitionOf, toCommandObject } from './objects.js';
 import * as store from './store.js';
 
@@ -15,6 +21,8 @@ export interface CommandApplication {
   name: string;
   botUserId: string;
   description: string;
+  /** ApplicationFlags; EMBEDDED (Activities enabled) allows an entry point command. */
+  flags: bigint;
 }
 
 export interface CommandsDeps {
@@ -78,9 +86,9 @@ export class CommandsService {
     input: unknown,
   ): Promise<{ command: CommandObject; created: boolean }> {
     return this.#deps.storage.transaction(async (tx) => {
-      await this.authorize(tx, caller, applicationId, guildId);
+      const application = await this.authorize(tx, caller, applicationId, guildId);
       const errors = new FormErrorsCollector();
-      const definition = readCommand(input, { guildId }, errors);
+      const definition = readCommand(input, scopeOf(application, guildId), errors);
       if (!definition) throw errors.error();
       const existing = await store.findByName(tx, applicationId, guildId, definition.type, definition.name);
       if (existing) {
@@ -124,6 +132,7 @@ export class CommandsService {
         throw new HearthError('InvalidFormBody', { errors: { _errors: [FormErrors.modelType()] } });
       const current = definitionOf(row);
       const errors = new FormErrorsCollector();
+      // An existing entry point stays editable: Activities are asked for when one is made.
       const definition = readCommand({ ...current, ...input, type: current.type }, { guildId }, errors);
       if (!definition) throw errors.error();
       const clash = await store.findByName(tx, applicationId, guildId, definition.type, definition.name);
@@ -159,8 +168,8 @@ export class CommandsService {
     input: unknown,
   ): Promise<CommandObject[]> {
     return this.#deps.storage.transaction(async (tx) => {
-      await this.authorize(tx, caller, applicationId, guildId);
-      const definitions = readCommandList(input, guildId);
+      const application = await this.authorize(tx, caller, applicationId, guildId);
+      const definitions = readCommandList(input, scopeOf(application, guildId));
       for (const type of Object.values(T)) {
         const count = definitions.filter((d) => d.type === type).length;
         const max = limitOf(type, guildId);
@@ -212,7 +221,8 @@ export class CommandsService {
 
   /**
    * The caller acts for this application (20012 otherwise) and, for a guild's commands, the application is
-   * in that guild: its bot is a member (10004 unknown guild, 50001 otherwise).
+   * in that guild: installed with `applications.commands` alone, or its bot is a member (10004 unknown
+   * guild, 50001 otherwise).
    */
   async authorize(
     db: Executor,
@@ -223,8 +233,14 @@ export class CommandsService {
     if (caller.applicationId !== applicationId) throw new HearthError('NotAuthorizedForApplication');
     const application = await this.#deps.application(db, applicationId);
     if (!application) throw new HearthError('UnknownApplication');
-    if (guildId !== null) await this.#deps.access.member(db, guildId, application.botUserId);
+    if (guildId !== null && !(await store.isCommandsInstalled(db, applicationId, guildId)))
+      await this.#deps.access.member(db, guildId, application.botUserId);
     return application;
+  }
+
+  /** Whether the application was installed to the guild with `applications.commands` alone (no bot). */
+  commandsInstalled(db: Executor, applicationId: string, guildId: string): Promise<boolean> {
+    return store.isCommandsInstalled(db, applicationId, guildId);
   }
 
   /** The application's command in this scope; 10063 otherwise. */
@@ -294,7 +310,12 @@ export function limitOf(type: number, guildId: string | null): number {
 }
 
 /** The body of a bulk overwrite: at most 130 commands, each read by the rules, names unique per type. */
-function readCommandList(input: unknown, guildId: string | null): CommandDefinition[] {
+/** The scope a command body is read in: its guild, and whether the application has Activities. */
+function scopeOf(application: CommandApplication, guildId: string | null): Scope {
+  return { guildId, activities: (application.flags & ApplicationFlags.Embedded) !== 0n };
+}
+
+function readCommandList(input: unknown, scope: Scope): CommandDefinition[] {
   const errors = new FormErrorsCollector();
   if (!Array.isArray(input)) {
     errors.add([], FormErrors.array());
@@ -307,7 +328,7 @@ function readCommandList(input: unknown, guildId: string | null): CommandDefinit
   const out: CommandDefinition[] = [];
   const seen = new Set<string>();
   input.forEach((item, index) => {
-    const definition = readCommand(item, { guildId }, errors, [String(index)]);
+    const definition = readCommand(item, scope, errors, [String(index)]);
     if (!definition) return;
     const key = `${definition.type}\u0000${definition.name}`;
     if (seen.has(key)) errors.add([String(index), 'name'], FormErrors.commandNameDuplicated(definition.name));

@@ -151,6 +151,7 @@ export async function savePermissions(
 // ---- What the command index reads of other domains ----
 
 /** Applications whose bot user is a member of the guild. */
+/** Applications installed to the guild: their bot is a member, or a commands-only install was made. */
 export async function applicationsInGuild(db: Executor, guildId: string): Promise<string[]> {
   const rows = await db
     .selectFrom('applications')
@@ -158,7 +159,23 @@ export async function applicationsInGuild(db: Executor, guildId: string): Promis
     .select('applications.id')
     .where('guild_members.guild_id', '=', guildId)
     .execute();
-  return rows.map((row) => row.id);
+  const commandsOnly = await db
+    .selectFrom('application_guild_installs')
+    .select('application_id')
+    .where('guild_id', '=', guildId)
+    .execute();
+  return [...new Set([...rows.map((row) => row.id), ...commandsOnly.map((row) => row.application_id)])];
+}
+
+/** Whether the application was installed to the guild with `applications.commands` alone. */
+export async function isCommandsInstalled(db: Executor, applicationId: string, guildId: string) {
+  const row = await db
+    .selectFrom('application_guild_installs')
+    .select('guild_id')
+    .where('application_id', '=', applicationId)
+    .where('guild_id', '=', guildId)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function isGuildMember(db: Executor, guildId: string, userId: string): Promise<boolean> {

@@ -64,3 +64,15 @@ export function memberRoleIds(db: Executor, guildId: string, userId: string) {
 }
 
 export { guildRoles, insertRole } from './store.js';
+
+/** A commands-only guild install (`applications.commands` without `bot`); a second one changes nothing. */
+export async function insertCommandsInstall(
+  db: Executor,
+  row: { application_id: string; guild_id: string; installer_id: string; created_at: number },
+): Promise<void> {
+  await db
+    .insertInto('application_guild_installs')
+    .values(row)
+    .onConflict((oc) => oc.columns(['application_id', 'guild_id']).doNothing())
+    .execute();
+}

@@ -123,6 +123,28 @@ export class BotInstalls {
     return { guild: toGuildObject(guild, roles, []), events, added: !member, roleId };
   }
 
+  /**
+   * A guild install with `applications.commands` alone (OAuth2: the commands scope without `bot`): no bot
+   * joins, but the application's guild commands become usable there. MANAGE_GUILD, as for a bot.
+   */
+  async installCommandsIn(
+    tx: Executor,
+    application: InstalledApplication,
+    request: { guildId: string; actorId: string },
+  ): Promise<GuildObject> {
+    await this.#deps.access.requireGuild(tx, request.guildId, request.actorId, PermissionFlags.ManageGuild);
+    await store.insertCommandsInstall(tx, {
+      application_id: application.id,
+      guild_id: request.guildId,
+      installer_id: request.actorId,
+      created_at: this.#deps.clock.now(),
+    });
+    const guild = await findGuild(tx, request.guildId);
+    if (!guild) throw new HearthError('UnknownGuild');
+    const roles = (await store.guildRoles(tx, request.guildId)).map(toRoleObject);
+    return toGuildObject(guild, roles, []);
+  }
+
   async publish(events: readonly BusEvent[]): Promise<void> {
     for (const event of events) await this.#deps.bus.publish(event);
   }

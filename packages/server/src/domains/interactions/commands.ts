@@ -1,5 +1,6 @@
 import { DEFAULT_COMMAND_CONTEXTS, PermissionFlags } from '@hearth/protocol';
 import { HearthError } from '../../kernel/errors.js';
+import type { Executor } from '../../storage/database.js';
 import { has } from '../guilds/permissions.js';
 
 /** A command as the commands domain answers it (its wire object's fields interactions read). */
@@ -17,6 +18,8 @@ export interface CommandView {
 /** The commands domain as interactions need it: a seam, wired in app.ts (STYLE rule 16). */
 export interface CommandsPort {
   getCommand(applicationId: string, commandId: string): Promise<CommandView | undefined>;
+  /** Whether the application was installed to the guild with `applications.commands` alone (no bot). */
+  commandsInstalled(db: Executor, applicationId: string, guildId: string): Promise<boolean>;
 }
 
 /**

@@ -194,7 +194,7 @@ function answersOf(components: readonly unknown[]): Map<string, Answer> {
   return answers;
 }
 
-/** A submission checked against the modal as shown; `uploads` counts the files the request carried. */
+/** A submission checked against the modal as shown; `files` are the `files[n]` the request carried. */
 export interface Submission {
   /** The components as the app receives them (discord.js reads this shape). */
   components: Json[];
@@ -209,7 +209,7 @@ export interface Submission {
 export function checkSubmission(
   shown: readonly Json[],
   submitted: readonly unknown[],
-  files: number,
+  files: ReadonlySet<number>,
 ): Submission {
   const form = new FormBody();
   const answers = answersOf(submitted);
@@ -255,7 +255,7 @@ export function checkSubmission(
     }
     if (isUpload) {
       const indexes = values.map(Number);
-      if (!indexes.every((n) => Number.isInteger(n) && n >= 0 && n < files))
+      if (!values.every((v) => /^\d{1,9}$/.test(v) && files.has(Number(v))))
         form.add([...path, 'values'], FormErrors.invalid());
       uploads.set(customId, indexes);
     }

@@ -12,6 +12,7 @@ import type { GuildAccess } from '../guilds/access.js';
 import * as memberStore from '../guilds/members-store.js';
 import { toMemberObject } from '../guilds/objects.js';
 import * as guildStore from '../guilds/store.js';
+import type { CommandsPort } from './commands.js';
 
 type Json = Record<string, unknown>;
 
@@ -40,6 +41,7 @@ export interface SceneDeps {
   access: GuildAccess;
   /** Whether the user installed the app to their account (holds its authorization). */
   userInstalled(db: Executor, applicationId: string, userId: string): Promise<boolean>;
+  commands: Pick<CommandsPort, 'commandsInstalled'>;
 }
 
 /**
@@ -72,6 +74,9 @@ export async function sceneOf(
       appPermissions = await deps.access.permissionsIn(db, access, place.channelId);
       owners[String(InteractionIntegrationTypes.GuildInstall)] = place.guildId;
     } else {
+      // Installed with `applications.commands` alone: a guild install without a bot.
+      if (await deps.commands.commandsInstalled(db, application.id, place.guildId))
+        owners[String(InteractionIntegrationTypes.GuildInstall)] = place.guildId;
       // A user-installed app acts with what the invoking user may do there, never more (DOCS user-installable apps).
       appPermissions = place.permissions & (PermissionFlags.ViewChannel | PRIVATE_APP_PERMISSIONS);
     }

@@ -18,7 +18,8 @@ export interface ResolveDeps {
 
 /**
  * `data.resolved` of a chat input command (DOCS receiving-and-responding, Resolved Data Structure): the
- * users (with their members in guilds), roles and channels its options name. A resolved channel carries
+ * users (with their members in guilds), roles, channels and attachments its options name; an attachment
+ * option's value becomes its attachment's id, and `used` collects the `files[n]` it named. A resolved channel carries
  * `app_permissions` only when the app's bot is in the guild (seed: Records "Interaction").
  */
 export async function resolveOptions(
@@ -26,7 +27,19 @@ export async function resolveOptions(
   deps: ResolveDeps,
   options: readonly Json[],
   scene: { guildId: string | null; botUserId: string; botInGuild: boolean },
+  files: ReadonlyMap<number, Json> = new Map(),
+  used: Set<number> = new Set(),
 ): Promise<Json> {
+  const attachments: Json = {};
+  // An ATTACHMENT option names `files[n]` of the user's request; the app sees the stored attachment's id.
+  const attachment = (option: Json, value: string) => {
+    const file = /^\d{1,9}$/.test(value) ? files.get(Number(value)) : undefined;
+    if (!file) return false;
+    used.add(Number(value));
+    attachments[file['id'] as string] = file;
+    option['value'] = file['id'];
+    return true;
+  };
   const users: Json = {};
   const members: Json = {};
   const roles: Json = {};
@@ -81,6 +94,7 @@ export async function resolveOptions(
       else if (type === O.Role) known = await role(value);
       else if (type === O.Channel) known = await channel(value);
       else if (type === O.Mentionable) known = (await user(value)) || (await role(value));
+      else if (type === O.Attachment) known = attachment(option, value);
       if (!known) throw invalidForm(`${at}.value`, FormErrors.invalid());
     }
   };
@@ -90,5 +104,6 @@ export async function resolveOptions(
   if (Object.keys(members).length > 0) resolved['members'] = members;
   if (Object.keys(roles).length > 0) resolved['roles'] = roles;
   if (Object.keys(channels).length > 0) resolved['channels'] = channels;
+  if (Object.keys(attachments).length > 0) resolved['attachments'] = attachments;
   return resolved;
 }

@@ -25,6 +25,7 @@ import { parse } from '../../kernel/validation.js';
 import type { Executor, Storage } from '../../storage/database.js';
 import { toUserObject, type User } from '../accounts/service.js';
 import type { Application } from '../applications/service.js';
+import type { AttachmentPlan, Attachments } from '../channel-messages/attachments.js';
 import type { MessageObject } from '../channel-messages/objects.js';
 import { type Actor, type Place, placeOf } from '../channel-messages/places.js';
 import type { ChannelMessagesService } from '../channel-messages/service.js';
@@ -67,6 +68,14 @@ export interface InteractionsDeps {
   outbound: OutboundPolicy;
   /** The attachment size limit now (`attachment_size_limit`; 10 MiB from 16 January 2025, seed). */
   attachmentSizeLimit(): number;
+  /** Where the files users send with interactions are stored, as message attachments are. */
+  attachments: Pick<Attachments, 'plan' | 'plannedObjects' | 'saveForInteraction' | 'settle'>;
+}
+
+/** The files of a user's interaction request: planned before its transaction, by `files[n]` index. */
+interface InteractionFiles {
+  byIndex: Map<number, Json>;
+  plan: (used: ReadonlySet<number>) => AttachmentPlan | undefined;
 }
 
 /** A token: the interaction's id, then random bytes (the id makes each one unique). */
@@ -98,7 +107,7 @@ export class InteractionsService {
   }
 
   /** A user's interaction: checked, stored, then delivered to the app; the user hears of it on the gateway. */
-  async invoke(userId: string, input: unknown, uploads: readonly UploadedFile[] = []): Promise<void> {
+  async invoke(userId: string, input: unknown, uploads: readonly UploadedFile[] = []): Promise<string> {
     const body = parse(InvokeInteraction, input ?? {});
     const { storage, clock, snowflakes } = this.#deps;
     const application = await this.#deps.applications.getApplication(body.application_id);
@@ -108,6 +117,7 @@ export class InteractionsService {
     const command = isCommand(body.type)
       ? await this.#deps.commands.getCommand(application.id, parseData(CommandData, body.data).id)
       : undefined;
+    const files = this.#filesOf(body.channel_id, uploads);
     const prepared = await storage.transaction(async (tx) => {
       const user = await this.#deps.users.getUserIn(tx, userId);
       if (!user) throw new HearthError('UnknownUser');
@@ -117,7 +127,8 @@ export class InteractionsService {
       const scene = await sceneOf(tx, this.#deps, place, application, userId);
       const id = snowflakes.next();
       const token = newToken(id);
-      const step = await this.#dataOf(tx, body, scene, application, user, uploads, command);
+      const used = new Set<number>();
+      const step = await this.#dataOf(tx, body, scene, application, user, files, used, command);
       const owners = step.integrationTypes
         ? Object.fromEntries(
             Object.entries(scene.owners).filter(([key]) => step.integrationTypes!.includes(Number(key))),
@@ -153,8 +164,11 @@ export class InteractionsService {
           Object.keys(owners).length === 1 && owners[String(InteractionIntegrationTypes.UserInstall)] ? 1 : 0,
         created_at: clock.now(),
       });
-      return { id, payload, scene: finalScene };
+      const plan = files.plan(used);
+      if (plan) await this.#deps.attachments.saveForInteraction(tx, id, plan);
+      return { id, payload, scene: finalScene, plan };
     });
+    if (prepared.plan) await this.#deps.attachments.settle(prepared.plan);
     await this.#tellUser(InteractionDispatches.InteractionCreate, userId, prepared.id, body.nonce);
     const endpoint = await store.findEndpoint(storage.db, application.id);
     if (endpoint === undefined) {
@@ -168,11 +182,48 @@ export class InteractionsService {
             : {}),
         },
       });
-      return;
+      return prepared.id;
     }
     const delivery = this.#deliverToEndpoint(application, endpoint, prepared.payload);
     this.#inFlight.add(delivery);
     void delivery.finally(() => this.#inFlight.delete(delivery));
+    return prepared.id;
+  }
+
+  /**
+   * The choices the app answered the user's autocomplete with, null while it has not: what a client without
+   * a gateway session (a scripted user) reads instead of APPLICATION_COMMAND_AUTOCOMPLETE_RESPONSE.
+   */
+  async offeredChoices(userId: string, interactionId: string): Promise<Json[] | null> {
+    const row = await store.findInteraction(this.#deps.storage.db, interactionId);
+    if (
+      !row ||
+      row.user_id !== userId ||
+      Number(row.type) !== InteractionTypes.ApplicationCommandAutocomplete
+    )
+      throw new HearthError('UnknownInteraction');
+    return row.autocomplete_choices === null ? null : (JSON.parse(row.autocomplete_choices) as Json[]);
+  }
+
+  /**
+   * The request's `files[n]` as the attachments they will be (ids, `url`), planned before the transaction;
+   * only those the interaction names are stored.
+   */
+  #filesOf(channelId: string, uploads: readonly UploadedFile[]): InteractionFiles {
+    const attachments = this.#deps.attachments;
+    if (uploads.length === 0) return { byIndex: new Map(), plan: () => undefined };
+    const plan = attachments.plan(channelId, uploads, undefined);
+    const objects = attachments.plannedObjects(plan);
+    // With no `attachments` field the plan takes the uploads in their `files[n]` order.
+    const ordered = [...uploads].sort((a, b) => a.index - b.index);
+    const byIndex = new Map(ordered.map((upload, i) => [upload.index, objects[i] as unknown as Json]));
+    return {
+      byIndex,
+      plan: (used) => {
+        const added = plan.added.filter((_entry, i) => used.has(ordered[i]!.index));
+        return added.length === 0 ? undefined : { added, kept: [], removed: [], changed: true };
+      },
+    };
   }
 
   /** The interaction's `data` by type, with what storing it needs (the source message, metadata). */
@@ -182,7 +233,8 @@ export class InteractionsService {
     scene: InteractionScene,
     application: Application,
     user: User,
-    uploads: readonly UploadedFile[],
+    files: InteractionFiles,
+    used: Set<number>,
     command: CommandView | undefined,
   ): Promise<{
     data: Json;
@@ -194,11 +246,11 @@ export class InteractionsService {
     switch (body.type) {
       case InteractionTypes.ApplicationCommand:
       case InteractionTypes.ApplicationCommandAutocomplete:
-        return this.#commandData(tx, body.data, scene, application, command);
+        return this.#commandData(tx, body.data, scene, application, command, files, used);
       case InteractionTypes.MessageComponent:
         return this.#componentData(tx, body, scene, application, user);
       case InteractionTypes.ModalSubmit:
-        return this.#modalSubmitData(tx, body, application, user, uploads);
+        return this.#modalSubmitData(tx, body, application, user, files, used);
       default:
         throw invalidForm(
           'type',
@@ -218,8 +270,12 @@ export class InteractionsService {
     scene: InteractionScene,
     application: Application,
     found: CommandView | undefined,
+    files: InteractionFiles,
+    used: Set<number>,
   ) {
     const data = parseData(CommandData, input);
+    // Attachment options are rewritten to their attachments' ids: the app sees its own copy.
+    const options = structuredClone(data.options ?? []) as Json[];
     const view = requireUsable(found, {
       guildId: scene.guildId,
       context: scene.context,
@@ -238,12 +294,14 @@ export class InteractionsService {
     const resolved: Json = await resolveOptions(
       tx,
       { access: this.#deps.access, getUserIn: this.#deps.users.getUserIn.bind(this.#deps.users) },
-      data.options ?? [],
+      options,
       {
         guildId: scene.guildId,
         botUserId: application.botUserId,
         botInGuild: scene.botInGuild,
       },
+      files.byIndex,
+      used,
     );
     if (data.target_id !== undefined) {
       if (command.type === ApplicationCommandTypes.User) {
@@ -263,7 +321,7 @@ export class InteractionsService {
         id: command.id,
         name: command.name,
         type: command.type,
-        ...(data.options === undefined ? {} : { options: data.options }),
+        ...(data.options === undefined ? {} : { options }),
         ...(Object.keys(resolved).length === 0 ? {} : { resolved }),
         ...(command.guildId === null ? {} : { guild_id: command.guildId }),
         ...(data.target_id === undefined ? {} : { target_id: data.target_id }),
@@ -330,7 +388,8 @@ export class InteractionsService {
     body: ReturnType<typeof parse<typeof InvokeInteraction>>,
     application: Application,
     user: User,
-    uploads: readonly UploadedFile[],
+    files: InteractionFiles,
+    used: Set<number>,
   ) {
     const data = parseData(ModalSubmitData, body.data);
     const modal = await store.findModal(tx, data.id);
@@ -345,23 +404,21 @@ export class InteractionsService {
     const submission = checkSubmission(
       JSON.parse(modal.components) as Json[],
       data.components,
-      uploads.length,
+      new Set(files.byIndex.keys()),
     );
     if (!(await store.submitModal(tx, modal.id))) throw new HearthError('UnknownInteraction');
     const source = await store.findInteraction(tx, modal.interaction_id);
     const sourcePayload = source ? (JSON.parse(source.payload) as Json) : undefined;
+    // An upload field's values name `files[n]`; the app sees the stored attachments' ids (DOCS File Upload).
     const attachments: Json = {};
     for (const indexes of submission.uploads.values()) {
       for (const index of indexes) {
-        const file = uploads[index]!;
-        attachments[String(index)] = {
-          id: String(index),
-          filename: file.filename,
-          size: file.size,
-          ...(file.contentType === undefined ? {} : { content_type: file.contentType }),
-        };
+        const file = files.byIndex.get(index)!;
+        used.add(index);
+        attachments[file['id'] as string] = file;
       }
     }
+    const components = withUploadIds(submission.components, files.byIndex);
     let message: Json | undefined;
     if (source?.source_message_id) {
       const row = await this.#deps.messages.findMessageIn(tx, source.channel_id, source.source_message_id);
@@ -370,7 +427,7 @@ export class InteractionsService {
     return {
       data: {
         custom_id: data.custom_id,
-        components: submission.components,
+        components,
         ...(Object.keys(attachments).length === 0 ? {} : { resolved: { attachments } }),
       },
       ...(message === undefined ? {} : { message }),
@@ -430,8 +487,10 @@ export class InteractionsService {
     this.#checkCallbackType(row, application, response.type);
     const data = (response.data ?? {}) as Json;
     // Everything about the body is checked before the response is claimed, so a bad one can be retried.
-    if (response.type === InteractionCallbackTypes.ApplicationCommandAutocompleteResult)
-      parseData(AutocompleteData, data);
+    const choices =
+      response.type === InteractionCallbackTypes.ApplicationCommandAutocompleteResult
+        ? parseData(AutocompleteData, data).choices
+        : undefined;
     const modal =
       response.type === InteractionCallbackTypes.Modal
         ? {
@@ -448,11 +507,25 @@ export class InteractionsService {
         case InteractionCallbackTypes.ChannelMessageWithSource:
           message = await this.#createMessage(row, application, data, uploads, true);
           break;
+        case InteractionCallbackTypes.DeferredChannelMessageWithSource:
+          // The user sees the app "thinking": an empty LOADING message, ephemeral if the deferral said so.
+          message = await this.#createMessage(
+            row,
+            application,
+            { flags: ((data['flags'] as number | undefined) ?? 0) & MessageFlags.Ephemeral },
+            [],
+            true,
+            true,
+          );
+          break;
         case InteractionCallbackTypes.UpdateMessage:
           message = await this.#updateSource(row, application, data, uploads);
           break;
         case InteractionCallbackTypes.Modal:
           await this.#showModal(row, modal!);
+          break;
+        case InteractionCallbackTypes.ApplicationCommandAutocompleteResult:
+          await this.#offerChoices(row, choices!);
           break;
         case InteractionCallbackTypes.LaunchActivity:
           activityInstanceId = `i-${row.id}-${application.id}`;
@@ -467,27 +540,22 @@ export class InteractionsService {
     await this.#settle(row, InteractionDispatches.InteractionSuccess);
     if (query.with_response !== true) return {};
     const deferred = response.type === InteractionCallbackTypes.DeferredChannelMessageWithSource;
-    const ephemeralRequested = ((data['flags'] as number | undefined) ?? 0) & MessageFlags.Ephemeral;
     return {
       interaction: {
         id: row.id,
         type: Number(row.type),
         ...(activityInstanceId ? { activity_instance_id: activityInstanceId } : {}),
         ...(message ? { response_message_id: message.id } : {}),
-        ...(message || deferred ? { response_message_loading: deferred } : {}),
-        ...(message || deferred
-          ? {
-              response_message_ephemeral: message
-                ? (message.flags & MessageFlags.Ephemeral) !== 0
-                : ephemeralRequested !== 0,
-            }
+        ...(message ? { response_message_loading: deferred } : {}),
+        ...(message ? { response_message_ephemeral: (message.flags & MessageFlags.Ephemeral) !== 0 } : {}),
+      },
+      // The resource is what the response made: a message (types 4 and 7) or an activity instance; a
+      // deferral's LOADING message is named by `response_message_id` only (DOCS Interaction Callback Resource).
+      ...(activityInstanceId
+        ? { resource: { type: response.type, activity_instance: { id: activityInstanceId } } }
+        : message && !deferred
+          ? { resource: { type: response.type, message } }
           : {}),
-      },
-      resource: {
-        type: response.type,
-        ...(activityInstanceId ? { activity_instance: { id: activityInstanceId } } : {}),
-        ...(message ? { message } : {}),
-      },
     };
   }
 
@@ -537,6 +605,26 @@ export class InteractionsService {
     return rows.length;
   }
 
+  /**
+   * An autocomplete's choices reach the user typing as the platform client receives them: the gateway's
+   * APPLICATION_COMMAND_AUTOCOMPLETE_RESPONSE on their sessions, with the nonce their request carried.
+   */
+  async #offerChoices(row: store.InteractionRow, choices: readonly Json[]): Promise<void> {
+    await store.updateInteraction(this.#deps.storage.db, row.id, {
+      autocomplete_choices: JSON.stringify(choices),
+    });
+    await this.#deps.bus.publish({
+      type: InteractionDispatches.ApplicationCommandAutocompleteResponse,
+      data: {
+        id: row.id,
+        application_id: row.application_id,
+        choices,
+        ...(row.nonce === null ? {} : { nonce: row.nonce }),
+      },
+      audience: { users: [row.user_id] },
+    });
+  }
+
   async #showModal(
     row: store.InteractionRow,
     modal: { custom_id: string; title: string; components: Json[] },
@@ -576,6 +664,7 @@ export class InteractionsService {
     data: Json,
     uploads: readonly UploadedFile[],
     original: boolean,
+    loading = false,
   ): Promise<MessageObject> {
     const payload = JSON.parse(row.payload) as Json;
     const place = placeFrom(payload);
@@ -594,6 +683,7 @@ export class InteractionsService {
         interaction: legacyInteractionOf(row, payload),
         webhookId: application.id,
         applicationId: application.id,
+        loading,
       },
     );
     await store.insertInteractionMessage(this.#deps.storage.db, {
@@ -657,11 +747,23 @@ export class InteractionsService {
     if (!(await store.countFollowup(this.#deps.storage.db, row.id, max)))
       throw new HearthError('MaximumInteractionFollowups');
     try {
-      // A deferred response's first follow-up becomes its original response (as the platform's edit would).
-      const deferred =
-        Number(row.response_type) === InteractionCallbackTypes.DeferredChannelMessageWithSource;
-      const original = deferred && row.original_message_id === null;
-      return await this.#createMessage(row, application, (input ?? {}) as Json, uploads, original);
+      // While a deferred response still shows LOADING, the first follow-up replaces it (as an edit would);
+      // its ephemerality is the deferral's.
+      const placeholder = await this.#placeholderOf(row);
+      if (placeholder) {
+        const { flags, ...rest } = (input ?? {}) as Json;
+        const kept = Number(placeholder.flags) & MessageFlags.Ephemeral;
+        const body =
+          typeof flags === 'number' ? { ...rest, flags: (flags & ~MessageFlags.Ephemeral) | kept } : rest;
+        return await this.#deps.messages.editForInteraction(
+          botActor(application),
+          this.#placeOfMessage(row, placeholder),
+          placeholder.id,
+          body,
+          uploads,
+        );
+      }
+      return await this.#createMessage(row, application, (input ?? {}) as Json, uploads, false);
     } catch (error) {
       await this.#deps.storage.db
         .updateTable('interactions')
@@ -670,6 +772,27 @@ export class InteractionsService {
         .execute();
       throw error;
     }
+  }
+
+  /** A deferred response's original message while it still shows LOADING. */
+  async #placeholderOf(row: store.InteractionRow) {
+    if (Number(row.response_type) !== InteractionCallbackTypes.DeferredChannelMessageWithSource)
+      return undefined;
+    if (row.original_message_id === null) return undefined;
+    const message = await this.#deps.messages.findMessageIn(
+      this.#deps.storage.db,
+      row.channel_id,
+      row.original_message_id,
+    );
+    return message && (Number(message.flags) & MessageFlags.Loading) !== 0 ? message : undefined;
+  }
+
+  /** Where a message of the interaction is shown: an ephemeral one to its user alone. */
+  #placeOfMessage(row: store.InteractionRow, message: { flags: number | string } | undefined): Place {
+    const place = placeFrom(JSON.parse(row.payload) as Json);
+    return message && (Number(message.flags) & MessageFlags.Ephemeral) !== 0
+      ? { ...place, audience: { users: [row.user_id] } }
+      : place;
   }
 
   /** The message a token's route names: `@original` or one of its follow-ups (10008 otherwise). */
@@ -690,7 +813,7 @@ export class InteractionsService {
     return object!;
   }
 
-  /** PATCH …/messages/{id}: a deferred response's first edit creates the original response. */
+  /** PATCH …/messages/{id}: a deferred response's first edit replaces its LOADING placeholder. */
   async editMessage(
     applicationId: string,
     token: string,
@@ -701,10 +824,6 @@ export class InteractionsService {
     const { row, application } = await this.#byToken(applicationId, token);
     const id = await this.#messageOf(row, messageId);
     if (id === undefined) {
-      const deferred =
-        Number(row.response_type) === InteractionCallbackTypes.DeferredChannelMessageWithSource;
-      if (messageId === '@original' && deferred)
-        return this.#createMessage(row, application, (input ?? {}) as Json, uploads, true);
       if (messageId === '@original' && row.source_message_id !== null)
         return this.#deps.messages.editForInteraction(
           botActor(application),
@@ -715,7 +834,8 @@ export class InteractionsService {
         );
       throw new HearthError('UnknownMessage');
     }
-    const place = placeFrom(JSON.parse(row.payload) as Json);
+    const current = await this.#deps.messages.findMessageIn(this.#deps.storage.db, row.channel_id, id);
+    const place = this.#placeOfMessage(row, current);
     return this.#deps.messages.editForInteraction(botActor(application), place, id, input, uploads);
   }
 
@@ -723,13 +843,12 @@ export class InteractionsService {
     const { row, application } = await this.#byToken(applicationId, token);
     const id = await this.#messageOf(row, messageId);
     if (id === undefined) throw new HearthError('UnknownMessage');
-    const place = placeFrom(JSON.parse(row.payload) as Json);
-    const ephemeral = await this.#deps.messages.findMessageIn(this.#deps.storage.db, row.channel_id, id);
-    const shown =
-      ephemeral && (Number(ephemeral.flags) & MessageFlags.Ephemeral) !== 0
-        ? { ...place, audience: { users: [row.user_id] } }
-        : place;
-    await this.#deps.messages.deleteForInteraction(botActor(application), shown, id);
+    const current = await this.#deps.messages.findMessageIn(this.#deps.storage.db, row.channel_id, id);
+    await this.#deps.messages.deleteForInteraction(
+      botActor(application),
+      this.#placeOfMessage(row, current),
+      id,
+    );
     await store.deleteInteractionMessage(this.#deps.storage.db, id);
   }
 
@@ -859,6 +978,19 @@ function messageTypeOf(row: store.InteractionRow, payload: Json): number {
       : MessageTypes.ContextMenuCommand;
   }
   return MessageTypes.Default;
+}
+
+/** A submission's components with each file upload's values as the ids of the attachments they name. */
+function withUploadIds(components: readonly Json[], files: ReadonlyMap<number, Json>): Json[] {
+  return components.map((component) => {
+    const out: Json = { ...component };
+    if (component['type'] === ComponentTypes.FileUpload && Array.isArray(component['values']))
+      out['values'] = (component['values'] as string[]).map((value) => files.get(Number(value))!['id']);
+    if (component['component']) out['component'] = withUploadIds([component['component'] as Json], files)[0];
+    if (Array.isArray(component['components']))
+      out['components'] = withUploadIds(component['components'] as Json[], files);
+    return out;
+  });
 }
 
 /** The component of a message with this custom id, anywhere in its tree. */

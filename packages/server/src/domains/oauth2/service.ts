@@ -267,6 +267,13 @@ export class OAuth2Service {
       });
     }
     const install = request.scopes.includes(Scopes.Bot) ? this.#botInstallOf(request, choice) : undefined;
+    // `applications.commands` without `bot` into a guild: a commands-only guild install.
+    const commandsGuildId =
+      !install &&
+      request.scopes.includes(Scopes.ApplicationsCommands) &&
+      request.integrationType !== IntegrationTypes.UserInstall
+        ? (choice.guildId ?? request.guildId)
+        : undefined;
     if (install && request.scopes.every((scope) => BOT_INSTALL_SCOPES.includes(scope))) {
       return this.#installBot(user.id, request, install);
     }
@@ -284,6 +291,11 @@ export class OAuth2Service {
         guild = installed.guild;
         events.push(...installed.events);
       }
+      if (commandsGuildId !== undefined)
+        guild = await this.#botInstalls().installCommandsIn(tx, request.application, {
+          guildId: commandsGuildId,
+          actorId: user.id,
+        });
       const previous = await store.findGrant(tx, request.application.id, user.id);
       const previousScopes = new Set(previous?.scopes.split(' ') ?? []);
       const scopes = [...new Set([...previousScopes, ...request.scopes])];

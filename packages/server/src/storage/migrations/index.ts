@@ -25,6 +25,7 @@ import { commands } from './0031_commands.js';
 import { interactions } from './0032_interactions.js';
 import { voice } from './0033_voice.js';
 import { emulatorFixtures } from './0034_emulator_fixtures.js';
+import { interactionUploads } from './0035_interaction_uploads.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
 const migrations: Record<string, Migration> = {
@@ -54,6 +55,7 @@ const migrations: Record<string, Migration> = {
   '0032_interactions': interactions,
   '0033_voice': voice,
   '0034_emulator_fixtures': emulatorFixtures,
+  '0035_interaction_uploads': interactionUploads,
 };
 
 export const migrationProvider: MigrationProvider = {
