@@ -745,6 +745,11 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       case 'CHANNEL_DELETE':
         if (typeof event.data['id'] === 'string') voiceGateway.callTerminated(event.data['id']);
         return;
+      case 'GUILD_DELETE':
+        // With the guild as audience the guild itself was deleted (a member removed gets its own).
+        if (event.audience?.guildId !== undefined && event.audience.guildId === event.data['id'])
+          voiceGateway.serverTerminated(event.audience.guildId);
+        return;
       case 'LOBBY_DELETE':
         // Sent with `removed` to a member taken out alone (its lobby voice state ended its session).
         if (event.data['reason'] === LobbyDeleteReasons.Deleted && typeof event.data['id'] === 'string')
@@ -1086,7 +1091,13 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   async function channelDeleted(tx: Executor, channelId: string) {
     await threads.parentDeleted(tx, channelId);
     await channelMessages.channelDeleted(tx, channelId);
-    return lobbyLinking.channelDeleted(tx, channelId);
+    const voiceLeft = await voiceStates.channelDeleted(tx, channelId);
+    const unlinked = await lobbyLinking.channelDeleted(tx, channelId);
+    if (!voiceLeft || !unlinked) return voiceLeft ?? unlinked;
+    return async () => {
+      await voiceLeft();
+      await unlinked();
+    };
   }
   http.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {

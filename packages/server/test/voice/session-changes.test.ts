@@ -144,7 +144,8 @@ describe('lobby calls follow the lobby (4014 for a removed member, 4022 for a de
 describe('a deleted voice channel terminates its call (4022)', () => {
   it('closes every session in the channel with 4022 and leaves other calls alone', async () => {
     const [doomed, other] = [await newChannel(), await newChannel()];
-    const a = await inCall(await join(doomed));
+    const aJoin = await join(doomed);
+    const a = await inCall(aJoin);
     const b = await inCall(await join(doomed));
     const bystander = await join(other);
     const c = await inCall(bystander);
@@ -154,6 +155,28 @@ describe('a deleted voice channel terminates its call (4022)', () => {
     expect(await b.wire.closeCode()).toBe(VoiceCloseCodes.CallTerminated);
     expect(c.wire.socket.readyState).toBe(c.wire.socket.OPEN);
     expect(hearth.voice.rightsOf(guild.id, bystander.game.botUserId)).toBeDefined();
+    // Its members' voice states went with it, and the guild's sessions are told so.
+    const left = await aJoin.gateway.next(
+      (f) =>
+        f.t === 'VOICE_STATE_UPDATE' &&
+        (f.d as { user_id: string }).user_id === aJoin.game.botUserId &&
+        (f.d as { channel_id: unknown }).channel_id === null,
+    );
+    expect(left.d).toMatchObject({ guild_id: guild.id, channel_id: null, session_id: aJoin.sessionId });
+  });
+
+  it('closes every session of a deleted guild with 4022', async () => {
+    const own = await createTestGuild(hearth);
+    await setEveryonePermissions(hearth, own, MEMBER);
+    const channel = await seedTestChannel(hearth, own.id, { type: ChannelTypes.GuildVoice });
+    const member = await inCall(
+      await joinVoice(hearth, await addTestBot(hearth, own), own.id, channel),
+      own.id,
+    );
+    expect((await hearth.api(`/guilds/${own.id}`, { method: 'DELETE', auth: own.owner.token })).status).toBe(
+      204,
+    );
+    expect(await member.wire.closeCode()).toBe(VoiceCloseCodes.CallTerminated);
   });
 });
 
@@ -224,6 +247,41 @@ describe('permission changes apply to open sessions at once (not at the next voi
       auth: guild.owner.token,
     });
     expect(state.status).toBe(404);
+  });
+});
+
+describe('moderation applies to open sessions (server mute, timeout)', () => {
+  it('a server mute silences a speaking member for the others', async () => {
+    const channel = await newChannel();
+    const speakerJoin = await join(channel);
+    const speaker = await inCall(speakerJoin);
+    const listener = await inCall(await join(channel));
+    speaker.wire.send({ op: 5, d: { speaking: 1, delay: 0, ssrc: speaker.ssrc } });
+    expect((await listener.wire.next(5)).d).toMatchObject({ ssrc: speaker.ssrc, speaking: 1 });
+    const muted = await hearth.api(`/guilds/${guild.id}/members/${speakerJoin.game.botUserId}`, {
+      method: 'PATCH',
+      auth: guild.owner.token,
+      body: { mute: true },
+    });
+    expect(muted.status).toBe(200);
+    expect((await listener.wire.next(5)).d).toMatchObject({ ssrc: speaker.ssrc, speaking: 0 });
+    expect(hearth.voice.rightsOf(guild.id, speakerJoin.game.botUserId)?.send).toBe(false);
+  });
+
+  it('a timeout (which leaves no CONNECT) disconnects the member with 4014, and only that member', async () => {
+    const channel = await newChannel();
+    const timedOut = await join(channel);
+    const member = await inCall(timedOut);
+    const other = await inCall(await join(channel));
+    const patched = await hearth.api(`/guilds/${guild.id}/members/${timedOut.game.botUserId}`, {
+      method: 'PATCH',
+      auth: guild.owner.token,
+      body: { communication_disabled_until: '2026-02-02T00:00:00.000Z' },
+    });
+    expect(patched.status).toBe(200);
+    expect(await member.wire.closeCode()).toBe(VoiceCloseCodes.Disconnected);
+    expect(other.wire.socket.readyState).toBe(other.wire.socket.OPEN);
+    expect((await other.wire.next(13)).d).toStrictEqual({ user_id: timedOut.game.botUserId });
   });
 });
 

@@ -168,6 +168,20 @@ export class VoiceStatesService {
   }
 
   /**
+   * Inside a channel's deletion, before its voice states go with it: the VOICE_STATE_UPDATE with no channel
+   * each member in it is sent, published after commit (after CHANNEL_DELETE, which has already ended the
+   * call with 4022 on its voice node).
+   */
+  async channelDeleted(tx: Executor, channelId: string): Promise<(() => Promise<void>) | undefined> {
+    const states = await store.voiceStatesInChannel(tx, channelId);
+    const first = states[0];
+    if (!first) return undefined;
+    const events = new GuildEvents(first.guild_id, this.#deps.bus);
+    for (const state of states) await this.#queue(tx, events, state, null);
+    return () => events.publish();
+  }
+
+  /**
    * The voice server disconnects a member that lost CONNECT: its state goes as if it had sent op 4 with no
    * channel, unless another gateway session holds it by now.
    */

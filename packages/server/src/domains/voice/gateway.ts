@@ -219,6 +219,13 @@ export class VoiceGateway {
     }
   }
 
+  /** The guild is gone, and with it every call of its channels: 4022 for each session of that server. */
+  serverTerminated(serverId: string): void {
+    for (const session of [...this.#sessions.values()]) {
+      if (session.serverId === serverId) this.#end(session, VoiceCloseCodes.CallTerminated);
+    }
+  }
+
   async #applyVoiceState(state: VoiceStateChange): Promise<void> {
     const server = state.guild_id ?? state.lobby_id;
     const serverId = typeof server === 'string' ? server : undefined;
