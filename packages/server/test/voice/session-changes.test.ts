@@ -24,7 +24,6 @@ import {
 import type { TestHearth } from '../../../../test-support/hearth.js';
 import { call, lobbyGame, lobbyPlayers, playerSession } from '../../../../test-support/lobbies.js';
 import {
-  identifyVoice,
   joinVoice,
   startVoiceHearth,
   type VoiceJoin,
@@ -51,12 +50,42 @@ const newChannel = () => seedTestChannel(hearth, guild.id, { type: ChannelTypes.
 const join = async (channelId: string): Promise<VoiceJoin> =>
   joinVoice(hearth, await addTestBot(hearth, guild), guild.id, channelId);
 
-/** A member identified on the voice gateway and described (op 1 → op 4), as a client is before audio. */
-async function inCall(joined: VoiceJoin, serverId = guild.id) {
-  const { wire, ready } = await identifyVoice(joined, serverId);
-  wire.send({ op: 1, d: { protocol: 'udp', data: { address: '127.0.0.1', port: 5000, mode: AES } } });
-  await wire.next(4);
+/** Who identifies on the voice gateway: a user, its main gateway session, and the voice server it was given. */
+interface Caller {
+  userId: string;
+  sessionId: string;
+  server: { token: string; endpoint: string };
+}
+
+const callerOf = (joined: VoiceJoin): Caller => ({
+  userId: joined.game.botUserId,
+  sessionId: joined.sessionId,
+  server: joined.server,
+});
+
+/** Identify (op 0) on the voice gateway of `serverId` (a guild or a lobby), up to Ready. */
+async function identified(caller: Caller, serverId: string) {
+  const wire = await VoiceWire.open(caller.server.endpoint);
+  await wire.next(8);
+  wire.send({
+    op: 0,
+    d: {
+      server_id: serverId,
+      user_id: caller.userId,
+      session_id: caller.sessionId,
+      token: caller.server.token,
+    },
+  });
+  const ready = (await wire.next(2)).d as { ssrc: number; port: number };
   return { wire, ssrc: ready.ssrc, port: ready.port };
+}
+
+/** A member identified and described (op 1 → op 4), as a client is before it sends audio. */
+async function inCall(caller: VoiceJoin | Caller, serverId = guild.id) {
+  const member = await identified('game' in caller ? callerOf(caller) : caller, serverId);
+  member.wire.send({ op: 1, d: { protocol: 'udp', data: { address: '127.0.0.1', port: 5000, mode: AES } } });
+  await member.wire.next(4);
+  return member;
 }
 
 /** IP discovery for `ssrc` on the media port: the answer, or undefined once the frame after it is answered. */
@@ -94,19 +123,13 @@ describe('lobby calls follow the lobby (4014 for a removed member, 4022 for a de
     });
     const lobbyId = lobby.body.id;
     const [a, b] = [await playerSession(hearth.url, alice), await playerSession(hearth.url, bob)];
-    const joinLobby = async (session: typeof a, userId: string): Promise<VoiceJoin> => {
+    const joinLobby = async (session: typeof a, userId: string): Promise<Caller> => {
       session.client.send({
         op: GatewayOpcodes.VoiceStateUpdate,
         d: { guild_id: null, channel_id: lobbyId, self_mute: false, self_deaf: false },
       });
-      const server = (await session.client.nextDispatch('LOBBY_VOICE_SERVER_UPDATE'))
-        .d as VoiceJoin['server'];
-      return {
-        game: { botUserId: userId } as VoiceJoin['game'],
-        gateway: session.client,
-        server,
-        sessionId: session.sessionId,
-      };
+      const server = (await session.client.nextDispatch('LOBBY_VOICE_SERVER_UPDATE')).d as Caller['server'];
+      return { userId, sessionId: session.sessionId, server };
     };
     const atA = await inCall(await joinLobby(a, alice.id), lobbyId);
     const atB = await inCall(await joinLobby(b, bob.id), lobbyId);
@@ -288,7 +311,7 @@ describe('moderation applies to open sessions (server mute, timeout)', () => {
 describe('the voice gateway’s frame budget (4021)', () => {
   it(`closes a connection sending more than ${VOICE_CLIENT_FRAMES_LIMIT.limit} frames in a window with 4021, ending its session`, async () => {
     const joined = await join(await newChannel());
-    const { wire } = await identifyVoice(joined, guild.id);
+    const { wire } = await identified(callerOf(joined), guild.id);
     // Identify was one frame of the window; the heartbeats fill it and one more goes over.
     for (let i = 0; i < VOICE_CLIENT_FRAMES_LIMIT.limit; i += 1)
       wire.send({ op: 3, d: { t: i, seq_ack: -1 } });
