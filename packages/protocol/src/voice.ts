@@ -135,5 +135,12 @@ export const VOICE_TOKEN_LIFETIME_MS = 10 * 60 * 1000;
 /** Unacknowledged server messages a v8 session keeps for resume; an older `seq_ack` cannot resume. */
 export const VOICE_RESUME_BUFFER_SIZE = 256;
 
+/**
+ * Frames a voice gateway connection may send per window; more closes it with 4021 ("disconnected due to
+ * rate limit exceeded, should not reconnect"). The documents give the code, not the figure: twice the main
+ * gateway's budget, since op 5 follows every talk spurt and DAVE adds a few frames per epoch.
+ */
+export const VOICE_CLIENT_FRAMES_LIMIT = { limit: 240, windowMs: 60_000 } as const;
+
 /** How long a dropped voice session may be resumed (its member stays in the call meanwhile). */
 export const VOICE_RESUME_WINDOW_MS = 30_000;

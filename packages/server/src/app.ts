@@ -7,6 +7,7 @@ import {
   HEARTBEAT_INTERVAL_MS,
   IDENTIFY_TIMEOUT_MS,
   InteractionContextTypes,
+  LobbyDeleteReasons,
   PresenceStatuses,
   VOICE_ENCRYPTION_MODES,
   VOICE_HEARTBEAT_INTERVAL_MS,
@@ -239,6 +240,17 @@ export interface RegisteredRoute {
   schema: { body?: unknown; querystring?: unknown; params?: unknown; response?: unknown } | undefined;
 }
 
+/**
+ * Guild events after which a member's permissions in a voice channel may differ: roles, overwrites, a
+ * member's roles or timeout, the owner. Open voice sessions are re-checked on each (voiceStateChanged's twin).
+ */
+const PERMISSION_EVENTS: ReadonlySet<string> = new Set([
+  'GUILD_ROLE_UPDATE',
+  'GUILD_ROLE_DELETE',
+  'GUILD_MEMBER_UPDATE',
+  'CHANNEL_UPDATE',
+  'GUILD_UPDATE',
+]);
 /** How often each node marks its players' lobbies active and deletes idle ones (shortest timeout: 5 s). */
 const LOBBY_SWEEP_INTERVAL_MS = 1000;
 /** How often each node looks for due batches of guild search indexes being built. */
@@ -311,6 +323,16 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
           dispatchesSent: () => gatewayServer.dispatchesSent,
           webhookQueueDepth: () => webhookQueueDepth(storage.db),
           databasePool: () => storage.pool(),
+          voice: () => {
+            const media = voiceGateway.mediaStats;
+            return {
+              ...voiceGateway.counts,
+              forwarded: media.forwarded,
+              dropped: media.dropped,
+              decryptFailures: media.decryptFailures,
+              daveEpochs: daveService.epochTransitions,
+            };
+          },
         })
       : undefined;
   const stopBusMetrics = metrics?.observeBus(bus);
@@ -683,6 +705,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     memberships: {
       membership: async (serverId, userId) =>
         (await voiceStates.voiceMembership(serverId, userId)) ?? lobbyCalls.membership(serverId, userId),
+      // Lobby calls have no CONNECT to lose: only guild voice states are ever disconnected this way.
+      disconnect: (serverId, userId, sessionId) => voiceStates.disconnect(serverId, userId, sessionId),
     },
   });
   const lobbyCalls = new LobbyCalls({
@@ -705,15 +729,42 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     service: voiceService,
     e2ee: new DaveE2eeCalls(daveService),
     logger,
+    clock,
     publicHost: voicePublicHost,
     heartbeatIntervalMs: options.voice?.heartbeatIntervalMs ?? VOICE_HEARTBEAT_INTERVAL_MS,
     modes: options.voice?.modes ?? VOICE_ENCRYPTION_MODES,
   });
   const stopVoiceStates = bus.subscribe((event) => {
-    if (event.type !== 'VOICE_STATE_UPDATE' && event.type !== 'LOBBY_VOICE_STATE_UPDATE') return;
-    voiceGateway
-      .voiceStateChanged(event.data)
-      .catch((error) => logger.error({ err: error, eventId: event.id }, 'voice session update failed'));
+    const failed = (error: unknown) =>
+      logger.error({ err: error, eventId: event.id }, 'voice session update failed');
+    switch (event.type) {
+      case 'VOICE_STATE_UPDATE':
+      case 'LOBBY_VOICE_STATE_UPDATE':
+        voiceGateway.voiceStateChanged(event.data).catch(failed);
+        return;
+      case 'CHANNEL_DELETE':
+        if (typeof event.data['id'] === 'string') voiceGateway.callTerminated(event.data['id']);
+        return;
+      case 'GUILD_DELETE':
+        // With the guild as audience the guild itself was deleted (a member removed gets its own).
+        if (event.audience?.guildId !== undefined && event.audience.guildId === event.data['id'])
+          voiceGateway.serverTerminated(event.audience.guildId);
+        return;
+      case 'LOBBY_DELETE':
+        // Sent with `removed` to a member taken out alone (its lobby voice state ended its session).
+        if (event.data['reason'] === LobbyDeleteReasons.Deleted && typeof event.data['id'] === 'string')
+          voiceGateway.callTerminated(event.data['id']);
+        return;
+      default: {
+        // What can change a member's permissions in a voice channel applies to open voice sessions now.
+        const guildId = event.audience?.guildId;
+        if (!PERMISSION_EVENTS.has(event.type) || typeof guildId !== 'string') return;
+        const user =
+          event.type === 'GUILD_MEMBER_UPDATE' ? (event.data['user'] as { id?: unknown }) : undefined;
+        const userId = typeof user?.id === 'string' ? user.id : undefined;
+        voiceGateway.permissionsChanged(guildId, userId).catch(failed);
+      }
+    }
   });
 
   const gatewayServer: GatewayServer = new GatewayServer({
@@ -794,6 +845,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     playersOf: (tx, userIds, applicationId) => oauth2!.playersOf(tx, userIds, applicationId),
     verifyWebhookUrl: (applicationId, field, url) => webhooks!.verifyUrl(applicationId, field, url),
     links: lobbyLinking,
+    calls: { memberRemoved: (tx, lobbyId, userId) => lobbyCalls.memberRemoved(tx, lobbyId, userId) },
   });
   // What other domains own and a merge or an unmerge moves (PROTOCOL.md §B.3), each domain's before the
   // embedder's; all run inside the merge/unmerge/ban transaction.
@@ -1045,7 +1097,13 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   async function channelDeleted(tx: Executor, channelId: string) {
     await threads.parentDeleted(tx, channelId);
     await channelMessages.channelDeleted(tx, channelId);
-    return lobbyLinking.channelDeleted(tx, channelId);
+    const voiceLeft = await voiceStates.channelDeleted(tx, channelId);
+    const unlinked = await lobbyLinking.channelDeleted(tx, channelId);
+    if (!voiceLeft || !unlinked) return voiceLeft ?? unlinked;
+    return async () => {
+      await voiceLeft();
+      await unlinked();
+    };
   }
   http.addHook('onRoute', (route) => {
     for (const method of [route.method].flat()) {

@@ -12,6 +12,21 @@ export interface MetricSources {
   webhookQueueDepth(): Promise<number>;
   /** The database pool's connections; undefined when the driver has no pool (SQLite). */
   databasePool(): { total: number; idle: number; waiting: number } | undefined;
+  /** This node's voice server: open sessions and calls, and the media path's and DAVE's running totals. */
+  voice?(): VoiceMetrics;
+}
+
+export interface VoiceMetrics {
+  sessions: number;
+  calls: number;
+  /** Packets the UDP forwarder sent on to a receiver. */
+  forwarded: number;
+  /** Packets it discarded (unknown SSRC, not described, unauthenticated, malformed, sender may not send). */
+  dropped: number;
+  /** Among the dropped: RTP whose transport encryption did not authenticate. */
+  decryptFailures: number;
+  /** DAVE epochs committed (a member added or removed, or a new group). */
+  daveEpochs: number;
 }
 
 /** How a webhook delivery attempt ended (worker's view): the label of `hearth_webhook_deliveries_total`. */
@@ -122,6 +137,63 @@ export class HearthMetrics {
         this.set({ state: 'waiting' }, pool.waiting);
       },
     });
+    const voice = sources.voice?.bind(sources);
+    if (voice) this.#voiceMetrics(voice, registers);
+  }
+
+  /** The voice server's gauges and counters, read from `voice` when scraped. */
+  #voiceMetrics(voice: () => VoiceMetrics, registers: Registry[]): void {
+    new Gauge({
+      name: 'hearth_voice_sessions',
+      help: 'Voice gateway sessions open on this node (including those waiting for a resume).',
+      registers,
+      collect() {
+        this.set(voice().sessions);
+      },
+    });
+    new Gauge({
+      name: 'hearth_voice_calls',
+      help: 'Calls (voice channels and lobby calls) hosted on this node.',
+      registers,
+      collect() {
+        this.set(voice().calls);
+      },
+    });
+    const totals: Array<[string, string, (m: VoiceMetrics) => number]> = [
+      [
+        'hearth_voice_packets_forwarded_total',
+        'RTP packets the UDP forwarder sent on to receivers.',
+        (m) => m.forwarded,
+      ],
+      [
+        'hearth_voice_packets_dropped_total',
+        'UDP packets the forwarder discarded (unknown SSRC, unauthenticated, malformed, sender may not send).',
+        (m) => m.dropped,
+      ],
+      [
+        'hearth_voice_decrypt_failures_total',
+        'RTP packets whose transport encryption did not authenticate (counted among the dropped).',
+        (m) => m.decryptFailures,
+      ],
+      [
+        'hearth_voice_dave_epochs_total',
+        'DAVE epochs committed in the calls of this node.',
+        (m) => m.daveEpochs,
+      ],
+    ];
+    for (const [name, help, read] of totals) {
+      let seen = 0;
+      new Counter({
+        name,
+        help,
+        registers,
+        collect() {
+          const total = read(voice());
+          this.inc(total - seen);
+          seen = total;
+        },
+      });
+    }
   }
 
   /** Counts every response of `app` by its route pattern (never the raw URL), method and status. */

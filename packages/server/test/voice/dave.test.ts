@@ -68,6 +68,8 @@ describe('DAVE initial group creation (protocol.md, Initial Group Creation)', ()
     expect(a.session.epoch).toBe(1n);
     expect(b.session.epoch).toBe(1n);
     expect(service.call(CALL_ID)?.epoch).toBe(1n);
+    // One epoch committed: what /metrics reports as hearth_voice_dave_epochs_total.
+    expect(service.epochTransitions).toBe(1);
     expect(service.call(CALL_ID)?.leaves.length).toBe(2);
     // One commit was announced: op 29 to its committer only, op 30 to the other, then op 22 to both.
     const committer = a.ops().includes(29) ? a : b;

@@ -22,6 +22,11 @@ export function voiceStatesOf(db: Executor, guildId: string) {
     .execute();
 }
 
+/** Who is in one voice channel. */
+export function voiceStatesInChannel(db: Executor, channelId: string) {
+  return db.selectFrom('voice_states').selectAll().where('channel_id', '=', channelId).execute();
+}
+
 export async function countInChannel(db: Executor, channelId: string): Promise<number> {
   const row = await db
     .selectFrom('voice_states')

@@ -168,6 +168,34 @@ export class VoiceStatesService {
   }
 
   /**
+   * Inside a channel's deletion, before its voice states go with it: the VOICE_STATE_UPDATE with no channel
+   * each member in it is sent, published after commit (after CHANNEL_DELETE, which has already ended the
+   * call with 4022 on its voice node).
+   */
+  async channelDeleted(tx: Executor, channelId: string): Promise<(() => Promise<void>) | undefined> {
+    const states = await store.voiceStatesInChannel(tx, channelId);
+    const first = states[0];
+    if (!first) return undefined;
+    const events = new GuildEvents(first.guild_id, this.#deps.bus);
+    for (const state of states) await this.#queue(tx, events, state, null);
+    return () => events.publish();
+  }
+
+  /**
+   * The voice server disconnects a member that lost CONNECT: its state goes as if it had sent op 4 with no
+   * channel, unless another gateway session holds it by now.
+   */
+  async disconnect(guildId: string, userId: string, sessionId: string): Promise<void> {
+    const { storage, bus } = this.#deps;
+    const events = new GuildEvents(guildId, bus);
+    await storage.transaction(async (tx) => {
+      const current = await store.findVoiceState(tx, guildId, userId);
+      if (current?.session_id === sessionId) await this.#leave(tx, events, current);
+    });
+    await events.publish();
+  }
+
+  /**
    * What the voice server may do for a member in its voice channel: send media with SPEAK unless muted or
    * suppressed, receive unless deafened, flag priority with PRIORITY_SPEAKER. Undefined when not in voice.
    */
@@ -182,6 +210,7 @@ export class VoiceStatesService {
     return {
       channelId: state.channel_id,
       sessionId: state.session_id,
+      connect: has(permissions, P.Connect),
       rights: {
         send: has(permissions, P.Speak) && !Number(state.mute) && !Number(state.suppress),
         receive: !Number(state.deaf),

@@ -57,6 +57,8 @@ export interface LobbiesDeps {
   verifyWebhookUrl: (applicationId: string, field: string, url: string) => Promise<void>;
   /** Linked channels (linking.ts); without them no lobby is ever linked. */
   links?: LobbyLinks;
+  /** Lobby calls: inside a member's removal, its place in the call goes; answers the events to publish. */
+  calls?: { memberRemoved(tx: Executor, lobbyId: string, userId: string): Promise<BusEvent[]> };
 }
 
 /** What the lobbies need of their linked channels (PROTOCOL.md §A.5; linking.ts). */
@@ -697,6 +699,8 @@ export class LobbiesService {
     const { lobby } = changes;
     const before = await store.listMembers(tx, lobby.id);
     await store.deleteMember(tx, lobby.id, member.user_id);
+    if (this.#deps.calls)
+      changes.events.push(...(await this.#deps.calls.memberRemoved(tx, lobby.id, member.user_id)));
     changes.to(ids(before), LobbyEvents.MemberRemove, memberEvent(lobby, member));
     changes.to([member.user_id], LobbyEvents.Delete, { id: lobby.id, reason });
   }

@@ -3,6 +3,7 @@ import { createServer as createHttpServer, type IncomingMessage, type Server } f
 import { createServer as createHttpsServer } from 'node:https';
 import {
   SpeakingFlags,
+  VOICE_CLIENT_FRAMES_LIMIT,
   VOICE_ENCRYPTION_MODES,
   VOICE_GATEWAY_MAX_VERSION,
   VOICE_GATEWAY_MIN_VERSION,
@@ -14,6 +15,7 @@ import {
   VoiceOpcodes,
 } from '@hearth/protocol';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import type { Clock } from '../../kernel/clock.js';
 import type { Logger } from '../../kernel/logger.js';
 import { VoiceCall } from './call.js';
 import type { E2eeCalls, E2eeMember } from './e2ee.js';
@@ -23,6 +25,16 @@ import { type VoiceRights, VoiceSession } from './session.js';
 
 /** A voice gateway frame is small; anything larger is refused before it is buffered (closes 1009). */
 const MAX_FRAME_BYTES = 64 * 1024;
+/** The media counters of a node whose forwarder is not bound yet. */
+const NO_MEDIA_YET: Readonly<MediaStats> = {
+  received: 0,
+  forwarded: 0,
+  dropped: 0,
+  decryptFailures: 0,
+  rtcp: 0,
+  daveFrames: 0,
+  plainFrames: 0,
+};
 /** How often this node tells the others it still hosts its calls. */
 const CALL_REFRESH_MS = 30_000;
 
@@ -30,6 +42,8 @@ export interface VoiceGatewayDeps {
   service: VoiceService;
   e2ee: E2eeCalls;
   logger: Logger;
+  /** Counts the frame budget's windows (VOICE_CLIENT_FRAMES_LIMIT). */
+  clock: Clock;
   /** The address Ready tells clients to send UDP to. */
   publicHost: string;
   heartbeatIntervalMs: number;
@@ -54,6 +68,8 @@ interface Link {
   heartbeatTimer: NodeJS.Timeout | undefined;
   /** Frames are handled one after another, Identify's storage reads included. */
   queue: Promise<void>;
+  /** The client's frames in the current window (VOICE_CLIENT_FRAMES_LIMIT). */
+  window: { start: number; count: number };
 }
 
 type Handler = (link: Link, d: unknown) => Promise<void> | void;
@@ -148,7 +164,8 @@ export class VoiceGateway {
 
   /** The media path's counters (metrics, benchmarks). */
   get mediaStats(): MediaStats {
-    return this.#media.stats;
+    // Before `listen` (a one-shot command, or a scrape racing startup) nothing has been forwarded.
+    return (this.#media as VoiceMedia | undefined)?.stats ?? NO_MEDIA_YET;
   }
 
   /** What the user's voice session on this node may do now, if it has one. */
@@ -176,17 +193,63 @@ export class VoiceGateway {
     return next;
   }
 
+  /**
+   * Roles, overwrites, a member's roles or the guild's owner changed (any node): every session of that
+   * server here (or only `userId`'s) takes its rights now, not at its next voice state. A member that lost
+   * CONNECT is disconnected from voice (VOICE_STATE_UPDATE with no channel, 4014), as a moderator would.
+   */
+  permissionsChanged(serverId: string, userId?: string): Promise<void> {
+    const sessions = [...this.#sessions.values()].filter(
+      (session) => session.serverId === serverId && (userId === undefined || session.userId === userId),
+    );
+    const next = this.#stateChanges.then(async () => {
+      for (const session of sessions) await this.#reevaluate(session, true);
+    });
+    this.#stateChanges = next.catch(() => {});
+    return next;
+  }
+
+  /**
+   * The call's channel (or lobby) is gone: every session in it closes 4022, "call terminated", which the
+   * documents give for a deleted channel; a member removed alone gets 4014 through its voice state.
+   */
+  callTerminated(channelId: string): void {
+    for (const session of [...this.#sessions.values()]) {
+      if (session.channelId === channelId) this.#end(session, VoiceCloseCodes.CallTerminated);
+    }
+  }
+
+  /** The guild is gone, and with it every call of its channels: 4022 for each session of that server. */
+  serverTerminated(serverId: string): void {
+    for (const session of [...this.#sessions.values()]) {
+      if (session.serverId === serverId) this.#end(session, VoiceCloseCodes.CallTerminated);
+    }
+  }
+
   async #applyVoiceState(state: VoiceStateChange): Promise<void> {
     const server = state.guild_id ?? state.lobby_id;
     const serverId = typeof server === 'string' ? server : undefined;
     const userId = typeof state.user_id === 'string' ? state.user_id : undefined;
     if (serverId === undefined || userId === undefined) return;
     const session = this.#sessions.get(`${serverId}:${userId}`);
-    if (!session) return;
+    if (session) await this.#reevaluate(session, false);
+  }
+
+  /**
+   * The session follows its member's voice state and permissions. `checkConnect`: a permission change
+   * (not a move, where a moderator may place a member where it could not connect itself) also needs CONNECT.
+   */
+  async #reevaluate(session: VoiceSession, checkConnect: boolean): Promise<void> {
+    const { serverId, userId } = session;
     const membership = await this.#deps.service.membership(serverId, userId);
     if (this.#sessions.get(`${serverId}:${userId}`) !== session) return;
     if (!membership || membership.sessionId !== session.sessionId) {
       this.#end(session, VoiceCloseCodes.Disconnected);
+      return;
+    }
+    if (checkConnect && !membership.connect) {
+      this.#end(session, VoiceCloseCodes.Disconnected);
+      await this.#deps.service.disconnect(serverId, userId, session.sessionId);
       return;
     }
     if (membership.channelId !== session.channelId) {
@@ -214,10 +277,18 @@ export class VoiceGateway {
       authenticating: false,
       heartbeatTimer: undefined,
       queue: Promise.resolve(),
+      window: { start: this.#deps.clock.now(), count: 0 },
     };
     this.#links.add(link);
     socket.on('error', () => {});
     socket.on('message', (data, isBinary) => {
+      // Counted on arrival: frames over the budget are never queued, and the close follows the ones within.
+      if (!this.#withinBudget(link)) {
+        if (link.window.count === VOICE_CLIENT_FRAMES_LIMIT.limit + 1) {
+          link.queue = link.queue.then(() => this.#close(link, VoiceCloseCodes.RateLimited));
+        }
+        return;
+      }
       link.queue = link.queue
         .then(() => this.#frame(link, data, isBinary))
         .catch((error) => {
@@ -233,6 +304,13 @@ export class VoiceGateway {
       }),
     );
     this.#armHeartbeat(link);
+  }
+
+  #withinBudget(link: Link): boolean {
+    const now = this.#deps.clock.now();
+    if (now - link.window.start >= VOICE_CLIENT_FRAMES_LIMIT.windowMs) link.window = { start: now, count: 0 };
+    link.window.count += 1;
+    return link.window.count <= VOICE_CLIENT_FRAMES_LIMIT.limit;
   }
 
   /** The client did not heartbeat in time: 4009 (its session may still resume). */

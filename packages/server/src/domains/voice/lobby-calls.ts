@@ -91,9 +91,22 @@ export class LobbyCalls {
     return {
       channelId: lobbyId,
       sessionId: row.session_id,
+      connect: true,
       rights: { send: true, receive: true, priority: false },
       endToEndCall: true,
     };
+  }
+
+  /**
+   * Inside the transaction that removes a member from a lobby: its place in the lobby's call goes with its
+   * membership, and the LOBBY_VOICE_STATE_UPDATE with no channel to publish after commit ends its voice
+   * session (4014) wherever it is hosted.
+   */
+  async memberRemoved(tx: Executor, lobbyId: string, userId: string): Promise<BusEvent[]> {
+    const row = await store.findLobbyVoiceState(tx, lobbyId, userId);
+    if (!row) return [];
+    await store.deleteLobbyVoiceState(tx, lobbyId, userId);
+    return this.#event(tx, row, null);
   }
 
   /** A gateway session ended for good: it leaves its lobby call. */

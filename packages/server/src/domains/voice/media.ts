@@ -34,6 +34,8 @@ export interface MediaStats {
   forwarded: number;
   /** Unknown SSRC, not yet described, failed authentication, malformed, or the sender may not send. */
   dropped: number;
+  /** Among `dropped`: RTP from a described member whose transport encryption did not authenticate. */
+  decryptFailures: number;
   rtcp: number;
   /** Authenticated packets whose payload ends with DAVE's 0xFAFA marker (end-to-end encrypted, opaque here). */
   daveFrames: number;
@@ -59,6 +61,7 @@ export class UdpForwarder implements VoiceMedia {
     received: 0,
     forwarded: 0,
     dropped: 0,
+    decryptFailures: 0,
     rtcp: 0,
     daveFrames: 0,
     plainFrames: 0,
@@ -189,6 +192,8 @@ export class UdpForwarder implements VoiceMedia {
     const plaintext = headerBytes === undefined ? undefined : sender?.cipher?.open(packet, headerBytes);
     if (!sender || plaintext === undefined || !sender.rights.send) {
       this.stats.dropped += 1;
+      if (sender?.cipher && headerBytes !== undefined && plaintext === undefined)
+        this.stats.decryptFailures += 1;
       return;
     }
     // Only an authenticated packet may move the sender's address (NAT rebinding).

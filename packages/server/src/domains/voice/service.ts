@@ -22,6 +22,8 @@ export interface VoiceMembership {
   channelId: string;
   sessionId: string;
   rights: VoiceRights;
+  /** CONNECT in the call's channel (always, in a lobby): losing it while in the call disconnects the member. */
+  connect: boolean;
   /** From 1 March 2026 the call may not be transport-encrypted only (stages are not end-to-end encrypted). */
   endToEndCall: boolean;
 }
@@ -29,6 +31,8 @@ export interface VoiceMembership {
 /** Where voice states and permissions come from: guild voice channels, and lobbies for lobby calls. */
 export interface VoiceMembershipSource {
   membership(serverId: string, userId: string): Promise<VoiceMembership | undefined>;
+  /** Takes the member out of voice (its voice state goes, as with op 4 to no channel) if `sessionId` still holds it. */
+  disconnect(serverId: string, userId: string, sessionId: string): Promise<void>;
 }
 
 /** What VOICE_SERVER_UPDATE (guilds) and LOBBY_VOICE_SERVER_UPDATE (lobbies) carry besides their id. */
@@ -155,6 +159,11 @@ export class VoiceService {
   /** The member's rights now (after a voice state or permission change); undefined when it left voice. */
   membership(serverId: string, userId: string): Promise<VoiceMembership | undefined> {
     return this.#deps.memberships.membership(serverId, userId);
+  }
+
+  /** The member lost CONNECT while in the call: it leaves voice. */
+  disconnect(serverId: string, userId: string, sessionId: string): Promise<void> {
+    return this.#deps.memberships.disconnect(serverId, userId, sessionId);
   }
 
   /** From 1 March 2026 a call in a voice channel, DM or lobby is end-to-end encrypted only (seed). */

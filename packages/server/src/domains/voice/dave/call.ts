@@ -93,10 +93,13 @@ export class DaveCall {
   #transition: Transition | undefined;
   #lastTransitionId = 0;
   readonly rejections: DaveRejection[] = [];
+  /** Told of each epoch a commit starts (metrics). */
+  readonly #onEpoch: () => void;
 
-  constructor(channelId: string, sender: DaveExternalSender) {
+  constructor(channelId: string, sender: DaveExternalSender, onEpoch: () => void = () => {}) {
     this.channelId = channelId;
     this.#sender = sender;
+    this.#onEpoch = onEpoch;
     this.#groupId = snowflakeBytes(channelId);
   }
 
@@ -256,6 +259,7 @@ export class DaveCall {
     }
     this.#applyCommit(established ? undefined : userId, accepted.ordered);
     this.#epoch = established ? this.#epoch + 1n : 1n;
+    this.#onEpoch();
     this.#proposals = [];
     this.#transition = {
       id: transitionId,

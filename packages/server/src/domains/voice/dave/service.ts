@@ -26,6 +26,7 @@ export class DaveDeliveryService {
   readonly #calls = new Map<string, DaveCall>();
   readonly #queues = new Map<string, Promise<void>>();
   readonly #sweep: NodeJS.Timeout | undefined;
+  #epochs = 0;
 
   constructor(options: DaveDeliveryServiceOptions) {
     this.#clock = options.clock;
@@ -46,6 +47,11 @@ export class DaveDeliveryService {
     return new DaveDeliveryService({ ...options, externalSender });
   }
 
+  /** Epochs committed in every call of this node since it started (each add, remove or new group). */
+  get epochTransitions(): number {
+    return this.#epochs;
+  }
+
   get externalSender(): DaveExternalSender {
     return this.#sender;
   }
@@ -57,7 +63,9 @@ export class DaveDeliveryService {
   join(callId: string, channelId: string, link: DaveMemberLink, maxDaveVersion: number): number {
     let call = this.#calls.get(callId);
     if (call === undefined) {
-      call = new DaveCall(channelId, this.#sender);
+      call = new DaveCall(channelId, this.#sender, () => {
+        this.#epochs += 1;
+      });
       this.#calls.set(callId, call);
     }
     const { version, replaced } = call.join(link, maxDaveVersion, this.#clock.now(), this.#timeoutMs);
