@@ -1111,7 +1111,13 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       routes.push({ method, url: route.url, auth, schema: route.schema });
     }
   });
-  http.addHook('onReady', async () => openapi.build());
+  // A one-shot CLI command never serves: closing a Fastify that never booted would boot it first, compiling
+  // every route's schemas (most of such a command's cost) only to close it.
+  let httpBooted = false;
+  http.addHook('onReady', async () => {
+    httpBooted = true;
+    openapi.build();
+  });
   gatewayServer.attach(http.server);
   const sweeping = new Sweeper(
     () => lobbies.sweep(),
@@ -1194,7 +1200,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       daveService.close();
       stopBusMetrics?.();
       presence.close();
-      await http.close();
+      if (httpBooted) await http.close();
       // A bus shared by several in-process nodes belongs to whoever made it.
       if (!options.shared?.bus) await bus.close();
       await sessions?.flush();

@@ -106,6 +106,13 @@ export interface TokenResponse {
   id_token?: string;
 }
 
+/** Token rows written in a transaction, and the response they make, without its ID token yet. */
+interface Issued {
+  response: TokenResponse;
+  applicationId: string;
+  userId: string;
+}
+
 /** Provisional token rows written in a transaction, waiting for their ID token (`completeProvisional`). */
 export interface IssuedProvisional {
   response: TokenResponse;
@@ -430,7 +437,7 @@ export class OAuth2Service {
     const merge = await this.#prepareMerge(fields, application, row.user_id);
     const sign = await this.#deps.keys.signer();
     const events: BusEvent[] = [];
-    const response = await storage.transaction(async (tx) => {
+    const issued = await storage.transaction(async (tx) => {
       if (!(await store.spendCode(tx, codeHash, now))) throw invalidCode();
       if (!(await store.findGrant(tx, application.id, row.user_id))) throw invalidCode();
       if (merge) events.push(...(await merge(tx)));
@@ -440,11 +447,10 @@ export class OAuth2Service {
         scopes: row.scopes.split(' ') as Scope[],
         codeHash,
         withRefresh: true,
-        idToken: { sign, nonce: row.nonce, authTime: Number(row.auth_time) },
       });
     });
     await this.#publish(events);
-    return response;
+    return this.#withIdToken(issued, { sign, nonce: row.nonce, authTime: Number(row.auth_time) });
   }
 
   /** `external_auth_type` and `external_auth_token` turn a code exchange into a merge (PROTOCOL.md §B.3). */
@@ -487,7 +493,7 @@ export class OAuth2Service {
     if (requested.some((scope) => !granted.includes(scope)))
       throw new OAuth2Error(OAuth2ErrorCodes.InvalidScope);
     const sign = await this.#deps.keys.signer();
-    return storage.transaction(async (tx) => {
+    const issued = await storage.transaction(async (tx) => {
       if (!(await store.spendRefresh(tx, row.id))) throw invalid();
       if (!(await store.findGrant(tx, application.id, row.user_id))) throw invalid();
       return this.#issue(tx, {
@@ -496,9 +502,9 @@ export class OAuth2Service {
         scopes: requested,
         familyId: row.family_id,
         withRefresh: true,
-        idToken: { sign, nonce: null, authTime: null },
       });
     });
+    return this.#withIdToken(issued, { sign, nonce: null, authTime: null });
   }
 
   async #clientCredentialsGrant(fields: Fields, authorization: string | undefined): Promise<TokenResponse> {
@@ -517,16 +523,10 @@ export class OAuth2Service {
     }
     // The token stands for the application's owner, or for its bot user when it has none.
     const userId = application.ownerId ?? application.botUserId;
-    return this.#deps.storage.transaction((tx) =>
-      this.#issue(tx, {
-        application,
-        userId,
-        scopes,
-        withRefresh: false,
-        idToken: null,
-        clientCredentials: true,
-      }),
+    const issued = await this.#deps.storage.transaction((tx) =>
+      this.#issue(tx, { application, userId, scopes, withRefresh: false, clientCredentials: true }),
     );
+    return issued.response;
   }
 
   async #issue(
@@ -538,10 +538,9 @@ export class OAuth2Service {
       familyId?: string;
       codeHash?: string;
       withRefresh: boolean;
-      idToken: { sign: IdTokenSigner; nonce: string | null; authTime: number | null } | null;
       clientCredentials?: boolean;
     },
-  ): Promise<TokenResponse> {
+  ): Promise<Issued> {
     const { clock, snowflakes } = this.#deps;
     const now = clock.now();
     const id = snowflakes.next();
@@ -570,12 +569,21 @@ export class OAuth2Service {
       ...(refreshToken ? { refresh_token: refreshToken } : {}),
       scope: options.scopes.join(' '),
     };
-    if (options.idToken && options.scopes.includes(Scopes.OpenId)) {
-      response.id_token = await options.idToken.sign(
-        this.#idTokenClaims(options.application.id, options.userId, accessToken, options.idToken),
-      );
-    }
-    return response;
+    return { response, applicationId: options.application.id, userId: options.userId };
+  }
+
+  /**
+   * The response with its ID token when `openid` was granted. Signed after the commit: an RSA signature
+   * inside the transaction would hold the database's only writer for its whole duration.
+   */
+  async #withIdToken(
+    issued: Issued,
+    context: { sign: IdTokenSigner; nonce: string | null; authTime: number | null },
+  ): Promise<TokenResponse> {
+    const { response } = issued;
+    if (!response.scope.split(' ').includes(Scopes.OpenId)) return response;
+    const claims = this.#idTokenClaims(issued.applicationId, issued.userId, response.access_token, context);
+    return { ...response, id_token: await context.sign(claims) };
   }
 
   /** OIDC Core §2 claims of an ID token for this access token. */
@@ -688,12 +696,11 @@ export class OAuth2Service {
         created_at: now,
       });
     }
-    const response = await this.#issue(tx, {
+    const { response } = await this.#issue(tx, {
       application,
       userId,
       scopes: [Scopes.SdkSocialLayer, Scopes.OpenId],
       withRefresh: options.withRefresh,
-      idToken: null,
     });
     return {
       response: { ...response, scope: Scopes.SdkSocialLayer },

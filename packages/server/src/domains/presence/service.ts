@@ -50,6 +50,18 @@ export interface PresenceDeps {
  * session's presence from the bus; the node where a session changed tells that user's friends with
  * PRESENCE_UPDATE. Invisible users appear offline; only friends (a block ends friendship) are told.
  */
+/** What a node says of one of its sessions' presence, over the bus to every node. */
+type PresenceSessionData = {
+  origin: string;
+  session_id: string;
+  user_id: string;
+  application_id: string | null;
+  status: PresenceStatus;
+  activities: ActivityInput[];
+  ended: boolean;
+  at: number;
+};
+
 export class PresenceService {
   readonly #deps: PresenceDeps;
   readonly #sessions = new Map<string, Map<string, SessionState>>();
@@ -104,19 +116,20 @@ export class PresenceService {
       created_at: activity.created_at ?? now,
       ...(session.applicationId ? { application_id: session.applicationId } : {}),
     }));
-    await this.#deps.bus.publish({
-      type: PRESENCE_SESSION_EVENT,
-      data: {
-        origin: this.#deps.nodeId,
-        session_id: session.id,
-        user_id: session.userId,
-        application_id: session.applicationId ?? null,
-        status,
-        activities: owned,
-        ended,
-        at: now,
-      },
-    });
+    const data: PresenceSessionData = {
+      origin: this.#deps.nodeId,
+      session_id: session.id,
+      user_id: session.userId,
+      application_id: session.applicationId ?? null,
+      status,
+      activities: owned,
+      ended,
+      at: now,
+    };
+    // Read your writes: this node answers from the new state at once (a DM to a player whose READY just
+    // went out finds them in the game), not only once the bus has carried the change back.
+    this.#apply(data);
+    await this.#deps.bus.publish({ type: PRESENCE_SESSION_EVENT, data });
   }
 
   // ---- What others ask ----
@@ -204,32 +217,8 @@ export class PresenceService {
 
   #received(event: DeliveredEvent): void {
     if (event.type !== PRESENCE_SESSION_EVENT) return;
-    const data = event.data as {
-      origin: string;
-      session_id: string;
-      user_id: string;
-      application_id: string | null;
-      status: PresenceStatus;
-      activities: ActivityInput[];
-      ended: boolean;
-      at: number;
-    };
-    let sessions = this.#sessions.get(data.user_id);
-    if (data.ended) {
-      sessions?.delete(data.session_id);
-      if (sessions?.size === 0) this.#sessions.delete(data.user_id);
-    } else {
-      if (!sessions) {
-        sessions = new Map();
-        this.#sessions.set(data.user_id, sessions);
-      }
-      sessions.set(data.session_id, {
-        applicationId: data.application_id ?? undefined,
-        status: data.status,
-        activities: data.activities,
-        updatedAt: data.at,
-      });
-    }
+    const data = event.data as PresenceSessionData;
+    this.#apply(data);
     if (data.origin !== this.#deps.nodeId) return;
     const userId = data.user_id;
     if (data.ended && !this.#sessions.has(userId) && this.#deps.lastSessionEnded) {
@@ -247,6 +236,26 @@ export class PresenceService {
     this.#chains.set(userId, next);
     void next.then(() => {
       if (this.#chains.get(userId) === next) this.#chains.delete(userId);
+    });
+  }
+
+  /** One session's presence, as this node keeps it. */
+  #apply(data: PresenceSessionData): void {
+    let sessions = this.#sessions.get(data.user_id);
+    if (data.ended) {
+      sessions?.delete(data.session_id);
+      if (sessions?.size === 0) this.#sessions.delete(data.user_id);
+      return;
+    }
+    if (!sessions) {
+      sessions = new Map();
+      this.#sessions.set(data.user_id, sessions);
+    }
+    sessions.set(data.session_id, {
+      applicationId: data.application_id ?? undefined,
+      status: data.status,
+      activities: data.activities,
+      updatedAt: data.at,
     });
   }
 
