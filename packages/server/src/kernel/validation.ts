@@ -38,6 +38,22 @@ export function toFormError(errors: readonly ErrorObject[]): HearthError {
   return new HearthError('InvalidFormBody', { errors: formErrorTree(chosen.values()) });
 }
 
+/** The mark of a body schema whose body may be left out (a symbol: the served description drops it). */
+const OPTIONAL_BODY = Symbol.for('hearth.optionalBody');
+
+/**
+ * A route body that may be absent: a request without one reaches the handler with no body, which applies the
+ * route's own default (`request.body ?? {}`), as the platform takes these routes bodiless; a body that is
+ * present is checked against the schema. The description marks the body not required.
+ */
+export function optionalBody<S extends TSchema>(schema: S): S {
+  return { ...schema, [OPTIONAL_BODY]: true };
+}
+
+export function isOptionalBody(schema: unknown): boolean {
+  return typeof schema === 'object' && schema !== null && OPTIONAL_BODY in schema;
+}
+
 /** Validates a value outside HTTP (the CLI, services) with the same schema and the same error. */
 export function parse<S extends TSchema>(schema: S, value: unknown): Static<S> {
   const validate = cache.get(schema) ?? compileValidator(schema);
