@@ -34,6 +34,13 @@ export function toFormError(errors: readonly ErrorObject[]): HearthError {
     const leaf = leafOf(error);
     if (leaf) chosen.set(key, [path, leaf]);
   }
+  // A node of the platform's tree holds either its own `_errors` or its children's, never both: a field with
+  // errors inside it (`messages.0`) answers those, the more precise, rather than its own (`messages`).
+  const keys = [...chosen.keys()];
+  for (const key of keys) {
+    if (keys.some((other) => other !== key && other.startsWith(key === '' ? '' : `${key}\u0000`)))
+      chosen.delete(key);
+  }
   if (chosen.size === 0) chosen.set('', [[], FormErrors.invalid()]);
   return new HearthError('InvalidFormBody', { errors: formErrorTree(chosen.values()) });
 }
