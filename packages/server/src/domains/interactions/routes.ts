@@ -3,6 +3,7 @@ import type { Static } from 'typebox';
 import type { FileUploads } from '../../http/multipart.js';
 import { HearthError } from '../../kernel/errors.js';
 import { optionalBody } from '../../kernel/validation.js';
+import { CreateMessage } from '../channel-messages/schemas.js';
 import {
   CallbackParams,
   CallbackQuery,
@@ -62,7 +63,8 @@ export function interactionsRoutes(
     );
     app.post<Webhook>(
       '/webhooks/:application_id/:interaction_token',
-      { config: files, schema: { params: WebhookParams } },
+      // A follow-up is a message the app's bot sends in the interaction's place, with a message's body.
+      { config: files, schema: { params: WebhookParams, body: optionalBody(CreateMessage) } },
       async (request) =>
         interactions.followup(
           request.params.application_id,
