@@ -254,7 +254,10 @@ describe('teams and member roles', () => {
   });
 
   it('hides the team from a non-member (404)', async () => {
-    expect((await stranger.client.get(`/developers/teams/${teamId}`)).status).toBe(404);
+    const hidden = await stranger.client.get(`/developers/teams/${teamId}`);
+    expect(hidden.status).toBe(404);
+    expect(hidden.html).toContain('There is no such team among yours.');
+    expect(hidden.html).not.toContain('Ember Studio');
     const post = await stranger.client.post(members(), {
       csrf: stranger.csrf,
       user: stranger.id,

@@ -481,12 +481,16 @@ export function renderMonetizationPage(
   );
 }
 
-export function renderNotFoundPage(nonce: string, user: PageUser | undefined): string {
+export function renderNotFoundPage(
+  nonce: string,
+  user: PageUser | undefined,
+  what: 'application' | 'team' = 'application',
+): string {
   return layout({
     title: 'Not found',
     nonce,
     user,
-    body: html`<h1>Not found</h1><p role="alert" id="not-found">There is no such application among yours.</p>
+    body: html`<h1>Not found</h1><p role="alert" id="not-found">There is no such ${what} among yours.</p>
 <p><a href="/developers">Back to your applications</a></p>`,
   });
 }

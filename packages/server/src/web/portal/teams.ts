@@ -59,7 +59,7 @@ export function teamsSection(app: FastifyInstance, ctx: PortalContext): void {
     const team = SNOWFLAKE.test(id) ? await teams.get(id) : undefined;
     const member = team?.members.some((m) => m.userId === guarded.signed.user.id) ?? false;
     if (!team || !member) {
-      await send(reply, 404, (n) => renderNotFoundPage(n, guarded.signed.page));
+      await send(reply, 404, (n) => renderNotFoundPage(n, guarded.signed.page, 'team'));
       return undefined;
     }
     return { team, signed: guarded.signed };
