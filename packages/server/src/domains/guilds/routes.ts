@@ -34,7 +34,12 @@ export function guildsRoutes(guilds: GuildsService): FastifyPluginAsync {
 
     app.post(
       '/guilds',
-      { config: MEMBER, schema: { body: optionalBody(NewGuild) } },
+      {
+        config: MEMBER,
+        schema: { body: optionalBody(NewGuild) },
+        // An app that may not create guilds is refused as such, whatever its body.
+        preValidation: async (request) => guilds.assertMayCreateGuild(request.principal!),
+      },
       async (request, reply) =>
         reply.code(201).send(await guilds.createGuildFor(request.principal!, request.body ?? {})),
     );
