@@ -194,6 +194,19 @@ const PORTAL_ROUTES: ReadonlyArray<[string, string]> = [
   ['POST', '/developers/applications/:application_id/monetization/entitlements'],
   ['POST', '/developers/applications/:application_id/monetization/entitlements/delete'],
   ['GET', '/developers/applications/:application_id/commands'],
+  ['POST', '/developers/applications/:application_id/icon'],
+  ['POST', '/developers/applications/:application_id/team'],
+  ['GET', '/developers/applications/:application_id/installation'],
+  ['POST', '/developers/applications/:application_id/installation'],
+  ['GET', '/developers/applications/:application_id/activities'],
+  ['POST', '/developers/applications/:application_id/activities/mappings'],
+  ['POST', '/developers/applications/:application_id/activities/mappings/remove'],
+  ['GET', '/developers/teams'],
+  ['POST', '/developers/teams'],
+  ['GET', '/developers/teams/:team_id'],
+  ['POST', '/developers/teams/:team_id/members'],
+  ['POST', '/developers/teams/:team_id/members/role'],
+  ['POST', '/developers/teams/:team_id/members/remove'],
 ];
 
 export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [

@@ -1,5 +1,6 @@
 import { API_VERSIONS, Scopes } from '@hearth/protocol';
 import type { FastifyPluginAsync } from 'fastify';
+import { isOptionalBody } from '../kernel/validation.js';
 import type { RouteAuth } from './auth.js';
 
 /** One route as `Hearth.routes` holds it: method, template with its prefix, who it admits, its schemas. */
@@ -235,7 +236,7 @@ function operationOf(
   if (parameters.length > 0) operation.parameters = parameters;
   if (route.schema?.body !== undefined) {
     operation.requestBody = {
-      required: true,
+      required: !isOptionalBody(route.schema.body),
       content: { 'application/json': { schema: plain(route.schema.body) } },
     };
   }

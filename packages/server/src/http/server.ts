@@ -19,7 +19,7 @@ import type { Clock } from '../kernel/clock.js';
 import { HearthError, type WireError } from '../kernel/errors.js';
 import { assertJsonDepth, assertNoNul } from '../kernel/input-limits.js';
 import type { Logger } from '../kernel/logger.js';
-import { compileValidator, type Part, toFormError } from '../kernel/validation.js';
+import { compileValidator, isOptionalBody, type Part, toFormError } from '../kernel/validation.js';
 import {
   REQUEST_ID_HEADER,
   type RequestContext,
@@ -189,8 +189,12 @@ export function createHttpServer(
   if (deps.observeResponse) observeResponses(app, deps.observeResponse);
   app.setValidatorCompiler(({ schema, httpPart }) => {
     const validate = compileValidator(schema as TSchema, (httpPart ?? 'body') as Part);
-    return (data: unknown) =>
-      validate(data) ? { value: data } : { error: toFormError(validate.errors ?? []) };
+    // Fastify hands an absent body over as null; on a route whose body is optional it stays absent.
+    const absentAllowed = (httpPart ?? 'body') === 'body' && isOptionalBody(schema);
+    return (data: unknown) => {
+      if (absentAllowed && data === null) return { value: undefined };
+      return validate(data) ? { value: data } : { error: toFormError(validate.errors ?? []) };
+    };
   });
   app.setSerializerCompiler(compileSerializer);
   registerBodyParsers(app);

@@ -34,8 +34,31 @@ export function toFormError(errors: readonly ErrorObject[]): HearthError {
     const leaf = leafOf(error);
     if (leaf) chosen.set(key, [path, leaf]);
   }
+  // A node of the platform's tree holds either its own `_errors` or its children's, never both: a field with
+  // errors inside it (`messages.0`) answers those, the more precise, rather than its own (`messages`).
+  const keys = [...chosen.keys()];
+  for (const key of keys) {
+    if (keys.some((other) => other !== key && other.startsWith(key === '' ? '' : `${key}\u0000`)))
+      chosen.delete(key);
+  }
   if (chosen.size === 0) chosen.set('', [[], FormErrors.invalid()]);
   return new HearthError('InvalidFormBody', { errors: formErrorTree(chosen.values()) });
+}
+
+/** The mark of a body schema whose body may be left out (a symbol: the served description drops it). */
+const OPTIONAL_BODY = Symbol.for('hearth.optionalBody');
+
+/**
+ * A route body that may be absent: a request without one reaches the handler with no body, which applies the
+ * route's own default (`request.body ?? {}`), as the platform takes these routes bodiless; a body that is
+ * present is checked against the schema. The description marks the body not required.
+ */
+export function optionalBody<S extends TSchema>(schema: S): S {
+  return { ...schema, [OPTIONAL_BODY]: true };
+}
+
+export function isOptionalBody(schema: unknown): boolean {
+  return typeof schema === 'object' && schema !== null && OPTIONAL_BODY in schema;
 }
 
 /** Validates a value outside HTTP (the CLI, services) with the same schema and the same error. */

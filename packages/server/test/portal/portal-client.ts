@@ -34,6 +34,18 @@ export class PortalClient {
     });
   }
 
+  /** POSTs a multipart form (a file input's upload), with the file as `files[0]`. */
+  async postMultipart(
+    path: string,
+    form: Record<string, string>,
+    file?: { bytes: Buffer; type: string; name: string },
+  ): Promise<PortalAnswer> {
+    const body = new FormData();
+    for (const [key, value] of Object.entries(form)) body.append(key, value);
+    if (file) body.append('files[0]', new Blob([file.bytes], { type: file.type }), file.name);
+    return this.#send(path, { method: 'POST', body });
+  }
+
   /** The form token of the page (every form carries the same one). */
   static csrfOf(html: string): string {
     const match = /name="csrf" value="([^"]+)"/.exec(html);

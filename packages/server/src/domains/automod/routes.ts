@@ -1,7 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Static } from 'typebox';
+import { optionalBody } from '../../kernel/validation.js';
 import { reasonOf, userOf } from '../channels/routes.js';
-import { GuildParams, RuleParams } from './schemas.js';
+import { CreateRule, GuildParams, ModifyRule, RuleParams } from './schemas.js';
 import type { AutoModService } from './service.js';
 
 /** AutoMod routes take bot tokens and user sessions, as the other guild routes (GUILDS.md §10). */
@@ -20,7 +21,7 @@ export function automodRoutes(automod: AutoModService): FastifyPluginAsync {
     // The platform answers a created rule with 200 (OAS create_auto_moderation_rule).
     app.post<Guild>(
       '/guilds/:guild_id/auto-moderation/rules',
-      { config: MEMBER, schema: { params: GuildParams } },
+      { config: MEMBER, schema: { params: GuildParams, body: optionalBody(CreateRule) } },
       async (request) =>
         automod.createRule(userOf(request), request.params.guild_id, request.body, reasonOf(request)),
     );
@@ -31,7 +32,7 @@ export function automodRoutes(automod: AutoModService): FastifyPluginAsync {
     );
     app.patch<Rule>(
       '/guilds/:guild_id/auto-moderation/rules/:rule_id',
-      { config: MEMBER, schema: { params: RuleParams } },
+      { config: MEMBER, schema: { params: RuleParams, body: optionalBody(ModifyRule) } },
       async (request) =>
         automod.modifyRule(
           userOf(request),

@@ -1,7 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Static } from 'typebox';
+import { optionalBody } from '../../kernel/validation.js';
 import { auditLogReason } from '../guilds/audit-log.js';
 import type { MessageActionsService } from './message-actions.js';
+import { BulkDeleteMessages } from './message-actions-schemas.js';
 import { actorOf } from './routes.js';
 import { ChannelParams, MessageParams } from './schemas.js';
 
@@ -21,7 +23,7 @@ export function messageActionsRoutes(actions: MessageActionsService): FastifyPlu
     );
     app.post<Channel>(
       '/channels/:channel_id/messages/bulk-delete',
-      { config: MEMBER, schema: { params: ChannelParams } },
+      { config: MEMBER, schema: { params: ChannelParams, body: optionalBody(BulkDeleteMessages) } },
       async (request, reply) => {
         const reason = auditLogReason(request.headers['x-audit-log-reason']);
         await actions.bulkDelete(actorOf(request), request.params.channel_id, request.body, reason);

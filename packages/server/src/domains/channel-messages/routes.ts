@@ -1,9 +1,17 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import { HearthError } from '../../kernel/errors.js';
+import { optionalBody } from '../../kernel/validation.js';
 import type { DmChannels } from './dm-channels.js';
 import type { Actor } from './places.js';
-import { ChannelParams, ListMessagesQuery, MessageParams } from './schemas.js';
+import {
+  ChannelParams,
+  CreateDM,
+  CreateMessage,
+  EditMessage,
+  ListMessagesQuery,
+  MessageParams,
+} from './schemas.js';
 import type { ChannelMessagesService } from './service.js';
 
 /** Message routes take bot tokens and user sessions (GUILDS.md §4). */
@@ -24,7 +32,7 @@ export function channelMessagesRoutes(messages: ChannelMessagesService, dms: DmC
     );
     app.post<Channel>(
       '/channels/:channel_id/messages',
-      { config: WITH_FILES, schema: { params: ChannelParams } },
+      { config: WITH_FILES, schema: { params: ChannelParams, body: optionalBody(CreateMessage) } },
       async (request) =>
         messages.create(actorOf(request), request.params.channel_id, request.body, request.uploads ?? []),
     );
@@ -35,7 +43,7 @@ export function channelMessagesRoutes(messages: ChannelMessagesService, dms: DmC
     );
     app.patch<Message>(
       '/channels/:channel_id/messages/:message_id',
-      { config: WITH_FILES, schema: { params: MessageParams } },
+      { config: WITH_FILES, schema: { params: MessageParams, body: optionalBody(EditMessage) } },
       async (request) =>
         messages.edit(
           actorOf(request),
@@ -53,8 +61,10 @@ export function channelMessagesRoutes(messages: ChannelMessagesService, dms: DmC
         return reply.code(204).send();
       },
     );
-    app.post('/users/@me/channels', { config: MEMBER }, async (request) =>
-      dms.open(actorOf(request), request.body),
+    app.post(
+      '/users/@me/channels',
+      { config: MEMBER, schema: { body: optionalBody(CreateDM) } },
+      async (request) => dms.open(actorOf(request), request.body),
     );
   };
 }

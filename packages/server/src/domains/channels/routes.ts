@@ -1,8 +1,16 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import { HearthError } from '../../kernel/errors.js';
+import { optionalBody } from '../../kernel/validation.js';
 import { auditLogReason } from '../guilds/audit-log.js';
-import { ChannelParams, GuildParams, OverwriteParams } from './schemas.js';
+import {
+  ChannelParams,
+  CreateChannel,
+  EditOverwrite,
+  GuildParams,
+  OverwriteParams,
+  ReorderChannels,
+} from './schemas.js';
 import type { ChannelsService } from './service.js';
 
 /** Guild channel routes take bot tokens and user sessions (GUILDS.md §2.4). */
@@ -21,7 +29,7 @@ export function channelsRoutes(channels: ChannelsService): FastifyPluginAsync {
     );
     app.post<Guild>(
       '/guilds/:guild_id/channels',
-      { config: MEMBER, schema: { params: GuildParams } },
+      { config: MEMBER, schema: { params: GuildParams, body: optionalBody(CreateChannel) } },
       async (request, reply) => {
         const channel = await channels.createChannel(
           userOf(request),
@@ -34,7 +42,7 @@ export function channelsRoutes(channels: ChannelsService): FastifyPluginAsync {
     );
     app.patch<Guild>(
       '/guilds/:guild_id/channels',
-      { config: MEMBER, schema: { params: GuildParams } },
+      { config: MEMBER, schema: { params: GuildParams, body: ReorderChannels } },
       async (request, reply) => {
         await channels.reorderChannels(
           userOf(request),
@@ -66,7 +74,7 @@ export function channelsRoutes(channels: ChannelsService): FastifyPluginAsync {
 
     app.put<Overwrite>(
       '/channels/:channel_id/permissions/:overwrite_id',
-      { config: MEMBER, schema: { params: OverwriteParams } },
+      { config: MEMBER, schema: { params: OverwriteParams, body: optionalBody(EditOverwrite) } },
       async (request, reply) => {
         const { channel_id, overwrite_id } = request.params;
         await channels.editOverwrite(

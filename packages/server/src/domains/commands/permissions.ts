@@ -16,7 +16,7 @@ import type { CommandsCaller, CommandsService } from './service.js';
 import * as store from './store.js';
 
 /** Edit Application Command Permissions body (docs): up to 100 overwrites of roles, users and channels. */
-const EditPermissions = Type.Object({
+export const EditPermissions = Type.Object({
   permissions: Type.Array(
     Type.Object({
       id: Type.String({ format: 'snowflake' }),

@@ -2,9 +2,10 @@ import { Scopes } from '@hearth/protocol';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import { HearthError } from '../../kernel/errors.js';
+import { optionalBody } from '../../kernel/validation.js';
 import { userOf } from '../channels/routes.js';
 import type { CommandIndex } from './command-index.js';
-import type { CommandPermissions } from './permissions.js';
+import { type CommandPermissions, EditPermissions } from './permissions.js';
 import {
   ApplicationParams,
   CommandParams,
@@ -212,7 +213,7 @@ export function commandPermissionsRoutes(
     );
     app.put<GuildCommand>(
       '/applications/:application_id/guilds/:guild_id/commands/:command_id/permissions',
-      { config: EDITOR, schema: { params: GuildCommandParams } },
+      { config: EDITOR, schema: { params: GuildCommandParams, body: optionalBody(EditPermissions) } },
       async (request) =>
         permissions.editPermissions(
           callerOf(request),

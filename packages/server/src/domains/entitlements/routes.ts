@@ -2,8 +2,10 @@ import { Scopes } from '@hearth/protocol';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { HearthError } from '../../kernel/errors.js';
+import { optionalBody } from '../../kernel/validation.js';
 import {
   ApplicationPath,
+  CreateTestEntitlement,
   EntitlementObject,
   EntitlementPath,
   ListEntitlementsQuery,
@@ -46,7 +48,14 @@ export function entitlementsRoutes(entitlements: EntitlementsService): FastifyPl
     );
     app.post(
       '/applications/:application_id/entitlements',
-      { ...bot, schema: { params: ApplicationPath, response: { 200: EntitlementObject } } },
+      {
+        ...bot,
+        schema: {
+          params: ApplicationPath,
+          body: optionalBody(CreateTestEntitlement),
+          response: { 200: EntitlementObject },
+        },
+      },
       async (request) =>
         entitlements.createTestEntitlement(callerOf(request), appId(request), request.body ?? {}),
     );

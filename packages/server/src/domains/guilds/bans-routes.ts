@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Static } from 'typebox';
-import { parse } from '../../kernel/validation.js';
+import { optionalBody, parse } from '../../kernel/validation.js';
 import type { BansService } from './bans.js';
 import { callerOf, reasonOf } from './members-routes.js';
 import { BulkBan, CreateBan, GuildParams, GuildUserParams, ListBansQuery } from './members-schemas.js';
@@ -25,7 +25,7 @@ export function bansRoutes(bans: BansService): FastifyPluginAsync {
     );
     app.put<GuildUser>(
       '/guilds/:guild_id/bans/:user_id',
-      { config: MEMBER, schema: { params: GuildUserParams } },
+      { config: MEMBER, schema: { params: GuildUserParams, body: optionalBody(CreateBan) } },
       async (request, reply) => {
         const { guild_id, user_id } = request.params;
         const input = parse(CreateBan, request.body ?? {});
@@ -44,7 +44,7 @@ export function bansRoutes(bans: BansService): FastifyPluginAsync {
     );
     app.post<Guild>(
       '/guilds/:guild_id/bulk-ban',
-      { config: MEMBER, schema: { params: GuildParams } },
+      { config: MEMBER, schema: { params: GuildParams, body: BulkBan } },
       async (request) =>
         bans.bulkBan(
           callerOf(request),

@@ -1,7 +1,7 @@
 import { Scopes } from '@hearth/protocol';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
-import { parse } from '../../kernel/validation.js';
+import { optionalBody, parse } from '../../kernel/validation.js';
 import { auditLogReason } from './audit-log.js';
 import type { GuildCaller, MembersService } from './members.js';
 import {
@@ -57,7 +57,7 @@ export function membersRoutes(members: MembersService): FastifyPluginAsync {
     );
     app.patch<Guild>(
       '/guilds/:guild_id/members/@me',
-      { config: MEMBER, schema: { params: GuildParams } },
+      { config: MEMBER, schema: { params: GuildParams, body: optionalBody(ModifyCurrentMember) } },
       async (request) =>
         members.modifyCurrentMember(
           callerOf(request),
@@ -74,7 +74,7 @@ export function membersRoutes(members: MembersService): FastifyPluginAsync {
     );
     app.put<GuildUser>(
       '/guilds/:guild_id/members/:user_id',
-      { config: BOT, schema: { params: GuildUserParams } },
+      { config: BOT, schema: { params: GuildUserParams, body: optionalBody(AddGuildMember) } },
       async (request, reply) => {
         const { guild_id, user_id } = request.params;
         const input = parse(AddGuildMember, request.body ?? {});
@@ -84,7 +84,7 @@ export function membersRoutes(members: MembersService): FastifyPluginAsync {
     );
     app.patch<GuildUser>(
       '/guilds/:guild_id/members/:user_id',
-      { config: MEMBER, schema: { params: GuildUserParams } },
+      { config: MEMBER, schema: { params: GuildUserParams, body: optionalBody(ModifyGuildMember) } },
       async (request) => {
         const { guild_id, user_id } = request.params;
         const input = parse(ModifyGuildMember, request.body ?? {});

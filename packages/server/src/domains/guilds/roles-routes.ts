@@ -1,8 +1,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Static } from 'typebox';
+import { optionalBody } from '../../kernel/validation.js';
 import { auditLogReason } from './audit-log.js';
 import type { RolesService } from './roles.js';
-import { GuildParams, RoleParams } from './schemas.js';
+import { GuildParams, RoleFields, RoleParams, RolePositions } from './schemas.js';
 
 const MEMBER = { auth: { bot: true, user: true } } as const;
 
@@ -26,7 +27,7 @@ export function rolesRoutes(roles: RolesService): FastifyPluginAsync {
 
     app.post<Guild>(
       '/guilds/:guild_id/roles',
-      { config: MEMBER, schema: { params: GuildParams } },
+      { config: MEMBER, schema: { params: GuildParams, body: optionalBody(RoleFields) } },
       async (request) =>
         roles.createRole(
           request.principal!.userId,
@@ -38,7 +39,7 @@ export function rolesRoutes(roles: RolesService): FastifyPluginAsync {
 
     app.patch<Guild>(
       '/guilds/:guild_id/roles',
-      { config: MEMBER, schema: { params: GuildParams } },
+      { config: MEMBER, schema: { params: GuildParams, body: RolePositions } },
       async (request) => roles.reorderRoles(request.principal!.userId, request.params.guild_id, request.body),
     );
 
@@ -51,7 +52,7 @@ export function rolesRoutes(roles: RolesService): FastifyPluginAsync {
 
     app.patch<Role>(
       '/guilds/:guild_id/roles/:role_id',
-      { config: MEMBER, schema: { params: RoleParams } },
+      { config: MEMBER, schema: { params: RoleParams, body: optionalBody(RoleFields) } },
       async (request) =>
         roles.modifyRole(
           request.principal!.userId,

@@ -1,8 +1,18 @@
 import { Scopes } from '@hearth/protocol';
 import type { FastifyPluginAsync } from 'fastify';
 import { type Static, Type } from 'typebox';
+import { optionalBody } from '../../kernel/validation.js';
 import { auditLogReason } from './audit-log.js';
-import { AuditLogQuery, GetGuildQuery, GuildParams, ListMyGuildsQuery, MyGuildObject } from './schemas.js';
+import {
+  AuditLogQuery,
+  GetGuildQuery,
+  GuildParams,
+  ListMyGuildsQuery,
+  ModifyGuild,
+  MyGuildObject,
+  NewGuild,
+  SetPrimaryGuild,
+} from './schemas.js';
 import type { GuildsService } from './service.js';
 
 /** Bots and user sessions; OAuth2 bearer tokens do not manage guilds. */
@@ -22,8 +32,16 @@ export function guildsRoutes(guilds: GuildsService): FastifyPluginAsync {
       async (request) => guilds.listUserGuilds(request.principal!.userId, request.query),
     );
 
-    app.post('/guilds', { config: MEMBER }, async (request, reply) =>
-      reply.code(201).send(await guilds.createGuildFor(request.principal!, request.body ?? {})),
+    app.post(
+      '/guilds',
+      {
+        config: MEMBER,
+        schema: { body: optionalBody(NewGuild) },
+        // An app that may not create guilds is refused as such, whatever its body.
+        preValidation: async (request) => guilds.assertMayCreateGuild(request.principal!),
+      },
+      async (request, reply) =>
+        reply.code(201).send(await guilds.createGuildFor(request.principal!, request.body ?? {})),
     );
 
     app.get<Guild & { Querystring: Static<typeof GetGuildQuery> }>(
@@ -39,7 +57,7 @@ export function guildsRoutes(guilds: GuildsService): FastifyPluginAsync {
 
     app.patch<Guild>(
       '/guilds/:guild_id',
-      { config: MEMBER, schema: { params: GuildParams } },
+      { config: MEMBER, schema: { params: GuildParams, body: optionalBody(ModifyGuild) } },
       async (request) =>
         guilds.modifyGuild(
           request.principal!.userId,
@@ -65,10 +83,14 @@ export function guildsRoutes(guilds: GuildsService): FastifyPluginAsync {
     );
 
     // Hearth's route: the platform sets the primary guild through client settings it does not publish.
-    app.put('/users/@me/primary-guild', { config: { auth: { user: true } } }, async (request, reply) => {
-      await guilds.setPrimaryGuild(request.principal!.userId, request.body ?? {});
-      return reply.code(204).send();
-    });
+    app.put(
+      '/users/@me/primary-guild',
+      { config: { auth: { user: true } }, schema: { body: optionalBody(SetPrimaryGuild) } },
+      async (request, reply) => {
+        await guilds.setPrimaryGuild(request.principal!.userId, request.body ?? {});
+        return reply.code(204).send();
+      },
+    );
 
     app.get<Guild & { Querystring: AuditLogQuery }>(
       '/guilds/:guild_id/audit-logs',

@@ -180,7 +180,16 @@ export class GuildsService {
    */
   async createGuildFor(principal: Principal, input: unknown): Promise<GuildObject> {
     const db = this.#deps.storage.db;
-    const count = await store.countUserGuilds(db, principal.userId);
+    await this.assertMayCreateGuild(principal);
+    const { id } = await this.createGuild(principal.userId, input, { defaultChannels: true });
+    if (principal.kind === 'bot')
+      await store.updateGuild(db, id, { application_id: principal.applicationId });
+    return this.#guildObject(db, id);
+  }
+
+  /** Whether the caller may create a guild at all, asked before its body is read (an app is refused first). */
+  async assertMayCreateGuild(principal: Principal): Promise<void> {
+    const count = await store.countUserGuilds(this.#deps.storage.db, principal.userId);
     if (principal.kind === 'bot') {
       if (isInEffect('createGuildRemovedForApps', this.#deps.clock.now()))
         throw new HearthError('BotsCannotUseEndpoint');
@@ -188,10 +197,6 @@ export class GuildsService {
     } else if (count >= GuildLimits.guildsPerUser) {
       throw new HearthError('MaximumGuilds');
     }
-    const { id } = await this.createGuild(principal.userId, input, { defaultChannels: true });
-    if (principal.kind === 'bot')
-      await store.updateGuild(db, id, { application_id: principal.applicationId });
-    return this.#guildObject(db, id);
   }
 
   async addMember(guildId: string, userId: string): Promise<void> {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Static } from 'typebox';
-import { parse } from '../../kernel/validation.js';
+import { optionalBody, parse } from '../../kernel/validation.js';
 import { callerOf } from './members-routes.js';
 import {
   GuildParams,
@@ -34,7 +34,7 @@ export function voiceStatesRoutes(voiceStates: VoiceStatesService): FastifyPlugi
     );
     app.patch<Guild>(
       '/guilds/:guild_id/voice-states/@me',
-      { config: MEMBER, schema: { params: GuildParams } },
+      { config: MEMBER, schema: { params: GuildParams, body: optionalBody(ModifyCurrentVoiceState) } },
       async (request, reply) => {
         const input = parse(ModifyCurrentVoiceState, request.body ?? {});
         await voiceStates.modifyCurrentVoiceState(callerOf(request), request.params.guild_id, input);
@@ -43,7 +43,7 @@ export function voiceStatesRoutes(voiceStates: VoiceStatesService): FastifyPlugi
     );
     app.patch<GuildUser>(
       '/guilds/:guild_id/voice-states/:user_id',
-      { config: MEMBER, schema: { params: GuildUserParams } },
+      { config: MEMBER, schema: { params: GuildUserParams, body: optionalBody(ModifyUserVoiceState) } },
       async (request, reply) => {
         const { guild_id, user_id } = request.params;
         const input = parse(ModifyUserVoiceState, request.body ?? {});

@@ -2,7 +2,16 @@ import type { FastifyPluginAsync, FastifyReply } from 'fastify';
 import type { Static } from 'typebox';
 import type { FileUploads } from '../../http/multipart.js';
 import { HearthError } from '../../kernel/errors.js';
-import { CallbackParams, CallbackQuery, WebhookMessageParams, WebhookParams } from './schemas.js';
+import { optionalBody } from '../../kernel/validation.js';
+import { CreateMessage } from '../channel-messages/schemas.js';
+import {
+  CallbackParams,
+  CallbackQuery,
+  InteractionResponse,
+  InvokeInteraction,
+  WebhookMessageParams,
+  WebhookParams,
+} from './schemas.js';
 import type { InteractionsService } from './service.js';
 
 type Callback = { Params: Static<typeof CallbackParams>; Querystring: Static<typeof CallbackQuery> };
@@ -19,15 +28,27 @@ export function interactionsRoutes(
 ): FastifyPluginAsync {
   const files = uploads ? { files: uploads } : {};
   return async (app) => {
-    app.post('/interactions', { config: { auth: { user: true }, ...files } }, async (request, reply) => {
-      const principal = request.principal;
-      if (principal?.kind !== 'user') throw new HearthError('GeneralUnauthorized');
-      await interactions.invoke(principal.userId, request.body, request.uploads ?? []);
-      return reply.code(204).send();
-    });
+    const invoke = { body: optionalBody(InvokeInteraction) };
+    app.post(
+      '/interactions',
+      { config: { auth: { user: true }, ...files }, schema: invoke },
+      async (request, reply) => {
+        const principal = request.principal;
+        if (principal?.kind !== 'user') throw new HearthError('GeneralUnauthorized');
+        await interactions.invoke(principal.userId, request.body, request.uploads ?? []);
+        return reply.code(204).send();
+      },
+    );
     app.post<Callback>(
       '/interactions/:interaction_id/:interaction_token/callback',
-      { config: files, schema: { params: CallbackParams, querystring: CallbackQuery } },
+      {
+        config: files,
+        schema: {
+          params: CallbackParams,
+          querystring: CallbackQuery,
+          body: optionalBody(InteractionResponse),
+        },
+      },
       async (request, reply) => {
         const { interaction_id, interaction_token } = request.params;
         const answer = await interactions.respond(
@@ -42,7 +63,8 @@ export function interactionsRoutes(
     );
     app.post<Webhook>(
       '/webhooks/:application_id/:interaction_token',
-      { config: files, schema: { params: WebhookParams } },
+      // A follow-up is a message the app's bot sends in the interaction's place, with a message's body.
+      { config: files, schema: { params: WebhookParams, body: optionalBody(CreateMessage) } },
       async (request) =>
         interactions.followup(
           request.params.application_id,

@@ -1,7 +1,16 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
+import { optionalBody } from '../../kernel/validation.js';
 import { reasonOf, userOf } from '../channels/routes.js';
-import { ChannelParams, GetInviteQuery, GuildParams, InviteParams } from './schemas.js';
+import {
+  ChannelParams,
+  CreateInvite,
+  GetInviteQuery,
+  GuildParams,
+  InviteParams,
+  normalizeCreateInvite,
+  UpdateTargetUsers,
+} from './schemas.js';
 import type { InvitesService } from './service.js';
 
 /** Guild invite routes take bot tokens and user sessions (GUILDS.md §3.6). */
@@ -17,7 +26,14 @@ export function invitesRoutes(invites: InvitesService): FastifyPluginAsync {
   return async (app) => {
     app.post<Channel>(
       '/channels/:channel_id/invites',
-      { config: { ...MEMBER, textFiles: TARGET_USERS_FILE }, schema: { params: ChannelParams } },
+      {
+        config: { ...MEMBER, textFiles: TARGET_USERS_FILE },
+        schema: { params: ChannelParams, body: optionalBody(CreateInvite) },
+        // A form's fields arrive as text (`max_age=60`, `role_ids=1,2`): read as the JSON body's types first.
+        preValidation: async (request) => {
+          if (request.body != null) request.body = normalizeCreateInvite(request.body, isForm(request));
+        },
+      },
       async (request) =>
         invites.createChannelInvite(userOf(request), request.params.channel_id, request.body, {
           form: isForm(request),
@@ -63,7 +79,10 @@ export function invitesRoutes(invites: InvitesService): FastifyPluginAsync {
     );
     app.put<Invite>(
       '/invites/:code/target-users',
-      { config: { ...MEMBER, textFiles: TARGET_USERS_FILE }, schema: { params: InviteParams } },
+      {
+        config: { ...MEMBER, textFiles: TARGET_USERS_FILE },
+        schema: { params: InviteParams, body: optionalBody(UpdateTargetUsers) },
+      },
       async (request, reply) => {
         await invites.targetUsers.update(userOf(request), request.params.code, request.body);
         return reply.code(204).send();

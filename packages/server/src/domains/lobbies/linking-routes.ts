@@ -2,7 +2,7 @@ import { Scopes } from '@hearth/protocol';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import { HearthError } from '../../kernel/errors.js';
-import { parse } from '../../kernel/validation.js';
+import { optionalBody, parse } from '../../kernel/validation.js';
 import type { LobbyLinking } from './linking.js';
 import {
   ChannelLinking,
@@ -26,7 +26,7 @@ export function linkingRoutes(linking: LobbyLinking): FastifyPluginAsync {
   return async (app) => {
     app.patch<Lobby>(
       '/lobbies/:lobby_id/channel-linking',
-      { config: LINKER, schema: { params: LinkingLobbyParams } },
+      { config: LINKER, schema: { params: LinkingLobbyParams, body: optionalBody(ChannelLinking) } },
       async (request) => {
         const { channel_id } = parse(ChannelLinking, request.body ?? {});
         return linking.setLink(callerOf(request), request.params.lobby_id, channel_id ?? null);

@@ -2,7 +2,7 @@ import { Scopes } from '@hearth/protocol';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { Static } from 'typebox';
 import { HearthError } from '../../kernel/errors.js';
-import { parse } from '../../kernel/validation.js';
+import { optionalBody, parse } from '../../kernel/validation.js';
 import {
   AddLobbyMember,
   BulkLobbyMembers,
@@ -30,19 +30,26 @@ type Message = { Params: Static<typeof LobbyMessageParams> };
 /** PROTOCOL.md §A.3, without channel linking and its invites (they need guild channels). */
 export function lobbiesRoutes(lobbies: LobbiesService): FastifyPluginAsync {
   return async (app) => {
-    app.post('/lobbies', { config: BOT }, async (request, reply) => {
-      const lobby = await lobbies.createLobby(appOf(request), parse(CreateLobby, request.body ?? {}));
-      return reply.code(201).send(lobby);
-    });
-    app.put('/lobbies', { config: PLAYER }, async (request) =>
-      lobbies.createOrJoin(callerOf(request), parse(CreateOrJoinLobby, request.body ?? {})),
+    app.post(
+      '/lobbies',
+      { config: BOT, schema: { body: optionalBody(CreateLobby) } },
+      async (request, reply) => {
+        const lobby = await lobbies.createLobby(appOf(request), parse(CreateLobby, request.body ?? {}));
+        return reply.code(201).send(lobby);
+      },
+    );
+    app.put(
+      '/lobbies',
+      { config: PLAYER, schema: { body: optionalBody(CreateOrJoinLobby) } },
+      async (request) =>
+        lobbies.createOrJoin(callerOf(request), parse(CreateOrJoinLobby, request.body ?? {})),
     );
     app.get<Lobby>('/lobbies/:lobby_id', { config: BOT, schema: { params: LobbyParams } }, async (request) =>
       lobbies.getLobby(appOf(request), request.params.lobby_id),
     );
     app.patch<Lobby>(
       '/lobbies/:lobby_id',
-      { config: BOT, schema: { params: LobbyParams } },
+      { config: BOT, schema: { params: LobbyParams, body: optionalBody(ModifyLobby) } },
       async (request) =>
         lobbies.modifyLobby(appOf(request), request.params.lobby_id, parse(ModifyLobby, request.body ?? {})),
     );
@@ -65,13 +72,13 @@ export function lobbiesRoutes(lobbies: LobbiesService): FastifyPluginAsync {
     );
     app.post<Lobby>(
       '/lobbies/:lobby_id/members/bulk',
-      { config: BOT, schema: { params: LobbyParams } },
+      { config: BOT, schema: { params: LobbyParams, body: BulkLobbyMembers } },
       async (request) =>
         lobbies.bulkMembers(appOf(request), request.params.lobby_id, parse(BulkLobbyMembers, request.body)),
     );
     app.put<Member>(
       '/lobbies/:lobby_id/members/:user_id',
-      { config: BOT, schema: { params: LobbyMemberParams } },
+      { config: BOT, schema: { params: LobbyMemberParams, body: optionalBody(AddLobbyMember) } },
       async (request) => {
         const { lobby_id, user_id } = request.params;
         return lobbies.putMember(
@@ -93,7 +100,7 @@ export function lobbiesRoutes(lobbies: LobbiesService): FastifyPluginAsync {
 
     app.post<Lobby>(
       '/lobbies/:lobby_id/messages',
-      { config: PLAYER, schema: { params: LobbyParams } },
+      { config: PLAYER, schema: { params: LobbyParams, body: optionalBody(SendLobbyMessage) } },
       async (request, reply) => {
         const input = parse(SendLobbyMessage, request.body ?? {});
         const message = await lobbies.sendMessage(callerOf(request), request.params.lobby_id, input);
@@ -108,7 +115,7 @@ export function lobbiesRoutes(lobbies: LobbiesService): FastifyPluginAsync {
     );
     app.patch<Message>(
       '/lobbies/:lobby_id/messages/:message_id',
-      { config: PLAYER, schema: { params: LobbyMessageParams } },
+      { config: PLAYER, schema: { params: LobbyMessageParams, body: optionalBody(EditLobbyMessage) } },
       async (request) => {
         const { content } = parse(EditLobbyMessage, request.body ?? {});
         const { lobby_id, message_id } = request.params;
@@ -125,7 +132,7 @@ export function lobbiesRoutes(lobbies: LobbiesService): FastifyPluginAsync {
     );
     app.put<Message>(
       '/lobbies/:lobby_id/messages/:message_id/moderation-metadata',
-      { config: BOT, schema: { params: LobbyMessageParams } },
+      { config: BOT, schema: { params: LobbyMessageParams, body: optionalBody(ModerationMetadata) } },
       async (request, reply) => {
         const metadata = parse(ModerationMetadata, request.body ?? {});
         const { lobby_id, message_id } = request.params;

@@ -1,7 +1,16 @@
 import { Scopes } from '@hearth/protocol';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { HearthError } from '../../kernel/errors.js';
-import { HistoryQuery, MessageParams, ModerationParams, UserIdParams } from './schemas.js';
+import { optionalBody } from '../../kernel/validation.js';
+import { ModerationMetadata } from '../lobbies/schemas.js';
+import {
+  EditDirectMessage,
+  HistoryQuery,
+  MessageParams,
+  ModerationParams,
+  NewDirectMessage,
+  UserIdParams,
+} from './schemas.js';
 import type { MessagesService, Player } from './service.js';
 
 /** Game DMs are a player's, through a game's bearer token. */
@@ -20,7 +29,10 @@ export function messagesRoutes(messages: MessagesService): FastifyPluginAsync {
     // The scope is checked by the service: `dm_channels.messages.write`, or `activities.invites.write` for invites.
     app.post<UserParams>(
       '/users/:user_id/messages',
-      { config: { auth: { bearer: [] } }, schema: { params: UserIdParams } },
+      {
+        config: { auth: { bearer: [] } },
+        schema: { params: UserIdParams, body: optionalBody(NewDirectMessage) },
+      },
       async (request) => messages.send(playerOf(request), request.params.user_id, request.body),
     );
     app.get<UserParams>(
@@ -38,7 +50,10 @@ export function messagesRoutes(messages: MessagesService): FastifyPluginAsync {
     );
     app.patch<MessageRoute>(
       '/users/:user_id/messages/:message_id',
-      { config: { auth: { bearer: [Scopes.DmChannelsMessagesWrite] } }, schema: { params: MessageParams } },
+      {
+        config: { auth: { bearer: [Scopes.DmChannelsMessagesWrite] } },
+        schema: { params: MessageParams, body: optionalBody(EditDirectMessage) },
+      },
       async (request) =>
         messages.edit(playerOf(request), request.params.user_id, request.params.message_id, request.body),
     );
@@ -69,7 +84,11 @@ export function messagesRoutes(messages: MessagesService): FastifyPluginAsync {
     );
     app.put<{ Params: { user_id_1: string; user_id_2: string; message_id: string } }>(
       '/partner-sdk/dms/:user_id_1/:user_id_2/messages/:message_id/moderation-metadata',
-      { config: { auth: { bot: true } }, schema: { params: ModerationParams } },
+      // The same flat object of strings as a lobby message's (PROTOCOL.md §B.4).
+      {
+        config: { auth: { bot: true } },
+        schema: { params: ModerationParams, body: optionalBody(ModerationMetadata) },
+      },
       async (request, reply) => {
         const principal = request.principal;
         if (principal?.kind !== 'bot') throw new HearthError('GeneralUnauthorized');

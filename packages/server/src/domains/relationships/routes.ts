@@ -1,7 +1,8 @@
 import { Scopes } from '@hearth/protocol';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { HearthError } from '../../kernel/errors.js';
-import { UserIdParams } from './schemas.js';
+import { optionalBody } from '../../kernel/validation.js';
+import { FriendRequestByName, GameFriendRequestByName, PutRelationship, UserIdParams } from './schemas.js';
 import type { RelationshipsService } from './service.js';
 
 const READ = { user: true, bearer: [Scopes.RelationshipsRead] } as const;
@@ -20,16 +21,19 @@ function applicationOf(request: FastifyRequest): string {
 export function relationshipsRoutes(relationships: RelationshipsService): FastifyPluginAsync {
   return async (app) => {
     const params = { params: UserIdParams };
+    // The body of PUT may be left out (a friend request) or null; a present one is `{ type }`.
+    const put = { params: UserIdParams, body: optionalBody(PutRelationship) };
     app.get('/users/@me/relationships', { config: { auth: READ } }, async (request) =>
       relationships.list(request.principal!.userId),
     );
-    app.post('/users/@me/relationships', { config: { auth: WRITE } }, async (request, reply) => {
+    const byName = { schema: { body: optionalBody(FriendRequestByName) } };
+    app.post('/users/@me/relationships', { config: { auth: WRITE }, ...byName }, async (request, reply) => {
       await relationships.sendFriendRequestByName(request.principal!.userId, request.body);
       return reply.code(204).send();
     });
     app.put<{ Params: { user_id: string } }>(
       '/users/@me/relationships/:user_id',
-      { config: { auth: WRITE }, schema: params },
+      { config: { auth: WRITE }, schema: put },
       async (request, reply) => {
         await relationships.put(request.principal!.userId, request.params.user_id, request.body);
         return reply.code(204).send();
@@ -47,17 +51,22 @@ export function relationshipsRoutes(relationships: RelationshipsService): Fastif
     app.get('/users/@me/game-relationships', { config: { auth: GAME_READ } }, async (request) =>
       relationships.listGame(request.principal!.userId, applicationOf(request)),
     );
-    app.post('/users/@me/game-relationships', { config: { auth: GAME_WRITE } }, async (request, reply) => {
-      await relationships.sendGameFriendRequestByName(
-        request.principal!.userId,
-        applicationOf(request),
-        request.body,
-      );
-      return reply.code(204).send();
-    });
+    const gameByName = { schema: { body: optionalBody(GameFriendRequestByName) } };
+    app.post(
+      '/users/@me/game-relationships',
+      { config: { auth: GAME_WRITE }, ...gameByName },
+      async (request, reply) => {
+        await relationships.sendGameFriendRequestByName(
+          request.principal!.userId,
+          applicationOf(request),
+          request.body,
+        );
+        return reply.code(204).send();
+      },
+    );
     app.put<{ Params: { user_id: string } }>(
       '/users/@me/game-relationships/:user_id',
-      { config: { auth: GAME_WRITE }, schema: params },
+      { config: { auth: GAME_WRITE }, schema: put },
       async (request, reply) => {
         await relationships.putGame(
           request.principal!.userId,

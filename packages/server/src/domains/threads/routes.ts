@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Static } from 'typebox';
 import type { FileUploads } from '../../http/multipart.js';
+import { optionalBody } from '../../kernel/validation.js';
 import { actorOf } from '../channel-messages/routes.js';
 import { reasonOf, userOf } from '../channels/routes.js';
 import type { ThreadListing } from './listing.js';
@@ -13,6 +14,7 @@ import {
   JoinedArchivedThreadsQuery,
   ListThreadMembersQuery,
   MessageParams,
+  StartThreadFromMessage,
   ThreadMemberParams,
 } from './schemas.js';
 import type { ThreadsService } from './service.js';
@@ -36,7 +38,7 @@ export function threadsRoutes(
   return async (app) => {
     app.post<Message>(
       '/channels/:channel_id/messages/:message_id/threads',
-      { config: MEMBER, schema: { params: MessageParams } },
+      { config: MEMBER, schema: { params: MessageParams, body: optionalBody(StartThreadFromMessage) } },
       async (request, reply) => {
         const { channel_id, message_id } = request.params;
         const thread = await threads.startFromMessage(

@@ -1,7 +1,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { Static } from 'typebox';
+import { optionalBody } from '../../kernel/validation.js';
 import { reasonOf, userOf } from '../channels/routes.js';
-import { ChannelParams } from './schemas.js';
+import { ChannelParams, SetVoiceChannelStatus } from './schemas.js';
 import type { VoiceStatusService } from './service.js';
 
 /** Guild channel routes take bot tokens and user sessions (GUILDS.md §2.4). */
@@ -14,7 +15,7 @@ export function voiceStatusRoutes(voiceStatus: VoiceStatusService): FastifyPlugi
   return async (app) => {
     app.put<Channel>(
       '/channels/:channel_id/voice-status',
-      { config: MEMBER, schema: { params: ChannelParams } },
+      { config: MEMBER, schema: { params: ChannelParams, body: optionalBody(SetVoiceChannelStatus) } },
       async (request, reply) => {
         await voiceStatus.setVoiceChannelStatus(
           userOf(request),

@@ -3,11 +3,13 @@ import type { JSONErrorName } from '@hearth/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IdentityProvidersService } from '../../domains/accounts/providers.js';
 import type { AccountsService, User } from '../../domains/accounts/service.js';
+import type { ActivitiesService } from '../../domains/applications/activities.js';
 import type { Application, ApplicationsService } from '../../domains/applications/service.js';
-import { roleAllows } from '../../domains/applications/teams.js';
+import { roleAllows, type TeamsService } from '../../domains/applications/teams.js';
 import type { CommandsService } from '../../domains/commands/service.js';
 import type { EntitlementsService } from '../../domains/entitlements/service.js';
 import type { WebhooksService } from '../../domains/webhooks/service.js';
+import type { FileUploads } from '../../http/multipart.js';
 import type { Clock } from '../../kernel/clock.js';
 import { HearthError } from '../../kernel/errors.js';
 import type { RateLimitStore } from '../../ratelimit/store.js';
@@ -24,6 +26,10 @@ export interface PortalDeps {
   entitlements: EntitlementsService;
   /** Read-only: the Commands section lists an application's global commands. */
   commands: CommandsService;
+  teams: TeamsService;
+  activities: ActivitiesService;
+  /** Where an uploaded icon is held while its request runs (the attachments' uploads); none: no uploads. */
+  uploads: FileUploads | undefined;
   counters: RateLimitStore;
   clock: Clock;
   /** The server's public URL: authorize URLs are built on it, and cookies are Secure when it is https. */

@@ -16,7 +16,7 @@ export interface PageBase {
   notice?: string | undefined;
 }
 
-function notice(text: string | undefined): Html {
+export function notice(text: string | undefined): Html {
   return text ? html`<p class="notice" role="status" id="notice">${text}</p>` : html``;
 }
 
@@ -49,7 +49,7 @@ export function renderApplicationsPage(
     title: 'Applications',
     nonce: model.nonce,
     user: model.user,
-    body: html`<h1>Applications</h1>${notice(model.notice)}
+    body: html`<h1>Applications</h1><p><a href="/developers/teams" id="teams-link">Your teams</a></p>${notice(model.notice)}
 <section><h2>Your applications</h2>${
       items.length > 0 ? html`<ul class="apps" id="applications">${items}</ul>` : html`<p>None yet.</p>`
     }</section>
@@ -60,16 +60,27 @@ export function renderApplicationsPage(
   });
 }
 
-export type Section = 'general' | 'oauth2' | 'bot' | 'webhooks' | 'social-sdk' | 'monetization' | 'commands';
+export type Section =
+  | 'general'
+  | 'installation'
+  | 'oauth2'
+  | 'bot'
+  | 'webhooks'
+  | 'social-sdk'
+  | 'monetization'
+  | 'commands'
+  | 'activities';
 
 const SECTIONS: ReadonlyArray<[Section, string, string]> = [
   ['general', 'General information', ''],
+  ['installation', 'Installation', '/installation'],
   ['oauth2', 'OAuth2', '/oauth2'],
   ['bot', 'Bot', '/bot'],
   ['webhooks', 'Webhooks', '/webhooks'],
   ['social-sdk', 'Social SDK', '/social-sdk'],
   ['monetization', 'SKUs and entitlements', '/monetization'],
   ['commands', 'Commands', '/commands'],
+  ['activities', 'Activities', '/activities'],
 ];
 
 export function applicationPage(
@@ -93,14 +104,43 @@ export function applicationPage(
   });
 }
 
-function action(application: Application, path: string): string {
+export function action(application: Application, path: string): string {
   return `/developers/applications/${application.id}${path}`;
 }
 
+/** A team the general page names: the application's own, or one it may be moved into. */
+export interface TeamChoice {
+  id: string;
+  name: string;
+}
+
 export function renderGeneralPage(
-  model: PageBase & { application: Application; description?: string; tags?: string },
+  model: PageBase & {
+    application: Application;
+    description?: string;
+    tags?: string;
+    /** The team that owns the application, if any. */
+    team?: TeamChoice | undefined;
+    /** Teams the user owns, into which they may move an application they own alone. */
+    teams?: readonly TeamChoice[];
+  },
 ): string {
   const { application } = model;
+  const csrf = csrfField(model.user.csrf);
+  const icon = application.icon
+    ? html`<p><img id="app-icon" src="/app-icons/${application.id}/${application.icon}.png" alt="Application icon" width="96" height="96"></p>`
+    : html`<p id="no-icon">No icon yet.</p>`;
+  const teamOptions = (model.teams ?? []).map(
+    (team) => html`<option value="${team.id}">${team.name}</option>`,
+  );
+  const team = model.team
+    ? html`<p>Owned by the team <a id="app-team" href="/developers/teams/${model.team.id}">${model.team.name}</a>.</p>`
+    : teamOptions.length > 0
+      ? html`<p>Developed by you alone. Moving it into a team you own cannot be undone.</p>
+<form method="post" action="${action(application, '/team')}">${csrf}
+<label for="team-id">Team</label><select id="team-id" name="team_id">${teamOptions}</select>
+<button type="submit" id="move-to-team">Move into team</button></form>`
+      : html`<p>Developed by you alone. <a href="/developers/teams">Create a team</a> to share it.</p>`;
   return applicationPage(
     model,
     application,
@@ -108,14 +148,20 @@ export function renderGeneralPage(
     html`<section><h2>General information</h2>
 <p>Application ID: <code id="application-id">${application.id}</code></p>
 <p>Public key: <code id="verify-key">${application.verifyKey}</code></p>
-<form method="post" action="${action(application, '/general')}">${csrfField(model.user.csrf)}
+<form method="post" action="${action(application, '/general')}">${csrf}
 <label for="description">Description</label><textarea id="description" name="description" rows="4">${
       model.description ?? application.description
     }</textarea>
 <label for="tags">Tags (comma-separated, up to 5)</label><input id="tags" name="tags" type="text" value="${
       model.tags ?? application.tags.join(', ')
     }">
-<button type="submit" id="save-general">Save</button></form></section>`,
+<button type="submit" id="save-general">Save</button></form></section>
+<section><h2>App icon</h2>${icon}
+<form method="post" action="${action(application, '/icon')}" enctype="multipart/form-data">${csrf}
+<label for="icon-file">Image (PNG, JPEG, GIF or WebP)</label><input id="icon-file" name="files[0]" type="file" accept="image/png,image/jpeg,image/gif,image/webp">
+<label class="check"><input type="checkbox" id="remove-icon" name="remove" value="true">Remove the icon</label>
+<button type="submit" id="save-icon">Save icon</button></form></section>
+<section><h2>Team</h2>${team}</section>`,
   );
 }
 
@@ -435,12 +481,16 @@ export function renderMonetizationPage(
   );
 }
 
-export function renderNotFoundPage(nonce: string, user: PageUser | undefined): string {
+export function renderNotFoundPage(
+  nonce: string,
+  user: PageUser | undefined,
+  what: 'application' | 'team' = 'application',
+): string {
   return layout({
     title: 'Not found',
     nonce,
     user,
-    body: html`<h1>Not found</h1><p role="alert" id="not-found">There is no such application among yours.</p>
+    body: html`<h1>Not found</h1><p role="alert" id="not-found">There is no such ${what} among yours.</p>
 <p><a href="/developers">Back to your applications</a></p>`,
   });
 }

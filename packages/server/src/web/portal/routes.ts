@@ -1,10 +1,12 @@
 import { RATE_LIMITED_MESSAGE } from '@hearth/protocol';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import { activitiesSection } from './activities.js';
 import { botSection } from './bot.js';
 import { commandsSection } from './commands.js';
 import { field, type PortalDeps, portalContext } from './context.js';
 import { generalSection } from './general.js';
 import { type FieldError, PORTAL_SCRIPT } from './html.js';
+import { installationSection } from './installation.js';
 import { monetizationSection } from './monetization.js';
 import { oauth2Section } from './oauth2.js';
 import { renderApplicationsPage, renderForbiddenPage, renderLoginPage } from './pages.js';
@@ -18,6 +20,7 @@ import {
   setCookie,
 } from './session.js';
 import { socialSdkSection } from './social-sdk.js';
+import { teamsSection } from './teams.js';
 import { webhooksSection } from './webhooks.js';
 
 export type { PortalDeps } from './context.js';
@@ -142,5 +145,8 @@ export function portalPages(deps: PortalDeps): FastifyPluginAsync {
     socialSdkSection(app, ctx);
     monetizationSection(app, ctx);
     commandsSection(app, ctx);
+    installationSection(app, ctx);
+    activitiesSection(app, ctx);
+    teamsSection(app, ctx);
   };
 }
