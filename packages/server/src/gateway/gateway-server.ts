@@ -96,10 +96,10 @@ export interface GatewayServerDeps {
     state: unknown,
   ) => Promise<object | undefined>;
   /**
-   * Op 4 with `guild_id: null`: a lobby call joined or left (the voice domain's lobby calls); answers the
-   * dispatch for that session (LOBBY_VOICE_SERVER_UPDATE) or undefined; throws on a refusal.
+   * Op 4 with `guild_id: null`: a DM call or a lobby call joined or left (the voice domain's); answers the
+   * dispatch for that session (VOICE_SERVER_UPDATE, LOBBY_VOICE_SERVER_UPDATE) or undefined; throws on a refusal.
    */
-  lobbyVoiceStateUpdate?: (
+  privateVoiceStateUpdate?: (
     userId: string,
     sessionId: string,
     payload: unknown,
@@ -740,9 +740,9 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     }
   }
 
-  /** Op 4 for a lobby call; a refusal (not a member of the lobby) changes nothing. */
-  async updateLobbyVoiceState(session: Session, d: unknown): Promise<void> {
-    const update = this.#deps.lobbyVoiceStateUpdate;
+  /** Op 4 for a DM or lobby call; a refusal (not a recipient, not a member of the lobby) changes nothing. */
+  async updatePrivateVoiceState(session: Session, d: unknown): Promise<void> {
+    const update = this.#deps.privateVoiceStateUpdate;
     if (!update) return;
     try {
       const dispatch = await update(session.identity.userId, session.id, d);
@@ -751,7 +751,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       if (!(error instanceof HearthError)) throw error;
       this.logger.debug(
         { session: session.id, code: error.code },
-        'gateway lobby voice state update refused',
+        'gateway private voice state update refused',
       );
     }
   }

@@ -54,6 +54,12 @@ export class DmChannels {
     return toDmChannelObject(row.id, recipients, await store.lastMessageId(db, row.id));
   }
 
+  /** A DM channel's two participants (a call's recipients), or undefined when no DM has this id. */
+  async recipientsOf(db: Executor, channelId: string): Promise<{ recipients: [string, string] } | undefined> {
+    const row = await store.findDmChannel(db, channelId);
+    return row && { recipients: [row.user_low, row.user_high] };
+  }
+
   async #channel(low: string, high: string): Promise<string> {
     const db = this.#deps.storage.db;
     const existing = await store.findDmChannelOf(db, low, high);
