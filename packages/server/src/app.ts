@@ -803,6 +803,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       } else if (typeof named === 'string' && (await dmCalls.isPrivateChannel(named))) {
         const change = await dmCalls.update(userId, sessionId, payload);
         if (!change?.joined) return undefined;
+        // Its token for the DM call it moved from goes, as on leaving.
+        if (change.left !== undefined) await voiceService.serverUpdate(userId, sessionId, change.left, null);
         const server = await voiceService.serverUpdate(userId, sessionId, change.channelId, change.channelId);
         if (!server) return undefined;
         const d = {

@@ -2,7 +2,7 @@ import { GatewayIntents, GatewayOpcodes, MessageTypes, VoiceCloseCodes } from '@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient, type GatewayFrame } from '../../../../test-support/gateway.js';
 import type { TestHearth } from '../../../../test-support/hearth.js';
-import { createPlayer } from '../../../../test-support/oauth.js';
+import { createGame, createPlayer } from '../../../../test-support/oauth.js';
 import { startVoiceHearth, VoiceWire } from '../../../../test-support/voice-wire.js';
 import { ManualClock } from '../../src/kernel/clock.js';
 
@@ -34,10 +34,10 @@ async function session(player: Player): Promise<{ client: GatewayClient; session
   return { client, sessionId: (ready.d as { session_id: string }).session_id };
 }
 
-async function openDm(from: Player, to: Player): Promise<string> {
+async function openDm(from: Player | string, to: Player): Promise<string> {
   const response = await hearth.api('/users/@me/channels', {
     method: 'POST',
-    auth: from.token,
+    auth: typeof from === 'string' ? from : from.token,
     body: { recipient_id: to.user.id },
   });
   expect(response.status).toBe(200);
@@ -228,6 +228,54 @@ describe('DM calls: op 4 with guild_id null and a DM as channel_id', () => {
       expect.objectContaining({ id: messageId, type: MessageTypes.Call, call }),
     );
     for (const s of [a, b, c]) await s.client.close();
+  });
+
+  it('a move to another DM ends the first call; a session that ends leaves its call; a DM with a bot has no calls', async () => {
+    const [alice, bob, dave] = [
+      await createPlayer(hearth),
+      await createPlayer(hearth),
+      await createPlayer(hearth),
+    ];
+    const [withBob, withDave] = [await openDm(alice, bob), await openDm(dave, alice)];
+    const game = await createGame(hearth);
+    const withBot = await openDm(`Bot ${game.botToken}`, alice);
+    const [a, b, d] = [await session(alice), await session(bob), await session(dave)];
+
+    // The platform's bots make no calls outside guilds: Alice's op 4 for her DM with a bot is ignored.
+    a.client.send(op4(withBot));
+    await settled(a.client);
+    expect(a.client.frames.filter((frame) => frame.op === 0 && frame.t !== 'READY')).toStrictEqual([]);
+
+    a.client.send(op4(withBob));
+    const first = (await b.client.nextDispatch('CALL_CREATE')).d as { message_id: string };
+    a.client.send(op4(withDave));
+    const [left, ended, deleted] = await dispatches(b.client, 5).then((frames) => frames.slice(2));
+    expect(left).toMatchObject({ t: 'VOICE_STATE_UPDATE', d: { user_id: alice.user.id, channel_id: null } });
+    expect(ended).toMatchObject({
+      t: 'MESSAGE_UPDATE',
+      d: {
+        id: first.message_id,
+        call: { participants: [alice.user.id], ended_timestamp: expect.any(String) },
+      },
+    });
+    expect(deleted).toMatchObject({ t: 'CALL_DELETE', d: { channel_id: withBob } });
+    expect((await d.client.nextDispatch('CALL_CREATE')).d).toMatchObject({
+      channel_id: withDave,
+      ringing: [dave.user.id],
+    });
+
+    // Alice's client closes its gateway session (1000): she leaves the call, which ends.
+    await a.client.close();
+    expect((await d.client.nextDispatch('VOICE_STATE_UPDATE')).d).toMatchObject({
+      user_id: alice.user.id,
+      channel_id: withDave,
+    });
+    expect((await d.client.nextDispatch('VOICE_STATE_UPDATE')).d).toMatchObject({
+      user_id: alice.user.id,
+      channel_id: null,
+    });
+    expect((await d.client.nextDispatch('CALL_DELETE')).d).toStrictEqual({ channel_id: withDave });
+    for (const s of [b, d]) await s.client.close();
   });
 
   it('from 1 March 2026 a DM call is end-to-end encrypted only: a client without DAVE is refused 4017', async () => {

@@ -54,10 +54,20 @@ export class DmChannels {
     return toDmChannelObject(row.id, recipients, await store.lastMessageId(db, row.id));
   }
 
-  /** A DM channel's two participants (a call's recipients), or undefined when no DM has this id. */
-  async recipientsOf(db: Executor, channelId: string): Promise<{ recipients: [string, string] } | undefined> {
+  /**
+   * A DM channel's two participants (a call's recipients) and whether one is a bot, or undefined when no
+   * DM has this id.
+   */
+  async recipientsOf(
+    db: Executor,
+    channelId: string,
+  ): Promise<{ recipients: [string, string]; withBot: boolean } | undefined> {
     const row = await store.findDmChannel(db, channelId);
-    return row && { recipients: [row.user_low, row.user_high] };
+    if (!row) return undefined;
+    const users = await Promise.all(
+      [row.user_low, row.user_high].map((id) => this.#deps.users.getUserIn(db, id)),
+    );
+    return { recipients: [row.user_low, row.user_high], withBot: users.some((user) => user?.bot === true) };
   }
 
   async #channel(low: string, high: string): Promise<string> {

@@ -6,11 +6,14 @@ import type { Executor, Storage } from '../../storage/database.js';
 import type { VoiceMembership } from './service.js';
 import * as store from './store.js';
 
-/** What a DM call needs of the channels: a private channel's recipients (undefined: no such channel). */
+/**
+ * What a DM call needs of the channels: a private channel's recipients and whether a bot is among them
+ * (undefined: no such channel).
+ */
 export type PrivateChannelLookup = (
   db: Executor,
   channelId: string,
-) => Promise<{ recipients: readonly string[] } | undefined>;
+) => Promise<{ recipients: readonly string[]; withBot: boolean } | undefined>;
 
 /** What a DM call needs of the messages domain: its CALL system message (type 3) and its `call` object. */
 export interface CallMessages {
@@ -70,7 +73,7 @@ export interface CallObject {
  * joiner is no longer rung); the last to leave ends it: the message's `call.ended_timestamp` is set and
  * CALL_DELETE goes out. The joining session gets VOICE_SERVER_UPDATE `{token, guild_id: null, channel_id,
  * endpoint}` and identifies on the voice gateway with `server_id` = the channel id. A user is in one
- * private call at a time; every participant may speak and hear.
+ * private call at a time; every participant may speak and hear. A DM with a bot has no calls.
  */
 export class DmCalls {
   readonly #deps: DmCallsDeps;
@@ -85,14 +88,15 @@ export class DmCalls {
   }
 
   /**
-   * Op 4 without a guild for a DM: answers the call joined, or the one left (`joined: false`); 10003 for a
-   * channel the user is not a recipient of. `channel_id: null` leaves only the call this session is in.
+   * Op 4 without a guild for a DM: answers the call joined (and `left`, the one the user was in before), or
+   * the one left (`joined: false`); 10003 for a channel the user is not a recipient of, 50007 for a DM
+   * with a bot. `channel_id: null` leaves only the call this session is in.
    */
   async update(
     userId: string,
     sessionId: string,
     payload: unknown,
-  ): Promise<{ channelId: string; joined: boolean } | undefined> {
+  ): Promise<{ channelId: string; joined: boolean; left?: string } | undefined> {
     const input = parse(payload);
     const { storage } = this.#deps;
     const events: BusEvent[] = [];
@@ -102,6 +106,8 @@ export class DmCalls {
       if (input.channelId !== null) {
         const channel = await this.#deps.channel(tx, input.channelId);
         if (!channel?.recipients.includes(userId)) throw new HearthError('UnknownChannel');
+        // Bots make no calls outside guilds and cannot be called (the platform's bot accounts).
+        if (channel.withBot) throw new HearthError('CannotSendMessagesToThisUser');
         recipients = channel.recipients;
       }
       let left: string | undefined;
@@ -135,7 +141,7 @@ export class DmCalls {
         return { channelId: input.channelId, joined: true };
       }
       events.push(...(await this.#joined(tx, row, recipients)), stateEvent);
-      return { channelId: input.channelId, joined: true };
+      return { channelId: input.channelId, joined: true, ...(left === undefined ? {} : { left }) };
     });
     for (const event of events) await this.#deps.bus.publish(event);
     return result;
