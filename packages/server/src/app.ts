@@ -728,6 +728,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bus,
     clock,
     channel: (db, channelId) => dmChannels.recipientsOf(db, channelId),
+    channelsOf: (db, userId) => dmChannels.channelIdsOf(db, userId),
     messages: channelMessages,
   });
   // DAVE's delivery service: this node's MLS external sender for the calls it hosts (domains/voice/dave/).
@@ -823,6 +824,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       const d = { token: server.token, lobby_id: change.lobbyId, endpoint: server.endpoint };
       return { t: 'LOBBY_VOICE_SERVER_UPDATE', d };
     },
+    callsOf: (userId) => dmCalls.callsOf(userId),
     voiceSessionEnded: async (userId, sessionId) => {
       await voiceStates.sessionEnded(userId, sessionId);
       await lobbyCalls.sessionEnded(userId, sessionId);

@@ -104,6 +104,8 @@ export interface GatewayServerDeps {
     sessionId: string,
     payload: unknown,
   ) => Promise<{ t: string; d: object } | undefined>;
+  /** CALL_CREATE `d` of each call going on in the user's DMs, sent to a user's session after READY. */
+  callsOf?: (userId: string) => Promise<object[]>;
   /** A session ended for good (not resumable): its voice states go (the guild domain's voice states). */
   voiceSessionEnded?: (userId: string, sessionId: string) => Promise<void>;
   /** Op 43: a guild's voice channel status and start time (the voice-status domain); throws on a refusal. */
@@ -343,6 +345,11 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     record(session, 'READY', await this.#ready(session, connection.version, principal));
     // Each guild follows READY at once (gateway events, Guild Create): no client waits for it.
     for (const payload of guildCreates) record(session, 'GUILD_CREATE', payload);
+    // Calls already going on in its DMs follow, as if they started now; bots have no DM calls.
+    if (session.identity.kind !== 'bot' && this.#deps.callsOf) {
+      for (const call of await this.#deps.callsOf(session.identity.userId))
+        record(session, 'CALL_CREATE', call);
+    }
     await this.#presenceStarted(session, identify.presence);
   }
 

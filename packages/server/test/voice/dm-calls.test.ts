@@ -230,7 +230,7 @@ describe('DM calls: op 4 with guild_id null and a DM as channel_id', () => {
     for (const s of [a, b, c]) await s.client.close();
   });
 
-  it('a move to another DM ends the first call; a session that ends leaves its call; a DM with a bot has no calls', async () => {
+  it('a move to another DM ends the first call; a new session learns of a call after READY; a session that ends leaves its call; a DM with a bot has no calls', async () => {
     const [alice, bob, dave] = [
       await createPlayer(hearth),
       await createPlayer(hearth),
@@ -239,7 +239,7 @@ describe('DM calls: op 4 with guild_id null and a DM as channel_id', () => {
     const [withBob, withDave] = [await openDm(alice, bob), await openDm(dave, alice)];
     const game = await createGame(hearth);
     const withBot = await openDm(`Bot ${game.botToken}`, alice);
-    const [a, b, d] = [await session(alice), await session(bob), await session(dave)];
+    const [a, b] = [await session(alice), await session(bob)];
 
     // The platform's bots make no calls outside guilds: Alice's op 4 for her DM with a bot is ignored.
     a.client.send(op4(withBot));
@@ -259,17 +259,22 @@ describe('DM calls: op 4 with guild_id null and a DM as channel_id', () => {
       },
     });
     expect(deleted).toMatchObject({ t: 'CALL_DELETE', d: { channel_id: withBob } });
-    expect((await d.client.nextDispatch('CALL_CREATE')).d).toMatchObject({
-      channel_id: withDave,
-      ringing: [dave.user.id],
+
+    // Dave's first session starts during the call: it learns of it right after READY.
+    const d = await session(dave);
+    expect(await d.client.next((frame) => frame.op === 0)).toMatchObject({
+      t: 'CALL_CREATE',
+      d: {
+        channel_id: withDave,
+        message_id: expect.stringMatching(/^\d+$/),
+        region: 'hearth',
+        ringing: [dave.user.id],
+        voice_states: [expect.objectContaining({ user_id: alice.user.id, channel_id: withDave })],
+      },
     });
 
     // Alice's client closes its gateway session (1000): she leaves the call, which ends.
     await a.client.close();
-    expect((await d.client.nextDispatch('VOICE_STATE_UPDATE')).d).toMatchObject({
-      user_id: alice.user.id,
-      channel_id: withDave,
-    });
     expect((await d.client.nextDispatch('VOICE_STATE_UPDATE')).d).toMatchObject({
       user_id: alice.user.id,
       channel_id: null,

@@ -70,6 +70,11 @@ export class DmChannels {
     return { recipients: [row.user_low, row.user_high], withBot: users.some((user) => user?.bot === true) };
   }
 
+  /** The DM channels the user is in (those whose ongoing calls a new session learns of). */
+  channelIdsOf(db: Executor, userId: string): Promise<string[]> {
+    return store.dmChannelIdsOf(db, userId);
+  }
+
   async #channel(low: string, high: string): Promise<string> {
     const db = this.#deps.storage.db;
     const existing = await store.findDmChannelOf(db, low, high);

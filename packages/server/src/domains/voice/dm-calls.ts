@@ -38,6 +38,8 @@ export interface DmCallsDeps {
   bus: Bus;
   clock: Clock;
   channel: PrivateChannelLookup;
+  /** The private channels a user is a recipient of. */
+  channelsOf: (db: Executor, userId: string) => Promise<string[]>;
   messages: CallMessages;
 }
 
@@ -164,6 +166,16 @@ export class DmCalls {
     };
   }
 
+  /**
+   * The calls going on in the user's DMs, as CALL_CREATE `d`: a session that starts after a call did
+   * learns of it (and of who is rung) as the recipients did when it started.
+   */
+  async callsOf(userId: string): Promise<CallObject[]> {
+    const { db } = this.#deps.storage;
+    const calls = await store.dmCallsIn(db, await this.#deps.channelsOf(db, userId));
+    return Promise.all(calls.map((call) => this.#callObject(db, call)));
+  }
+
   /** A gateway session ended for good: it leaves the DM call it was in. */
   async sessionEnded(userId: string, sessionId: string): Promise<void> {
     await this.update(userId, sessionId, { guild_id: null, channel_id: null });
@@ -242,16 +254,19 @@ export class DmCalls {
     channelId: string,
     recipients: readonly string[],
   ): Promise<BusEvent> {
-    const call = (await store.findDmCall(tx, channelId))!;
-    const states = await store.dmVoiceStatesOf(tx, channelId);
-    const data: CallObject = {
-      channel_id: channelId,
+    const data = await this.#callObject(tx, (await store.findDmCall(tx, channelId))!);
+    return { type, data: { ...data }, audience: { users: [...recipients] } };
+  }
+
+  async #callObject(db: Executor, call: store.DmCallRow): Promise<CallObject> {
+    const states = await store.dmVoiceStatesOf(db, call.channel_id);
+    return {
+      channel_id: call.channel_id,
       message_id: call.message_id,
       region: CALL_REGION,
       ringing: JSON.parse(call.ringing) as string[],
       voice_states: states.map((state) => toDmVoiceState(state, state.channel_id)),
     };
-    return { type, data: { ...data }, audience: { users: [...recipients] } };
   }
 }
 

@@ -170,6 +170,12 @@ export async function deleteDmCall(db: Executor, channelId: string): Promise<voi
   await db.deleteFrom('dm_calls').where('channel_id', '=', channelId).execute();
 }
 
+/** The calls going on in these DM channels. */
+export async function dmCallsIn(db: Executor, channelIds: readonly string[]): Promise<DmCallRow[]> {
+  if (channelIds.length === 0) return [];
+  return db.selectFrom('dm_calls').selectAll().where('channel_id', 'in', channelIds).execute();
+}
+
 export function findDmVoiceState(db: Executor, userId: string): Promise<DmVoiceStateRow | undefined> {
   return db.selectFrom('dm_voice_states').selectAll().where('user_id', '=', userId).executeTakeFirst();
 }
