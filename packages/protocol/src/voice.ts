@@ -144,3 +144,16 @@ export const VOICE_CLIENT_FRAMES_LIMIT = { limit: 240, windowMs: 60_000 } as con
 
 /** How long a dropped voice session may be resumed (its member stays in the call meanwhile). */
 export const VOICE_RESUME_WINDOW_MS = 30_000;
+
+/**
+ * Dispatches of calls in DMs (the platform's private calls): a call starts with its first participant and
+ * ends with its last; its recipients receive them.
+ */
+export const CallDispatches = {
+  CallCreate: 'CALL_CREATE',
+  CallUpdate: 'CALL_UPDATE',
+  CallDelete: 'CALL_DELETE',
+} as const;
+
+/** CALL_CREATE's `region`: Hearth's nodes form one deployment rather than regions, and say so. */
+export const CALL_REGION = 'hearth';

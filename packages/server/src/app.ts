@@ -103,6 +103,7 @@ import { threadsRoutes } from './domains/threads/routes.js';
 import { ThreadsService } from './domains/threads/service.js';
 import { DaveE2eeCalls } from './domains/voice/dave/e2ee.js';
 import { DaveDeliveryService } from './domains/voice/dave/service.js';
+import { DmCalls } from './domains/voice/dm-calls.js';
 import { VoiceGateway } from './domains/voice/gateway.js';
 import { LobbyCalls } from './domains/voice/lobby-calls.js';
 import { UdpForwarder } from './domains/voice/media.js';
@@ -704,8 +705,10 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     endpoint: (): string => voiceGateway.endpoint,
     memberships: {
       membership: async (serverId, userId) =>
-        (await voiceStates.voiceMembership(serverId, userId)) ?? lobbyCalls.membership(serverId, userId),
-      // Lobby calls have no CONNECT to lose: only guild voice states are ever disconnected this way.
+        (await voiceStates.voiceMembership(serverId, userId)) ??
+        (await lobbyCalls.membership(serverId, userId)) ??
+        dmCalls.membership(serverId, userId),
+      // Lobby and DM calls have no CONNECT to lose: only guild voice states are ever disconnected this way.
       disconnect: (serverId, userId, sessionId) => voiceStates.disconnect(serverId, userId, sessionId),
     },
   });
@@ -718,6 +721,15 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       const members = await lobbiesStore.listMembers(db, lobbyId);
       return { applicationId: lobby.application_id, members: members.map((member) => member.user_id) };
     },
+  });
+  // DM calls: a DM's recipients are its call's; its CALL message lives with the channel's messages.
+  const dmCalls = new DmCalls({
+    storage,
+    bus,
+    clock,
+    channel: (db, channelId) => dmChannels.recipientsOf(db, channelId),
+    channelsOf: (db, userId) => dmChannels.channelIdsOf(db, userId),
+    messages: channelMessages,
   });
   // DAVE's delivery service: this node's MLS external sender for the calls it hosts (domains/voice/dave/).
   const daveService = await DaveDeliveryService.create({
@@ -783,7 +795,27 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       const server = await voiceService.serverUpdate(userId, sessionId, request.guild_id, channelId);
       return server && { token: server.token, guild_id: request.guild_id, endpoint: server.endpoint };
     },
-    lobbyVoiceStateUpdate: async (userId, sessionId, payload) => {
+    privateVoiceStateUpdate: async (userId, sessionId, payload) => {
+      const named = (payload as { channel_id?: unknown } | null)?.channel_id;
+      if (named === null) {
+        // Leaving without naming the call: whichever this session is in, DM or lobby.
+        const dm = await dmCalls.update(userId, sessionId, payload);
+        if (dm) await voiceService.serverUpdate(userId, sessionId, dm.channelId, null);
+      } else if (typeof named === 'string' && (await dmCalls.isPrivateChannel(named))) {
+        const change = await dmCalls.update(userId, sessionId, payload);
+        if (!change?.joined) return undefined;
+        // Its token for the DM call it moved from goes, as on leaving.
+        if (change.left !== undefined) await voiceService.serverUpdate(userId, sessionId, change.left, null);
+        const server = await voiceService.serverUpdate(userId, sessionId, change.channelId, change.channelId);
+        if (!server) return undefined;
+        const d = {
+          token: server.token,
+          guild_id: null,
+          channel_id: change.channelId,
+          endpoint: server.endpoint,
+        };
+        return { t: 'VOICE_SERVER_UPDATE', d };
+      }
       const change = await lobbyCalls.update(userId, sessionId, payload);
       if (!change) return undefined;
       const channelId = change.joined ? change.lobbyId : null;
@@ -792,9 +824,11 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       const d = { token: server.token, lobby_id: change.lobbyId, endpoint: server.endpoint };
       return { t: 'LOBBY_VOICE_SERVER_UPDATE', d };
     },
+    callsOf: (userId) => dmCalls.callsOf(userId),
     voiceSessionEnded: async (userId, sessionId) => {
       await voiceStates.sessionEnded(userId, sessionId);
       await lobbyCalls.sessionEnded(userId, sessionId);
+      await dmCalls.sessionEnded(userId, sessionId);
     },
     channelInfo: (userId, guildId, fields) => voiceStatus.channelInfo(userId, guildId, fields),
     snapshots: new GuildSnapshots({

@@ -34,7 +34,7 @@ export interface GatewayPort extends ChannelInfoPort {
   ): Promise<Array<Record<string, unknown> & { user: { id: string } }>>;
   updateVoiceState(session: Session, d: { guild_id: string }): Promise<void>;
   /** Op 4 with `guild_id: null`: joins or leaves a lobby's call (the lobby is `channel_id`). */
-  updateLobbyVoiceState(session: Session, d: unknown): Promise<void>;
+  updatePrivateVoiceState(session: Session, d: unknown): Promise<void>;
 }
 
 type Handler = (gateway: GatewayPort, connection: Connection, d: unknown) => Promise<void> | void;
@@ -110,13 +110,13 @@ function requestSoundboardSounds(_gateway: GatewayPort, connection: Connection, 
 /**
  * Op 4 (GUILDS.md §7.4): `{guild_id, channel_id, self_mute, self_deaf}` joins, moves or leaves (null) a
  * voice channel; VOICE_STATE_UPDATE reaches the guild. A malformed or refused one is ignored: op 4 never
- * closes a session (voice clients resend on failure). `guild_id: null` with a lobby as `channel_id` is a lobby
- * call (the SDK's); DM calls are not served.
+ * closes a session (voice clients resend on failure). `guild_id: null` is a call outside guilds: a DM the
+ * user is a recipient of as `channel_id` is a DM call, a lobby a lobby call (the SDK's).
  */
 async function voiceStateUpdate(gateway: GatewayPort, connection: Connection, d: unknown): Promise<void> {
   const update = d as { guild_id?: unknown; channel_id?: unknown } | null;
   if (typeof update === 'object' && update !== null && update.guild_id === null) {
-    await gateway.updateLobbyVoiceState(connection.session!, update);
+    await gateway.updatePrivateVoiceState(connection.session!, update);
     return;
   }
   if (

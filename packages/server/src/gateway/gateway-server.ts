@@ -96,14 +96,16 @@ export interface GatewayServerDeps {
     state: unknown,
   ) => Promise<object | undefined>;
   /**
-   * Op 4 with `guild_id: null`: a lobby call joined or left (the voice domain's lobby calls); answers the
-   * dispatch for that session (LOBBY_VOICE_SERVER_UPDATE) or undefined; throws on a refusal.
+   * Op 4 with `guild_id: null`: a DM call or a lobby call joined or left (the voice domain's); answers the
+   * dispatch for that session (VOICE_SERVER_UPDATE, LOBBY_VOICE_SERVER_UPDATE) or undefined; throws on a refusal.
    */
-  lobbyVoiceStateUpdate?: (
+  privateVoiceStateUpdate?: (
     userId: string,
     sessionId: string,
     payload: unknown,
   ) => Promise<{ t: string; d: object } | undefined>;
+  /** CALL_CREATE `d` of each call going on in the user's DMs, sent to a user's session after READY. */
+  callsOf?: (userId: string) => Promise<object[]>;
   /** A session ended for good (not resumable): its voice states go (the guild domain's voice states). */
   voiceSessionEnded?: (userId: string, sessionId: string) => Promise<void>;
   /** Op 43: a guild's voice channel status and start time (the voice-status domain); throws on a refusal. */
@@ -343,6 +345,11 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     record(session, 'READY', await this.#ready(session, connection.version, principal));
     // Each guild follows READY at once (gateway events, Guild Create): no client waits for it.
     for (const payload of guildCreates) record(session, 'GUILD_CREATE', payload);
+    // Calls already going on in its DMs follow, as if they started now; bots have no DM calls.
+    if (session.identity.kind !== 'bot' && this.#deps.callsOf) {
+      for (const call of await this.#deps.callsOf(session.identity.userId))
+        record(session, 'CALL_CREATE', call);
+    }
     await this.#presenceStarted(session, identify.presence);
   }
 
@@ -740,9 +747,9 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     }
   }
 
-  /** Op 4 for a lobby call; a refusal (not a member of the lobby) changes nothing. */
-  async updateLobbyVoiceState(session: Session, d: unknown): Promise<void> {
-    const update = this.#deps.lobbyVoiceStateUpdate;
+  /** Op 4 for a DM or lobby call; a refusal (not a recipient, not a member of the lobby) changes nothing. */
+  async updatePrivateVoiceState(session: Session, d: unknown): Promise<void> {
+    const update = this.#deps.privateVoiceStateUpdate;
     if (!update) return;
     try {
       const dispatch = await update(session.identity.userId, session.id, d);
@@ -751,7 +758,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       if (!(error instanceof HearthError)) throw error;
       this.logger.debug(
         { session: session.id, code: error.code },
-        'gateway lobby voice state update refused',
+        'gateway private voice state update refused',
       );
     }
   }

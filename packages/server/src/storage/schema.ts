@@ -73,6 +73,8 @@ export interface Schema {
   voice_calls: VoiceCallsTable;
   voice_tokens: VoiceTokensTable;
   lobby_voice_states: LobbyVoiceStatesTable;
+  dm_calls: DmCallsTable;
+  dm_voice_states: DmVoiceStatesTable;
   // ---- Guild invites (0026_invites) ----
   invites: InvitesTable;
   invite_target_users: InviteTargetUsersTable;
@@ -674,6 +676,8 @@ export interface MessagesTable {
   interaction_metadata: string | null;
   /** The deprecated `interaction` object (JSON), on messages of interactions. */
   interaction: string | null;
+  /** `{participants, ended_timestamp}` (JSON) of a CALL message (type 3, 0036_dm_calls). */
+  call: string | null;
   nonce: string | null;
   pinned: Generated<number>;
   pinned_at: number | null;
@@ -806,6 +810,25 @@ export interface LobbyVoiceStatesTable {
   session_id: string;
   self_mute: number;
   self_deaf: number;
+}
+
+/** The call of a DM channel while someone is in it (0036_dm_calls). */
+export interface DmCallsTable {
+  channel_id: string;
+  /** Its CALL system message. */
+  message_id: string;
+  /** JSON array of the recipients rung and not yet in the call. */
+  ringing: string;
+}
+
+/** A user in a DM call (0036_dm_calls): one private call per user. */
+export interface DmVoiceStatesTable {
+  user_id: string;
+  channel_id: string;
+  session_id: string;
+  self_mute: number;
+  self_deaf: number;
+  self_video: number;
 }
 
 /** A guild invite (0026_invites); `max_age` in seconds, `expires_at` null when it never expires. */

@@ -54,6 +54,27 @@ export class DmChannels {
     return toDmChannelObject(row.id, recipients, await store.lastMessageId(db, row.id));
   }
 
+  /**
+   * A DM channel's two participants (a call's recipients) and whether one is a bot, or undefined when no
+   * DM has this id.
+   */
+  async recipientsOf(
+    db: Executor,
+    channelId: string,
+  ): Promise<{ recipients: [string, string]; withBot: boolean } | undefined> {
+    const row = await store.findDmChannel(db, channelId);
+    if (!row) return undefined;
+    const users = await Promise.all(
+      [row.user_low, row.user_high].map((id) => this.#deps.users.getUserIn(db, id)),
+    );
+    return { recipients: [row.user_low, row.user_high], withBot: users.some((user) => user?.bot === true) };
+  }
+
+  /** The DM channels the user is in (those whose ongoing calls a new session learns of). */
+  channelIdsOf(db: Executor, userId: string): Promise<string[]> {
+    return store.dmChannelIdsOf(db, userId);
+  }
+
   async #channel(low: string, high: string): Promise<string> {
     const db = this.#deps.storage.db;
     const existing = await store.findDmChannelOf(db, low, high);

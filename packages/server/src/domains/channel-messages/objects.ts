@@ -19,6 +19,12 @@ export interface ReactionObject {
   emoji: { id: string | null; name: string | null; animated?: boolean };
 }
 
+/** The message call object (DOCS message: Message Call Object). */
+export interface MessageCall {
+  participants: string[];
+  ended_timestamp: string | null;
+}
+
 export interface MessageObject {
   id: string;
   channel_id: string;
@@ -44,6 +50,8 @@ export interface MessageObject {
   interaction_metadata?: Record<string, unknown>;
   /** Deprecated for `interaction_metadata`, still sent on messages of interactions (seed: Versioning). */
   interaction?: Record<string, unknown>;
+  /** On CALL messages (type 3): who took part, and when the call ended (null while it lasts). */
+  call?: MessageCall;
   webhook_id?: string;
   application_id?: string;
   /** The thread this message started (its id is the message's). */
@@ -116,6 +124,7 @@ export function toMessageObject(row: MessageRow, parts: MessageParts): MessageOb
     ...(row.interaction === null || row.interaction === undefined
       ? {}
       : { interaction: JSON.parse(row.interaction) as Record<string, unknown> }),
+    ...(row.call === null || row.call === undefined ? {} : { call: JSON.parse(row.call) as MessageCall }),
     ...(row.webhook_id === null ? {} : { webhook_id: row.webhook_id }),
     ...(row.application_id === null ? {} : { application_id: row.application_id }),
   };

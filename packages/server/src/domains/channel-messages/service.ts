@@ -1,4 +1,5 @@
 import {
+  ChannelTypes,
   DELETABLE_MESSAGE_TYPES,
   EDITABLE_MESSAGE_FLAGS,
   FormErrors,
@@ -38,7 +39,7 @@ import {
 import { parseEmbeds } from './embeds.js';
 import { type Forward, Forwarding } from './forwarding.js';
 import { exclusiveConflict, type Mentions, resolveMentions, written } from './mentions.js';
-import { encodeNonce, type MessageObject } from './objects.js';
+import { encodeNonce, type MessageCall, type MessageObject } from './objects.js';
 import {
   type Actor,
   type MessageThreads,
@@ -1112,6 +1113,59 @@ export class ChannelMessagesService {
     return this.#messageEvent(tx, MessageDispatches.MessageCreate, place, row);
   }
 
+  // ---- Call messages ----
+
+  /**
+   * Stores the CALL message (type 3) of a call starting in a private channel, authored by the one who
+   * started it, in `tx`; answers its id and the MESSAGE_CREATE to publish once that transaction has committed.
+   */
+  async postCallMessage(
+    tx: Executor,
+    call: { channelId: string; recipients: readonly string[]; authorId: string },
+  ): Promise<{ id: string; event: BusEvent }> {
+    const id = this.#deps.snowflakes.next();
+    const object: MessageCall = { participants: [call.authorId], ended_timestamp: null };
+    await store.insertMessage(tx, {
+      id,
+      channel_id: call.channelId,
+      guild_id: null,
+      author_id: call.authorId,
+      type: MessageTypes.Call,
+      content: '',
+      call: JSON.stringify(object),
+      created_at: snowflakeTimestamp(id),
+    });
+    const row = (await store.findMessage(tx, call.channelId, id))!;
+    const event = await this.#messageEvent(tx, MessageDispatches.MessageCreate, callPlace(call), row);
+    return { id, event };
+  }
+
+  /**
+   * A CALL message's `call` changes in `tx`: a participant is added (no event, as the platform keeps it
+   * for the end), or the call ended at `endedAt`; then answers the MESSAGE_UPDATE to publish after commit.
+   */
+  async updateCallMessage(
+    tx: Executor,
+    call: {
+      channelId: string;
+      recipients: readonly string[];
+      messageId: string;
+      participant?: string;
+      endedAt?: number;
+    },
+  ): Promise<BusEvent | undefined> {
+    const row = await store.findMessage(tx, call.channelId, call.messageId);
+    if (!row?.call) return undefined;
+    const object = JSON.parse(row.call) as MessageCall;
+    if (call.participant !== undefined && !object.participants.includes(call.participant))
+      object.participants.push(call.participant);
+    if (call.endedAt !== undefined) object.ended_timestamp = new Date(call.endedAt).toISOString();
+    await store.updateMessage(tx, call.messageId, { call: JSON.stringify(object) });
+    if (call.endedAt === undefined) return undefined;
+    const updated = (await store.findMessage(tx, call.channelId, call.messageId))!;
+    return this.#messageEvent(tx, MessageDispatches.MessageUpdate, callPlace(call), updated);
+  }
+
   /** A message of a channel as stored (a thread's starter), or undefined. */
   findMessageIn(db: Executor, channelId: string, messageId: string): Promise<store.MessageRow | undefined> {
     return store.findMessage(db, channelId, messageId);
@@ -1155,6 +1209,18 @@ class SlowmodeError extends HearthError {
       [RateLimitHeaders.Scope]: RateLimitScopes.User,
     };
   }
+}
+
+/** A private channel as its call messages' events see it: no guild, its recipients as the audience. */
+function callPlace(call: { channelId: string; recipients: readonly string[] }): Place {
+  return {
+    channelId: call.channelId,
+    type: ChannelTypes.DM,
+    guildId: null,
+    permissions: 0n,
+    rateLimitPerUser: 0,
+    audience: { users: [...call.recipients] },
+  };
 }
 
 /** Guild channels: members who can view the channel; DMs: both participants. */

@@ -181,6 +181,16 @@ export function findDmChannel(db: Executor, id: string): Promise<DmChannelRow | 
   return db.selectFrom('dm_channels').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
+/** The ids of the DM channels a user is in. */
+export async function dmChannelIdsOf(db: Executor, userId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('dm_channels')
+    .select('id')
+    .where((eb) => eb.or([eb('user_low', '=', userId), eb('user_high', '=', userId)]))
+    .execute();
+  return rows.map((row) => row.id);
+}
+
 export function findDmChannelOf(db: Executor, low: string, high: string): Promise<DmChannelRow | undefined> {
   return db
     .selectFrom('dm_channels')

@@ -230,7 +230,16 @@ export class VoiceGateway {
     const server = state.guild_id ?? state.lobby_id;
     const serverId = typeof server === 'string' ? server : undefined;
     const userId = typeof state.user_id === 'string' ? state.user_id : undefined;
-    if (serverId === undefined || userId === undefined) return;
+    if (userId === undefined) return;
+    if (serverId === undefined) {
+      // A DM call's voice state names no server, and once left no channel either: the user's sessions
+      // whose server is their call's own channel (DM and lobby calls) follow it.
+      const sessions = [...this.#sessions.values()].filter(
+        (session) => session.userId === userId && session.serverId === session.channelId,
+      );
+      for (const session of sessions) await this.#reevaluate(session, false);
+      return;
+    }
     const session = this.#sessions.get(`${serverId}:${userId}`);
     if (session) await this.#reevaluate(session, false);
   }

@@ -1,6 +1,12 @@
 import type { Selectable } from 'kysely';
 import type { Executor } from '../../storage/database.js';
-import type { LobbyVoiceStatesTable, VoiceCallsTable, VoiceTokensTable } from '../../storage/schema.js';
+import type {
+  DmCallsTable,
+  DmVoiceStatesTable,
+  LobbyVoiceStatesTable,
+  VoiceCallsTable,
+  VoiceTokensTable,
+} from '../../storage/schema.js';
 
 export type VoiceCallRow = Selectable<VoiceCallsTable>;
 export type VoiceTokenRow = Selectable<VoiceTokensTable>;
@@ -133,4 +139,73 @@ export async function upsertLobbyVoiceState(db: Executor, row: LobbyVoiceStateRo
       }),
     )
     .execute();
+}
+
+export type DmCallRow = Selectable<DmCallsTable>;
+export type DmVoiceStateRow = Selectable<DmVoiceStatesTable>;
+
+export function findDmCall(db: Executor, channelId: string): Promise<DmCallRow | undefined> {
+  return db.selectFrom('dm_calls').selectAll().where('channel_id', '=', channelId).executeTakeFirst();
+}
+
+/** Starts the DM's call unless one already is (two first joiners at once): answers whether this one did. */
+export async function claimDmCall(db: Executor, row: DmCallRow): Promise<boolean> {
+  const result = await db
+    .insertInto('dm_calls')
+    .values(row)
+    .onConflict((oc) => oc.column('channel_id').doNothing())
+    .executeTakeFirst();
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) > 0;
+}
+
+export async function updateDmCall(
+  db: Executor,
+  channelId: string,
+  changes: Partial<Pick<DmCallRow, 'message_id' | 'ringing'>>,
+): Promise<void> {
+  await db.updateTable('dm_calls').set(changes).where('channel_id', '=', channelId).execute();
+}
+
+export async function deleteDmCall(db: Executor, channelId: string): Promise<void> {
+  await db.deleteFrom('dm_calls').where('channel_id', '=', channelId).execute();
+}
+
+/** The calls going on in these DM channels. */
+export async function dmCallsIn(db: Executor, channelIds: readonly string[]): Promise<DmCallRow[]> {
+  if (channelIds.length === 0) return [];
+  return db.selectFrom('dm_calls').selectAll().where('channel_id', 'in', channelIds).execute();
+}
+
+export function findDmVoiceState(db: Executor, userId: string): Promise<DmVoiceStateRow | undefined> {
+  return db.selectFrom('dm_voice_states').selectAll().where('user_id', '=', userId).executeTakeFirst();
+}
+
+/** Who is in the DM's call, in a stable order (for CALL_CREATE / CALL_UPDATE `voice_states`). */
+export function dmVoiceStatesOf(db: Executor, channelId: string): Promise<DmVoiceStateRow[]> {
+  return db
+    .selectFrom('dm_voice_states')
+    .selectAll()
+    .where('channel_id', '=', channelId)
+    .orderBy('user_id')
+    .execute();
+}
+
+export async function upsertDmVoiceState(db: Executor, row: DmVoiceStateRow): Promise<void> {
+  await db
+    .insertInto('dm_voice_states')
+    .values(row)
+    .onConflict((oc) =>
+      oc.column('user_id').doUpdateSet({
+        channel_id: row.channel_id,
+        session_id: row.session_id,
+        self_mute: row.self_mute,
+        self_deaf: row.self_deaf,
+        self_video: row.self_video,
+      }),
+    )
+    .execute();
+}
+
+export async function deleteDmVoiceState(db: Executor, userId: string): Promise<void> {
+  await db.deleteFrom('dm_voice_states').where('user_id', '=', userId).execute();
 }

@@ -26,6 +26,7 @@ import { interactions } from './0032_interactions.js';
 import { voice } from './0033_voice.js';
 import { emulatorFixtures } from './0034_emulator_fixtures.js';
 import { interactionUploads } from './0035_interaction_uploads.js';
+import { dmCalls } from './0036_dm_calls.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
 const migrations: Record<string, Migration> = {
@@ -56,6 +57,7 @@ const migrations: Record<string, Migration> = {
   '0033_voice': voice,
   '0034_emulator_fixtures': emulatorFixtures,
   '0035_interaction_uploads': interactionUploads,
+  '0036_dm_calls': dmCalls,
 };
 
 export const migrationProvider: MigrationProvider = {
