@@ -172,10 +172,17 @@ export function createHttpServer(
       done();
     });
   }
-  // Files a request's owner kept were moved away; whatever is left of them goes, whatever the outcome.
+  // Files a request's owner kept were moved away; whatever is left of them goes, whatever the outcome, and
+  // before the answer leaves: a client told "refused" finds nothing of its upload on disk.
   const removeUploads = async (request: FastifyRequest) => {
-    if (request.uploads) await Promise.all(request.uploads.map((file) => rm(file.path, { force: true })));
+    const uploads = request.uploads;
+    request.uploads = null;
+    if (uploads) await Promise.all(uploads.map((file) => rm(file.path, { force: true })));
   };
+  app.addHook('onSend', async (request, _reply, payload) => {
+    await removeUploads(request);
+    return payload;
+  });
   app.addHook('onResponse', removeUploads);
   app.addHook('onRequestAbort', removeUploads);
   app.addHook('onSend', async (_request, reply, payload) => {
