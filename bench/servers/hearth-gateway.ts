@@ -48,6 +48,8 @@ const hearth = await createHearth({
     host: values.host,
     port: 0,
     logLevel: 'warn',
+    // Every client of the bench comes from 127.0.0.1; in the field each player has an address of their own.
+    gatewayMaxConnectionsPerAddress: 1_000_000,
     ...(values['rate-limit-global'] ? { rateLimitGlobal: Number(values['rate-limit-global']) } : {}),
   }),
   // Idle sessions need no heartbeats during the run (the deadline timer exists either way).
