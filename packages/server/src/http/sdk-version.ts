@@ -50,10 +50,11 @@ export function judgeSdkVersion(text: unknown, nowMs: number): SdkVersionVerdict
 
 /** Every API request of the SDK carries its version in SDK_VERSION_HEADER. */
 export function sdkVersionHook(clock: Clock): onRequestHookHandler {
-  return async (request, reply) => {
+  return (request, reply, done) => {
     const verdict = judgeSdkVersion(request.headers[SDK_VERSION_HEADER], clock.now());
-    if (verdict?.kind === 'end-of-life') throw verdict.error;
+    if (verdict?.kind === 'end-of-life') return done(verdict.error);
     if (verdict?.kind === 'deprecated') reply.headers(verdict.headers);
+    done();
   };
 }
 

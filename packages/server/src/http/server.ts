@@ -15,6 +15,7 @@ import Fastify, {
   LogController,
 } from 'fastify';
 import type { TSchema } from 'typebox';
+import type { Bindings, ChildLoggerOptions, Level } from 'pino';
 import type { Clock } from '../kernel/clock.js';
 import { HearthError, type WireError } from '../kernel/errors.js';
 import { assertJsonDepth, assertNoNul } from '../kernel/input-limits.js';
@@ -173,26 +174,30 @@ export function createHttpServer(
     });
   }
   // Files a request's owner kept were moved away; whatever is left of them goes, whatever the outcome, and
-  // before the answer leaves: a client told "refused" finds nothing of its upload on disk.
-  const removeUploads = async (request: FastifyRequest) => {
+  // before the answer leaves: a client told "refused" finds nothing of its upload on disk. The hooks every
+  // request passes are callbacks, and one per stage: each async hook cost a promise and a microtask turn.
+  const removeUploads = (request: FastifyRequest, done: (error?: Error) => void) => {
     const uploads = request.uploads;
+    if (!uploads) return done();
     request.uploads = null;
-    if (uploads) await Promise.all(uploads.map((file) => rm(file.path, { force: true })));
+    Promise.all(uploads.map((file) => rm(file.path, { force: true }))).then(() => done(), done);
   };
-  app.addHook('onSend', async (request, _reply, payload) => {
-    await removeUploads(request);
-    return payload;
-  });
-  app.addHook('onResponse', removeUploads);
-  app.addHook('onRequestAbort', removeUploads);
-  app.addHook('onSend', async (_request, reply, payload) => {
+  app.addHook('onSend', (request, reply, payload, done) => {
     // Fastify appends `; charset=utf-8`; the platform does not, and discord.py compares the whole header.
     const type = reply.getHeader('content-type');
     if (typeof type === 'string' && JSON_WITH_CHARSET.test(type))
       reply.header('content-type', JSON_CONTENT_TYPE);
     if (reply.statusCode === 429 && !reply.hasHeader('via')) reply.header('via', RATE_LIMITED_VIA);
-    return payload;
+    removeUploads(request, (error) => done(error ?? null, payload));
   });
+  app.addHook('onResponse', (request, reply, done) => {
+    request.log.info(
+      { method: request.method, url: request.url.split('?')[0], status: reply.statusCode },
+      'request',
+    );
+    removeUploads(request, done);
+  });
+  app.addHook('onRequestAbort', (request, done) => removeUploads(request, done));
   if (deps.observeResponse) observeResponses(app, deps.observeResponse);
   app.setValidatorCompiler(({ schema, httpPart }) => {
     const validate = compileValidator(schema as TSchema, (httpPart ?? 'body') as Part);
@@ -207,8 +212,9 @@ export function createHttpServer(
   registerBodyParsers(app);
   app.setErrorHandler(renderError);
   // After validation, before any handler: a NUL reaches neither rules nor storage (PostgreSQL refuses it).
-  app.addHook('preHandler', async (request) => {
+  app.addHook('preHandler', (request, _reply, done) => {
     assertNoNul({ params: request.params, query: request.query, body: request.body });
+    done();
   });
   app.setNotFoundHandler((request, reply) => {
     const version = /^\/api\/v(\d+)\//.exec(request.url)?.[1];
@@ -216,13 +222,6 @@ export function createHttpServer(
     const error = new HearthError(version !== undefined && !known ? 'InvalidAPIVersion' : 'GeneralNotFound');
     return reply.code(error.status).send(error.body());
   });
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.info(
-      { method: request.method, url: request.url.split('?')[0], status: reply.statusCode },
-      'request',
-    );
-  });
-
   const defaultLimit = { limit: deps.globalPerSecond * 5, windowMs: 5000 };
   const faults = deps.faults;
   const limiter = { store: deps.rateLimits, clock: deps.clock, globalPerSecond: deps.globalPerSecond };
@@ -318,35 +317,59 @@ function observeResponses(app: FastifyInstance, observe: ResponseObserver): void
   });
 }
 
-const LOG_METHODS = new Set(['fatal', 'error', 'warn', 'info', 'debug', 'trace']);
-
 /**
  * Fastify gives every request a child logger; with redaction, making one costs more than many requests'
- * own work. Make it on the first log line that is actually written.
+ * own work. It is made on the first line actually written, or the first `child` asked of it (Fastify
+ * checks every request's logger has one: a Proxy answering that check made the child every time).
  */
+class RequestLogger implements FastifyBaseLogger {
+  readonly #parent: FastifyBaseLogger;
+  readonly #bindings: Bindings;
+  readonly #options: ChildLoggerOptions;
+  #child: FastifyBaseLogger | undefined;
+
+  constructor(parent: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions) {
+    this.#parent = parent;
+    this.#bindings = bindings;
+    this.#options = options;
+  }
+
+  get level(): string {
+    return (this.#child ?? this.#parent).level;
+  }
+
+  set level(level: string) {
+    this.#real().level = level;
+  }
+
+  #real(): FastifyBaseLogger {
+    this.#child ??= this.#parent.child(this.#bindings, this.#options);
+    return this.#child;
+  }
+
+  #write(level: Level, args: unknown[]): void {
+    if (!(this.#parent as unknown as Logger).isLevelEnabled(level)) return;
+    (this.#real()[level] as (...line: unknown[]) => void)(...args);
+  }
+
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.#real().child(bindings, options);
+  }
+
+  fatal = (...args: unknown[]) => this.#write('fatal', args);
+  error = (...args: unknown[]) => this.#write('error', args);
+  warn = (...args: unknown[]) => this.#write('warn', args);
+  info = (...args: unknown[]) => this.#write('info', args);
+  debug = (...args: unknown[]) => this.#write('debug', args);
+  trace = (...args: unknown[]) => this.#write('trace', args);
+  silent = () => {};
+}
+
 const lazyChildLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = (
   logger,
   bindings,
   options,
-) => {
-  let child: FastifyBaseLogger | undefined;
-  const real = () => {
-    child ??= logger.child(bindings, options);
-    return child;
-  };
-  return new Proxy(logger, {
-    get(target, property) {
-      if (typeof property === 'string' && LOG_METHODS.has(property) && !child) {
-        return (...args: unknown[]) => {
-          if (!(target as unknown as Logger).isLevelEnabled(property)) return;
-          (real()[property as 'info'] as (...a: unknown[]) => void)(...args);
-        };
-      }
-      const value = Reflect.get(real(), property) as unknown;
-      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(real()) : value;
-    },
-  });
-};
+) => new RequestLogger(logger, bindings, options);
 
 function registerBodyParsers(app: FastifyInstance): void {
   const json = app.getDefaultJsonParser('error', 'error');
