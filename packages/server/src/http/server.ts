@@ -14,8 +14,8 @@ import Fastify, {
   type FastifyServerOptions,
   LogController,
 } from 'fastify';
-import type { TSchema } from 'typebox';
 import type { Bindings, ChildLoggerOptions, Level } from 'pino';
+import type { TSchema } from 'typebox';
 import type { Clock } from '../kernel/clock.js';
 import { HearthError, type WireError } from '../kernel/errors.js';
 import { assertJsonDepth, assertNoNul } from '../kernel/input-limits.js';
