@@ -7,6 +7,9 @@
 //   --mode provisional  POST /api/v10/partner-sdk/token/bot: read the application by its bot token's hash,
 //                       find or create the player's account and identity, write the token row and sign one
 //                       ID token, in one transaction.
+//   --mode read         GET /api/v10/users/@me: hash the Authorization token, read the session joined with its
+//                       user by the hash (one indexed lookup), and answer the user through a response schema.
+//                       --token is the one session it stores.
 //   --sample <JSON>     Hearth's answer, whose field names and token sizes the baseline copies.
 import { createHash, randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
@@ -21,12 +24,13 @@ const { values } = parseArgs({
     database: { type: 'string' },
     sample: { type: 'string' },
     'bot-token': { type: 'string' },
+    token: { type: 'string' },
     host: { type: 'string', default: '127.0.0.1' },
   },
 });
 const { mode, database, sample } = values;
-if ((mode !== 'token' && mode !== 'provisional') || !database || !sample) {
-  throw new Error('usage: minimal-work.ts --mode token|provisional --database PATH --sample JSON');
+if ((mode !== 'token' && mode !== 'provisional' && mode !== 'read') || !database || !sample) {
+  throw new Error('usage: minimal-work.ts --mode token|provisional|read --database PATH --sample JSON');
 }
 const shape = JSON.parse(sample) as Record<string, unknown>;
 const tokenLength = String(shape['access_token'] ?? '').length;
@@ -143,6 +147,8 @@ if (mode === 'token') {
       .headers({ 'cache-control': 'no-store', pragma: 'no-cache' })
       .send(answer(access, refresh, id));
   });
+} else if (mode === 'read') {
+  readRoute(values.token);
 } else {
   const botToken = values['bot-token'];
   if (!botToken) throw new Error('--mode provisional needs --bot-token');
@@ -181,6 +187,61 @@ if (mode === 'token') {
     const id = await idToken(userId, application.id);
     return reply.headers({ 'cache-control': 'no-store', pragma: 'no-cache' }).send(answer(access, '', id));
   });
+}
+
+/**
+ * The sample user's fields become the columns of its row (booleans as 0/1, as SQLite stores them), and the
+ * response schema their types, so the row is read and serialized field by field as a server must.
+ */
+function readRoute(sessionToken: string | undefined): void {
+  if (!sessionToken) throw new Error('--mode read needs --token');
+  const fields = Object.keys(shape);
+  const columns = fields.map((field) => `"${field}"`).join(', ');
+  db.exec(`CREATE TABLE IF NOT EXISTS profiles (${fields.map((f) => `"${f}"`).join(', ')});
+    CREATE TABLE IF NOT EXISTS sessions (token_hash TEXT PRIMARY KEY, user_id TEXT NOT NULL,
+      expires_at INTEGER NOT NULL);
+    CREATE UNIQUE INDEX IF NOT EXISTS profiles_id ON profiles (id);`);
+  const stored = fields.map((field) => {
+    const value = shape[field];
+    if (typeof value === 'boolean') return value ? 1 : 0;
+    return value !== null && typeof value === 'object' ? JSON.stringify(value) : value;
+  });
+  db.prepare(`INSERT OR REPLACE INTO profiles (${columns}) VALUES (${fields.map(() => '?').join(', ')})`).run(
+    ...stored,
+  );
+  db.prepare('INSERT OR REPLACE INTO sessions VALUES (?, ?, ?)').run(
+    sha256(sessionToken),
+    shape['id'],
+    Date.now() + 86_400_000,
+  );
+  const find = db.prepare<[string, number], Record<string, unknown>>(
+    `SELECT ${fields.map((f) => `p."${f}"`).join(', ')} FROM sessions s JOIN profiles p ON p.id = s.user_id
+     WHERE s.token_hash = ? AND s.expires_at > ?`,
+  );
+  const properties = Object.fromEntries(
+    fields.map((field) => {
+      const value = shape[field];
+      const type =
+        value === null
+          ? 'null'
+          : typeof value === 'object'
+            ? 'object'
+            : (typeof value as 'string' | 'number');
+      return [field, type === 'null' ? { type: ['string', 'null'] } : { type }];
+    }),
+  );
+  const booleans = fields.filter((field) => typeof shape[field] === 'boolean');
+  app.get(
+    '/api/v10/users/@me',
+    { schema: { response: { 200: { type: 'object', properties } } } },
+    async (request, reply) => {
+      const header = request.headers.authorization;
+      const row = header ? find.get(sha256(header), Date.now()) : undefined;
+      if (!row) return reply.code(401).send({ message: '401: Unauthorized', code: 0 });
+      for (const field of booleans) row[field] = row[field] === 1;
+      return row;
+    },
+  );
 }
 
 await app.listen({ host: values.host, port: 0 });
