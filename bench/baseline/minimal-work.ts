@@ -233,7 +233,14 @@ function readRoute(sessionToken: string | undefined): void {
   const booleans = fields.filter((field) => typeof shape[field] === 'boolean');
   app.get(
     '/api/v10/users/@me',
-    { schema: { response: { 200: { type: 'object', properties } } } },
+    {
+      schema: {
+        response: {
+          200: { type: 'object', properties },
+          401: { type: 'object', properties: { message: { type: 'string' }, code: { type: 'number' } } },
+        },
+      },
+    },
     async (request, reply) => {
       const header = request.headers.authorization;
       const row = header ? find.get(sha256(header), Date.now()) : undefined;

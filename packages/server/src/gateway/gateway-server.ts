@@ -47,12 +47,16 @@ import { readableBy } from './message-content.js';
 import { type GatewayService, sessionStartKey } from './service.js';
 import type { SessionStore, StoredSession } from './session-store.js';
 import {
+  guildSet,
+  joinGuild,
+  leaveGuild,
   missedSince,
   RESUME_WINDOW_MS,
   record,
   type Sent,
   type Session,
   SessionRegistry,
+  sharedScopes,
 } from './sessions.js';
 import { GatewaySocket } from './socket.js';
 
@@ -318,7 +322,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
         kind: principal.kind,
         userId: principal.userId,
         applicationId: principal.kind === 'user' ? undefined : principal.applicationId,
-        scopes: principal.kind === 'bearer' ? principal.scopes : new Set(),
+        scopes: sharedScopes(principal.kind === 'bearer' ? principal.scopes : []),
         tokenHash: credentialHash(identify.token),
       },
       intents: intents as number,
@@ -327,7 +331,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       buffer: [],
       attached: connection,
       expiresAt: Number.POSITIVE_INFINITY,
-      guildIds: new Set(await this.#deps.guilds.guildIdsOf(principal.userId)),
+      guildIds: guildSet(await this.#deps.guilds.guildIdsOf(principal.userId)),
       largeThreshold: Number.isInteger(identify.large_threshold)
         ? (identify.large_threshold as number)
         : LargeThreshold.default,
@@ -571,7 +575,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       );
     }
     if (event.type === 'GUILD_DELETE' && audience.guildId !== undefined) {
-      for (const session of this.registry.all()) session.guildIds.delete(audience.guildId);
+      for (const session of this.registry.all()) leaveGuild(session, audience.guildId);
       this.#views.forget(audience.guildId);
     }
   }
@@ -589,7 +593,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     if (!joined && !left) return;
     for (const session of this.registry.candidates({ users: [userId] })) {
       if (joined && !session.guildIds.has(guildId)) void this.#join(session, guildId);
-      if (left && session.guildIds.delete(guildId)) {
+      if (left && leaveGuild(session, guildId)) {
         this.#joining.get(session)?.delete(guildId);
         if (wantsType(session, 'GUILD_DELETE')) record(session, 'GUILD_DELETE', { id: guildId });
       }
@@ -611,7 +615,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       const snapshot = await this.#deps.snapshots.guildCreatePayload(guildId, viewerOf(session));
       if (!snapshot || pending.get(guildId) !== waiting || this.registry.get(session.id) !== session) return;
       this.#views.load(snapshot.permissions);
-      session.guildIds.add(guildId);
+      joinGuild(session, guildId);
       if (wantsType(session, 'GUILD_CREATE')) record(session, 'GUILD_CREATE', snapshot.payload);
       const now = this.clock.now();
       for (const event of waiting) {
@@ -967,7 +971,7 @@ const SESSION_ENDING_CLOSE_CODES = new Set<number>([
 interface Matchable {
   identity: { kind: string; applicationId: string | undefined; userId: string };
   intents: number;
-  guildIds: Set<string>;
+  guildIds: ReadonlySet<string>;
 }
 
 /** Whether a bus event is for this session: its users or application, its guild, and (bots) its intents. */
@@ -1026,10 +1030,10 @@ function toStored(session: Session, sinceEventId: string | undefined): StoredSes
 function fromStored(stored: StoredSession): Omit<Session, 'seq' | 'buffer' | 'attached' | 'expiresAt'> {
   return {
     id: stored.id,
-    identity: { ...stored.identity, scopes: new Set(stored.identity.scopes.filter(isScope)) },
+    identity: { ...stored.identity, scopes: sharedScopes(stored.identity.scopes.filter(isScope)) },
     intents: stored.intents,
     shard: stored.shard,
-    guildIds: new Set(stored.guildIds),
+    guildIds: guildSet(stored.guildIds),
   };
 }
 

@@ -31,8 +31,11 @@ export interface Session {
   attached: SessionSink | undefined;
   /** When a detached session is forgotten. */
   expiresAt: number;
-  /** Guilds it can see: what `audience.guildId` is matched against. */
-  guildIds: Set<string>;
+  /**
+   * Guilds it can see: what `audience.guildId` is matched against. Changed only through `joinGuild` and
+   * `leaveGuild`: sessions in no guild (most players) share one empty set.
+   */
+  guildIds: ReadonlySet<string>;
   /** Identify `large_threshold`: above it a guild's GUILD_CREATE lists fewer members. */
   largeThreshold?: number;
   /** Called for every recorded dispatch: the gateway copies it to the shared session store. */
@@ -48,6 +51,43 @@ export interface Session {
 export interface SessionSink {
   dispatch(sent: Sent): void;
   close(code: GatewayCloseCode, reason?: string): void;
+}
+
+const NO_GUILDS: ReadonlySet<string> = new Set();
+
+/** A session's guild set: the shared empty one when there are none (an empty Set's table is ~290 bytes). */
+export function guildSet(ids: Iterable<string>): ReadonlySet<string> {
+  const set = new Set(ids);
+  return set.size === 0 ? NO_GUILDS : set;
+}
+
+export function joinGuild(session: { guildIds: ReadonlySet<string> }, guildId: string): void {
+  if (session.guildIds.has(guildId)) return;
+  const set = session.guildIds === NO_GUILDS ? new Set<string>() : (session.guildIds as Set<string>);
+  set.add(guildId);
+  session.guildIds = set;
+}
+
+/** Whether the session was in the guild. */
+export function leaveGuild(session: { guildIds: ReadonlySet<string> }, guildId: string): boolean {
+  if (!session.guildIds.has(guildId)) return false;
+  (session.guildIds as Set<string>).delete(guildId);
+  return true;
+}
+
+/** Scope sets shared by the sessions granted the same scopes; bounded, since grants are few in practice. */
+const scopeSets = new Map<string, ReadonlySet<Scope>>();
+const SCOPE_SETS_KEPT = 256;
+
+export function sharedScopes(scopes: Iterable<Scope>): ReadonlySet<Scope> {
+  const sorted = [...new Set(scopes)].sort();
+  const key = sorted.join(' ');
+  let set = scopeSets.get(key);
+  if (!set) {
+    set = new Set(sorted);
+    if (scopeSets.size < SCOPE_SETS_KEPT) scopeSets.set(key, set);
+  }
+  return set;
 }
 
 /** Resume windows and buffer sizes (PROTOCOL.md §D.3: sessions stay resumable "for a few minutes"). */

@@ -188,7 +188,7 @@ export function createHttpServer(
     if (typeof type === 'string' && JSON_WITH_CHARSET.test(type))
       reply.header('content-type', JSON_CONTENT_TYPE);
     if (reply.statusCode === 429 && !reply.hasHeader('via')) reply.header('via', RATE_LIMITED_VIA);
-    removeUploads(request, (error) => done(error ?? null, payload));
+    removeUploads(request, (error) => (error ? done(error) : done(null, payload)));
   });
   app.addHook('onResponse', (request, reply, done) => {
     request.log.info(

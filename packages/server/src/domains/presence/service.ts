@@ -19,6 +19,7 @@ export interface PresenceSession {
 
 /** A session's presence; activities keep their secrets, which only invites reveal (PROTOCOL.md §B.9). */
 interface SessionState {
+  sessionId: string;
   applicationId: string | undefined;
   status: PresenceStatus;
   activities: ActivityInput[];
@@ -64,7 +65,8 @@ type PresenceSessionData = {
 
 export class PresenceService {
   readonly #deps: PresenceDeps;
-  readonly #sessions = new Map<string, Map<string, SessionState>>();
+  /** Each user's sessions: an array, since a user has one or a few and a Map's table costs 450 bytes. */
+  readonly #sessions = new Map<string, SessionState[]>();
   /** What friends were last told of each user (key: user, or user and game for game friends). */
   readonly #told = new Map<string, string>();
   readonly #chains = new Map<string, Promise<void>>();
@@ -136,7 +138,7 @@ export class PresenceService {
 
   /** The user's presence as a friend sees it; `applicationId`: as a game friend in that game sees it. */
   presenceOf(userId: string, applicationId?: string): PresenceObject {
-    const sessions = [...(this.#sessions.get(userId)?.values() ?? [])].filter(
+    const sessions = (this.#sessions.get(userId) ?? []).filter(
       (state) => applicationId === undefined || state.applicationId === applicationId,
     );
     const latest = sessions.reduce<SessionState | undefined>(
@@ -160,7 +162,7 @@ export class PresenceService {
 
   /** The user's current activity in a game, secrets included: what an invite's acceptance reveals. */
   activityOf(userId: string, applicationId: string): ActivityInput | undefined {
-    for (const state of this.#sessions.get(userId)?.values() ?? []) {
+    for (const state of this.#sessions.get(userId) ?? []) {
       const activity = state.activities.find((a) => a.application_id === applicationId);
       if (activity) return activity;
     }
@@ -169,7 +171,7 @@ export class PresenceService {
 
   /** Whether the user has a session of this game ("in the game", PROTOCOL.md §B.5). */
   isPlaying(userId: string, applicationId: string): boolean {
-    for (const state of this.#sessions.get(userId)?.values() ?? []) {
+    for (const state of this.#sessions.get(userId) ?? []) {
       if (state.applicationId === applicationId) return true;
     }
     return false;
@@ -241,22 +243,23 @@ export class PresenceService {
 
   /** One session's presence, as this node keeps it. */
   #apply(data: PresenceSessionData): void {
-    let sessions = this.#sessions.get(data.user_id);
+    const sessions = this.#sessions.get(data.user_id) ?? [];
+    const at = sessions.findIndex((state) => state.sessionId === data.session_id);
     if (data.ended) {
-      sessions?.delete(data.session_id);
-      if (sessions?.size === 0) this.#sessions.delete(data.user_id);
+      if (at === -1) return;
+      if (sessions.length === 1) this.#sessions.delete(data.user_id);
+      else sessions.splice(at, 1);
       return;
     }
-    if (!sessions) {
-      sessions = new Map();
-      this.#sessions.set(data.user_id, sessions);
-    }
-    sessions.set(data.session_id, {
+    const state: SessionState = {
+      sessionId: data.session_id,
       applicationId: data.application_id ?? undefined,
       status: data.status,
       activities: data.activities,
       updatedAt: data.at,
-    });
+    };
+    if (at !== -1) sessions[at] = state;
+    else if (sessions.push(state) === 1) this.#sessions.set(data.user_id, sessions);
   }
 
   async #tellFriends(userId: string): Promise<void> {
