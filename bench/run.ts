@@ -4,6 +4,7 @@ import { cpus, loadavg } from 'node:os';
 import type { Benchmark, Result } from './benchmark.js';
 import gatewayFanout from './gateway-fanout.js';
 import gatewayMemory from './gateway-memory.js';
+import gatewayScale from './gateway-scale.js';
 import guildChat from './guild-chat.js';
 import guildCreate from './guild-create.js';
 import { killAllChildren } from './lib/children.js';
@@ -24,6 +25,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   tokenExchange,
   gatewayFanout,
   gatewayMemory,
+  gatewayScale,
   lobbyChat,
   webhookDelivery,
   provisionalToken,

@@ -3,12 +3,17 @@
 // Identify, no sessions. Prints `bare-ws listening on <url>`, then answers over IPC (lib/ipc.ts):
 //   {cmd: 'publish', count, payload}  → sends `payload` (a text frame) `count` times to every client
 //   {cmd: 'memory'}                   → a MemorySample after forced GC (needs --expose-gc); held = clients
+//   {cmd: 'cpu'}                      → process.cpuUsage() and the time it was read (performance.now())
+// With `--ack <frame>` every client's op 1 Heartbeat is answered with that text frame (Hearth's own ack).
 import { createServer } from 'node:http';
 import { parseArgs } from 'node:util';
 import { WebSocketServer } from 'ws';
-import { answerRequests, sampleMemory } from '../lib/ipc.js';
+import { answerRequests, sampleCpu, sampleMemory } from '../lib/ipc.js';
 
-const { values } = parseArgs({ options: { host: { type: 'string', default: '127.0.0.1' } } });
+const { values } = parseArgs({
+  options: { host: { type: 'string', default: '127.0.0.1' }, ack: { type: 'string' } },
+});
+const ack = values.ack;
 
 const server = createServer((_request, response) => {
   response.writeHead(404).end();
@@ -16,6 +21,13 @@ const server = createServer((_request, response) => {
 const wss = new WebSocketServer({ server, maxPayload: 64 * 1024, perMessageDeflate: false });
 wss.on('connection', (socket) => {
   socket.on('error', () => undefined);
+  // Parsed whole, as Hearth parses every frame it receives.
+  if (ack !== undefined) {
+    socket.on('message', (data) => {
+      const frame = JSON.parse(String(data)) as { op?: unknown };
+      if (frame.op === 1) socket.send(ack);
+    });
+  }
 });
 
 answerRequests(async (request) => {
@@ -33,6 +45,8 @@ answerRequests(async (request) => {
     }
     case 'memory':
       return sampleMemory(() => wss.clients.size);
+    case 'cpu':
+      return sampleCpu();
     default:
       throw new Error(`unknown command ${request.cmd}`);
   }

@@ -37,7 +37,7 @@ export function sessionBudget(): { sessions: number; limit: number; note: string
 }
 
 /** The soft limit on open files (`ulimit -n`), from /proc on Linux; Infinity when unlimited or unknown. */
-function openFileLimit(): number {
+export function openFileLimit(): number {
   try {
     const line = readFileSync('/proc/self/limits', 'utf8')
       .split('\n')
@@ -61,6 +61,8 @@ export function startHearthGateway(options: {
   database?: string;
   approve?: string;
   rateLimitGlobal?: number;
+  /** The gateway's heartbeat interval; default HEARTBEAT_MS (idle clients need not beat during a run). */
+  heartbeatMs?: number;
   exposeGc: boolean;
 }): Promise<ServerProcess> {
   return startServer({
@@ -79,21 +81,32 @@ export function startHearthGateway(options: {
         : ['--rate-limit-global', String(options.rateLimitGlobal)]),
       // Idle sessions then need no heartbeats during the run; the deadline timer exists either way.
       '--heartbeat-ms',
-      String(HEARTBEAT_MS),
+      String(options.heartbeatMs ?? HEARTBEAT_MS),
     ],
     nodeFlags: [...(options.exposeGc ? ['--expose-gc'] : []), ...profileFlags()],
     ipc: true,
     cwd: ROOT,
     ready: /^hearth-gateway listening on (http:\/\/\S+)$/,
-    timeoutMs: 60_000,
+    // Minting takes each player through the code flow: allow for 10,000 of them on a loaded machine.
+    timeoutMs: 60_000 + (options.players ?? 0) * 30,
   });
 }
 
-/** The bare `ws` server as a child with IPC (`baseline/bare-ws.ts`). */
-export function startBareWs(options: { exposeGc: boolean }): Promise<ServerProcess> {
+/**
+ * The bare `ws` server as a child with IPC (`baseline/bare-ws.ts`); given `ack`, it answers every op 1
+ * Heartbeat with that frame (Hearth's own ack, byte for byte).
+ */
+export function startBareWs(options: { exposeGc: boolean; ack?: string }): Promise<ServerProcess> {
   return startServer({
     name: 'bare-ws',
-    args: ['--import', 'tsx', join(ROOT, 'bench/baseline/bare-ws.ts'), '--host', HOST],
+    args: [
+      '--import',
+      'tsx',
+      join(ROOT, 'bench/baseline/bare-ws.ts'),
+      '--host',
+      HOST,
+      ...(options.ack === undefined ? [] : ['--ack', options.ack]),
+    ],
     nodeFlags: options.exposeGc ? ['--expose-gc'] : [],
     ipc: true,
     cwd: ROOT,
@@ -178,6 +191,12 @@ export interface FleetOptions {
   onEvent?: (client: number, data: unknown, at: number) => void;
   /** The dispatch counted as a delivery; default BENCH_EVENT_TYPE. */
   eventType?: string;
+  /**
+   * Given: each client sends op 1 Heartbeat at this interval from the moment it is open, the first after a
+   * random part of it (as the protocol asks of real clients, so beats spread over the interval), and
+   * counts its acks (`takeAcks`).
+   */
+  heartbeatMs?: number;
 }
 
 export interface Burst {
@@ -212,12 +231,29 @@ export class Fleet {
 
   readonly #eventType: string;
   readonly #identifyAs: (token: string) => string;
+  /** Per client: heartbeat acks received since `startHeartbeats`. */
+  #acks: Uint32Array | undefined;
+  #ackSample: string | undefined;
+  readonly #heartbeatMs: number | undefined;
+  readonly #beats: NodeJS.Timeout[] = [];
 
   private constructor(options: FleetOptions) {
     this.label = options.label;
     this.#onEvent = options.onEvent;
     this.#eventType = options.eventType ?? BENCH_EVENT_TYPE;
     this.#identifyAs = options.identifyAs ?? ((token) => `Bearer ${token}`);
+    this.#heartbeatMs = options.heartbeatMs;
+    if (options.heartbeatMs !== undefined) {
+      this.#acks = new Uint32Array(options.tokens?.length ?? options.count ?? 0);
+    }
+  }
+
+  #beatFrom(index: number, socket: WebSocket, intervalMs: number): void {
+    const beat = JSON.stringify({ op: HEARTBEAT, d: null });
+    this.#beats[index] = setTimeout(() => {
+      socket.send(beat);
+      this.#beats[index] = setInterval(() => socket.send(beat), intervalMs);
+    }, Math.random() * intervalMs);
   }
 
   get size(): number {
@@ -303,8 +339,21 @@ export class Fleet {
     }
   }
 
+  /** Per client, the heartbeat acks received since the last call (with `heartbeatMs`); zeroes them. */
+  takeAcks(): { acks: Uint32Array; sample: string | undefined } {
+    const acks = this.#acks ?? new Uint32Array(0);
+    this.#acks = new Uint32Array(acks.length);
+    return { acks, sample: this.#ackSample };
+  }
+
+  #stopHeartbeats(): void {
+    for (const timer of this.#beats) clearTimeout(timer);
+    this.#beats.length = 0;
+  }
+
   /** Closes every connection with 1000 (ending Hearth sessions); terminates those not closed in time. */
   async close(timeoutMs: number): Promise<void> {
+    this.#stopHeartbeats();
     this.#closing = true;
     const open = this.#sockets.filter((s) => s !== undefined && s.readyState !== WebSocket.CLOSED);
     const closed = open.map(
@@ -355,6 +404,8 @@ export class Fleet {
         }
       });
       if (token === undefined) socket.once('open', becomeReady);
+      const heartbeatMs = this.#heartbeatMs;
+      if (heartbeatMs !== undefined) socket.once('open', () => this.#beatFrom(index, socket, heartbeatMs));
       socket.on('message', (data) => {
         const frame = parseFrame(data);
         if (ready) {
@@ -383,6 +434,11 @@ export class Fleet {
   }
 
   #received(index: number, frame: Frame | undefined): void {
+    if (frame?.op === HEARTBEAT_ACK && this.#acks) {
+      this.#acks[index]!++;
+      this.#ackSample ??= frame.text;
+      return;
+    }
     if (frame === undefined || frame.op !== DISPATCH || frame.t !== this.#eventType) return;
     this.sample ??= frame.text;
     if (this.#onEvent) {
@@ -404,9 +460,11 @@ export class Fleet {
 }
 
 const DISPATCH = 0;
+const HEARTBEAT = 1;
 const IDENTIFY = 2;
 const INVALID_SESSION = 9;
 const HELLO = 10;
+const HEARTBEAT_ACK = 11;
 
 interface Frame {
   op: number;

@@ -95,3 +95,21 @@ export function isMemorySample(value: unknown): value is MemorySample {
     (k) => typeof fields[k] === 'number',
   );
 }
+
+/** The server's CPU time so far (user and system, µs) and when it was read (ms, performance.now()). */
+export interface CpuSample {
+  user: number;
+  system: number;
+  at: number;
+}
+
+export function sampleCpu(): CpuSample {
+  const { user, system } = process.cpuUsage();
+  return { user, system, at: performance.now() };
+}
+
+export function isCpuSample(value: unknown): value is CpuSample {
+  if (typeof value !== 'object' || value === null) return false;
+  const fields = value as Record<string, unknown>;
+  return ['user', 'system', 'at'].every((k) => typeof fields[k] === 'number');
+}

@@ -10,6 +10,7 @@
 //   {cmd: 'publish', count, data}   → publishes `count` events of BENCH_EVENT_TYPE to the game's sessions
 //   {cmd: 'memory'}                 → a MemorySample after forced GC (needs --expose-gc); held = sessions
 //   {cmd: 'heap-snapshot', path}    → writes a V8 heap snapshot to `path`
+//   {cmd: 'cpu'}                    → process.cpuUsage() and the time it was read (performance.now())
 //   {cmd: 'befriend'}               → makes the first player a friend of every other (presence fan-out)
 //   {cmd: 'presence', round}        → one presence change of the first player, through the presence service
 //   {cmd: 'guild'}                  → a guild of every player (the first owns it) with a text channel, and a
@@ -18,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { writeHeapSnapshot } from 'node:v8';
 import { createHearth, testConfig } from '@hearth/server';
 import { BENCH_EVENT_TYPE } from '../lib/gateway-event.js';
-import { answerRequests, sampleMemory } from '../lib/ipc.js';
+import { answerRequests, sampleCpu, sampleMemory } from '../lib/ipc.js';
 
 const REDIRECT_URI = 'http://127.0.0.1/callback';
 const SCOPE = 'openid sdk.social_layer';
@@ -159,6 +160,8 @@ answerRequests(async (request) => {
     }
     case 'memory':
       return sampleMemory(() => hearth.gateway.registry.size);
+    case 'cpu':
+      return sampleCpu();
     case 'heap-snapshot':
       // For the profile notes: `tsx bench/heap-top.ts <before> <after>` names what the sessions hold.
       return { path: writeHeapSnapshot(String(request['path'])) };
