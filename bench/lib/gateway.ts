@@ -54,14 +54,18 @@ function openFileLimit(): number {
 /**
  * Hearth's gateway as a child with IPC (`servers/hearth-gateway.ts`): minting `players` players with tokens
  * first when given, on `database` (default in-memory SQLite); granting the game the approval flag `approve`
- * and setting the per-identity request budget to `rateLimitGlobal` per second when given.
+ * and setting the per-identity request budget to `rateLimitGlobal` per second when given; a node of a
+ * many-node deployment with `redis` (its URL, key prefix and this node's worker id).
  */
 export function startHearthGateway(options: {
   players?: number;
   database?: string;
   approve?: string;
   rateLimitGlobal?: number;
+  redis?: { url: string; prefix: string; workerId: number };
   exposeGc: boolean;
+  /** For the server to be ready, minting included; default 60 s. */
+  timeoutMs?: number;
 }): Promise<ServerProcess> {
   return startServer({
     name: 'hearth-gateway',
@@ -77,6 +81,16 @@ export function startHearthGateway(options: {
       ...(options.rateLimitGlobal === undefined
         ? []
         : ['--rate-limit-global', String(options.rateLimitGlobal)]),
+      ...(options.redis === undefined
+        ? []
+        : [
+            '--redis',
+            options.redis.url,
+            '--redis-prefix',
+            options.redis.prefix,
+            '--worker-id',
+            String(options.redis.workerId),
+          ]),
       // Idle sessions then need no heartbeats during the run; the deadline timer exists either way.
       '--heartbeat-ms',
       String(HEARTBEAT_MS),
@@ -85,7 +99,7 @@ export function startHearthGateway(options: {
     ipc: true,
     cwd: ROOT,
     ready: /^hearth-gateway listening on (http:\/\/\S+)$/,
-    timeoutMs: 60_000,
+    timeoutMs: options.timeoutMs ?? 60_000,
   });
 }
 
