@@ -117,6 +117,7 @@ export class DatabaseBus implements Bus {
    */
   async #appendQueued(): Promise<void> {
     const batch = this.#queued.splice(0, this.#batchSize);
+    if (batch.length === 0) return;
     if (this.#queued.length > 0) void this.#serially(() => this.#appendQueued());
     try {
       const rows = await this.#append(batch.map((queued) => queued.text));
