@@ -1,6 +1,8 @@
-// `tsx bench/profile-top.ts <file.cpuprofile> [count]`: where a profiled server's CPU went, by function
-// (self time) and by package, for the profile notes of bench/README.md.
+// `tsx bench/profile-top.ts <file.cpuprofile> [count] [--last <seconds>]`: where a profiled server's CPU went,
+// by function (self time) and by package, for the profile notes of bench/README.md; with `--last`, only in the
+// last seconds of its life (the measured runs, without the start-up that precedes them).
 import { readFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
 
 interface ProfileNode {
   id: number;
@@ -12,16 +14,26 @@ interface Profile {
   timeDeltas: number[];
 }
 
-const [file, countArg] = process.argv.slice(2);
+const { values, positionals } = parseArgs({ options: { last: { type: 'string' } }, allowPositionals: true });
+const [file, countArg] = positionals;
 if (!file) {
-  console.error('usage: tsx bench/profile-top.ts <file.cpuprofile> [count]');
+  console.error('usage: tsx bench/profile-top.ts <file.cpuprofile> [count] [--last <seconds>]');
   process.exit(2);
 }
 const count = Number(countArg ?? 30);
 const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
 
+// Sample i was taken at the sum of the deltas up to it; keep those within `--last` of the end.
+const at: number[] = [];
+let elapsed = 0;
+for (const delta of profile.timeDeltas) {
+  elapsed += delta;
+  at.push(elapsed);
+}
+const from = values.last === undefined ? Number.NEGATIVE_INFINITY : elapsed - Number(values.last) * 1e6;
 const selfMicros = new Map<number, number>();
 for (const [i, id] of profile.samples.entries()) {
+  if (at[i]! < from) continue;
   selfMicros.set(id, (selfMicros.get(id) ?? 0) + (profile.timeDeltas[i] ?? 0));
 }
 const total = [...selfMicros.values()].reduce((a, b) => a + b, 0);

@@ -2,6 +2,7 @@
 // none), then prints each figure beside its baseline from the same run and their ratio.
 import { cpus, loadavg } from 'node:os';
 import type { Benchmark, Result } from './benchmark.js';
+import crossNode from './cross-node.js';
 import gatewayFanout from './gateway-fanout.js';
 import gatewayMemory from './gateway-memory.js';
 import gatewayScale from './gateway-scale.js';
@@ -35,6 +36,7 @@ const BENCHMARKS: readonly Benchmark[] = [
   search,
   voiceRelay,
   snapshotRestore,
+  crossNode,
 ];
 
 type Outcome = { benchmark: Benchmark; results: Result[] } | { benchmark: Benchmark; error: Error };

@@ -35,8 +35,8 @@ export interface ServerProcess {
   readonly url: string;
   /** Throws, with the end of its stderr, if the server has exited. */
   assertAlive(): void;
-  /** SIGTERM, then SIGKILL after a grace period; resolves once the process is gone. */
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL after `graceMs` (default 5 s); resolves once the process is gone. */
+  stop(graceMs?: number): Promise<void>;
   /**
    * Started with `ipc`: sends `request` over the IPC channel and answers the child's reply (`lib/ipc.ts`);
    * rejects with the child's error, if it exits first, or after `timeoutMs`.
@@ -103,10 +103,10 @@ export async function startServer(command: ServerCommand): Promise<ServerProcess
     assertAlive() {
       if (exit !== undefined) throw new Error(`${command.name} ${exit}\n${child.stderrTail()}`);
     },
-    async stop() {
+    async stop(graceMs = 5000) {
       if (!live.has(child.process)) return;
       child.process.kill('SIGTERM');
-      const timer = setTimeout(() => child.process.kill('SIGKILL'), 5000);
+      const timer = setTimeout(() => child.process.kill('SIGKILL'), graceMs);
       await child.exited;
       clearTimeout(timer);
     },

@@ -54,7 +54,8 @@ export function openFileLimit(): number {
 /**
  * Hearth's gateway as a child with IPC (`servers/hearth-gateway.ts`): minting `players` players with tokens
  * first when given, on `database` (default in-memory SQLite); granting the game the approval flag `approve`
- * and setting the per-identity request budget to `rateLimitGlobal` per second when given.
+ * and setting the per-identity request budget to `rateLimitGlobal` per second when given; a node of a
+ * many-node deployment with `redis` (its URL, key prefix and this node's worker id).
  */
 export function startHearthGateway(options: {
   players?: number;
@@ -63,7 +64,10 @@ export function startHearthGateway(options: {
   rateLimitGlobal?: number;
   /** The gateway's heartbeat interval; default HEARTBEAT_MS (idle clients need not beat during a run). */
   heartbeatMs?: number;
+  redis?: { url: string; prefix: string; workerId: number };
   exposeGc: boolean;
+  /** For the server to be ready, minting included; default 60 s and 30 ms per player minted. */
+  timeoutMs?: number;
 }): Promise<ServerProcess> {
   return startServer({
     name: 'hearth-gateway',
@@ -79,6 +83,16 @@ export function startHearthGateway(options: {
       ...(options.rateLimitGlobal === undefined
         ? []
         : ['--rate-limit-global', String(options.rateLimitGlobal)]),
+      ...(options.redis === undefined
+        ? []
+        : [
+            '--redis',
+            options.redis.url,
+            '--redis-prefix',
+            options.redis.prefix,
+            '--worker-id',
+            String(options.redis.workerId),
+          ]),
       // Idle sessions then need no heartbeats during the run; the deadline timer exists either way.
       '--heartbeat-ms',
       String(options.heartbeatMs ?? HEARTBEAT_MS),
@@ -88,7 +102,7 @@ export function startHearthGateway(options: {
     cwd: ROOT,
     ready: /^hearth-gateway listening on (http:\/\/\S+)$/,
     // Minting takes each player through the code flow: allow for 10,000 of them on a loaded machine.
-    timeoutMs: 60_000 + (options.players ?? 0) * 30,
+    timeoutMs: options.timeoutMs ?? 60_000 + (options.players ?? 0) * 30,
   });
 }
 

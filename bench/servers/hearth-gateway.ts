@@ -5,9 +5,14 @@
 // reached; without it, it serves the game and players an earlier run left in the database. `--approve <flag>`
 // grants the game an approval flag (as `hearth apps update --approve` does), and `--rate-limit-global <n>` sets
 // the per-identity request budget (as `hearth serve --rate-limit-global` does), for the HTTP benchmarks.
+// `--redis <url>` with `--redis-prefix` and `--worker-id` make it a node of a many-node deployment (as `hearth
+// serve --redis` does), on a PostgreSQL `--database` the other nodes share (cross-node).
 // Prints `hearth-gateway listening on <url>` once ready, then answers over IPC (lib/ipc.ts):
 //   {cmd: 'players'}                → the access tokens minted by this process, in order
 //   {cmd: 'publish', count, data}   → publishes `count` events of BENCH_EVENT_TYPE to the game's sessions
+//   {cmd: 'stream', rate, count, run, from, to, data}
+//                                   → publishes `count` events of BENCH_EVENT_TYPE at `rate` per second, event
+//                                     i to player `from + i % (to - from)` alone (see `stream` below)
 //   {cmd: 'memory'}                 → a MemorySample after forced GC (needs --expose-gc); held = sessions
 //   {cmd: 'heap-snapshot', path}    → writes a V8 heap snapshot to `path`
 //   {cmd: 'cpu'}                    → process.cpuUsage() and the time it was read (performance.now())
@@ -33,13 +38,16 @@ const { values } = parseArgs({
     'heartbeat-ms': { type: 'string' },
     approve: { type: 'string' },
     'rate-limit-global': { type: 'string' },
+    redis: { type: 'string' },
+    'redis-prefix': { type: 'string' },
+    'worker-id': { type: 'string' },
   },
 });
 const players = values.players === undefined ? 0 : Number(values.players);
 if (!Number.isInteger(players) || players < 0) {
   throw new Error(
     'usage: hearth-gateway.ts [--players <n>] [--database <url>] [--heartbeat-ms <ms>] [--approve <flag>] ' +
-      '[--rate-limit-global <n>]',
+      '[--rate-limit-global <n>] [--redis <url> --redis-prefix <prefix> --worker-id <n>]',
   );
 }
 
@@ -52,6 +60,9 @@ const hearth = await createHearth({
     // Every client of the bench comes from 127.0.0.1; in the field each player has an address of their own.
     gatewayMaxConnectionsPerAddress: 1_000_000,
     ...(values['rate-limit-global'] ? { rateLimitGlobal: Number(values['rate-limit-global']) } : {}),
+    ...(values.redis ? { redisUrl: values.redis, redisPrefix: values['redis-prefix'] ?? '' } : {}),
+    // Snowflakes of two nodes must not collide (as each `hearth serve` of a deployment is configured).
+    ...(values['worker-id'] ? { workerId: Number(values['worker-id']) } : {}),
   }),
   // Idle sessions need no heartbeats during the run (the deadline timer exists either way).
   ...(values['heartbeat-ms'] ? { gateway: { heartbeatIntervalMs: Number(values['heartbeat-ms']) } } : {}),
@@ -158,6 +169,8 @@ answerRequests(async (request) => {
       await Promise.all(published);
       return { published: count, sessions: hearth.gateway.registry.size };
     }
+    case 'stream':
+      return stream(request);
     case 'memory':
       return sampleMemory(() => hearth.gateway.registry.size);
     case 'cpu':
@@ -208,6 +221,86 @@ answerRequests(async (request) => {
       throw new Error(`unknown command ${request.cmd}`);
   }
 });
+
+/**
+ * A steady stream of events from this node (cross-node): event i is due at `i / rate` s after the start and
+ * carries that time (`metadata.sent_at`, ms since the epoch at sub-ms resolution, comparable between
+ * processes of one machine) with its run and number, so a late publish counts in the delivery's latency.
+ * Each goes to one player, with the game as its application, as a lobby message to one member does.
+ */
+async function stream(request: Record<string, unknown>): Promise<unknown> {
+  const { rate, count, from, to, run, data } = request;
+  const userIds = minted?.userIds ?? [];
+  if (
+    typeof rate !== 'number' ||
+    rate <= 0 ||
+    typeof count !== 'number' ||
+    !Number.isInteger(count) ||
+    count < 1 ||
+    typeof from !== 'number' ||
+    typeof to !== 'number' ||
+    !(Number.isInteger(from) && Number.isInteger(to) && 0 <= from && from < to && to <= userIds.length) ||
+    typeof run !== 'string' ||
+    typeof data !== 'object' ||
+    data === null
+  ) {
+    throw new Error(
+      'stream needs a rate, a count, a run tag, players [from, to) this process minted, and data',
+    );
+  }
+  const base = data as Record<string, unknown>;
+  const metadata = (base['metadata'] ?? {}) as Record<string, unknown>;
+  const players = to - from;
+  const published: Promise<void>[] = [];
+  /** Per event, from when it was due until its publish returned (appended, delivered on this node), ms. */
+  const publishMs = new Float64Array(count);
+  const start = performance.now();
+  let late = 0;
+  for (let next = 0; next < count; ) {
+    const now = performance.now();
+    const due = Math.min(count, Math.floor(((now - start) * rate) / 1000) + 1);
+    for (; next < due; next++) {
+      const i = next;
+      const dueAt = start + (next * 1000) / rate;
+      late = Math.max(late, now - dueAt);
+      published.push(
+        hearth.bus
+          .publish({
+            type: BENCH_EVENT_TYPE,
+            data: {
+              ...base,
+              // Fixed widths: every event, on every side, is the same number of bytes.
+              metadata: {
+                ...metadata,
+                run,
+                seq: String(next).padStart(9, '0'),
+                sent_at: (performance.timeOrigin + dueAt).toFixed(3),
+              },
+            },
+            audience: { users: [userIds[from + (next % players)]!], applicationId: clientId },
+          })
+          .then(() => {
+            publishMs[i] = performance.now() - dueAt;
+          }),
+      );
+    }
+    if (next < count) await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+  const paced = performance.now() - start;
+  await Promise.all(published);
+  publishMs.sort();
+  const at = (p: number) => publishMs[Math.min(count - 1, Math.ceil(p * count) - 1)]!;
+  return {
+    publishP50Ms: at(0.5),
+    publishP99Ms: at(0.99),
+    published: count,
+    sessions: hearth.gateway.registry.size,
+    // How far the pacing fell behind (ms), and how long after the last was due every publish had returned.
+    lateMs: late,
+    publishedAfterMs: performance.now() - start - ((count - 1) * 1000) / rate,
+    pacedMs: paced,
+  };
+}
 
 await hearth.listen();
 process.stdout.write(`hearth-gateway listening on ${hearth.url}\n`);

@@ -430,6 +430,27 @@ for (const [engine, available] of [
       expectIncreasingIds(onB.events);
     });
 
+    it('publishes made at once, more than one append can hold, each resolve once their node delivered the event, and every node has them in call order', async () => {
+      // Seven rows an append: the 40 publishes go in several appends, made while earlier ones commit.
+      const a = await deployment.node({ batchSize: 7 });
+      const b = await deployment.node();
+      const [onA, onB] = [new Recorder(a), new Recorder(b)];
+      const numbers = Array.from({ length: 40 }, (_, i) => i);
+      const deliveredAtResolve = await Promise.all(
+        numbers.map((i) =>
+          a
+            .publish({ type: 'BURST', data: { i } })
+            .then(() => onA.of('BURST').some((event) => event.data['i'] === i)),
+        ),
+      );
+      expect(deliveredAtResolve.every(Boolean)).toBe(true);
+      await fence(a, [onA, onB]);
+      for (const recorder of [onA, onB]) {
+        expect(recorder.of('BURST').map((event) => event.data['i'])).toEqual(numbers);
+        expectIncreasingIds(recorder.events);
+      }
+    });
+
     it("a node starts at the log's end: it gets what is appended after it is open, not what came before", async () => {
       const early = await deployment.node();
       const earlyRecorder = new Recorder(early);

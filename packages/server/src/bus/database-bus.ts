@@ -17,7 +17,7 @@ import {
 export interface DatabaseBusOptions extends BusOptions {
   /** How often the log is read for rows of other processes (ms); this node's own are delivered at once. */
   pollMs?: number;
-  /** Rows one read returns at most. */
+  /** Rows one read returns, or one append writes, at most. */
   batchSize?: number;
   /** Rows the log keeps; a node further behind than this loses the excess (as Redis MAXLEN does). */
   retain?: number;
@@ -70,6 +70,8 @@ export class DatabaseBus implements Bus {
   #pollAgain = false;
   #lastTrim = 0;
   #closed = false;
+  /** Publishes waiting for the next append, in call order. */
+  #queued: Array<{ text: string; settle: () => void; fail: (error: unknown) => void }> = [];
   readonly #wake: BusWake | undefined;
   readonly #stopListening: (() => void) | undefined;
 
@@ -102,18 +104,42 @@ export class DatabaseBus implements Bus {
 
   async publish(event: BusEvent): Promise<void> {
     const text = encodeEvent(event);
-    await this.#serially(async () => {
-      const row = await this.#append(text);
-      if (this.#closed) return;
-      // Nothing of another process came in between: deliver now, without reading it back (lobby chat).
-      if (row.id === this.#last + 1) {
-        this.#last = row.id;
-        this.#deliver(row);
-      } else {
-        await this.#readThrough(row.id);
-      }
+    await new Promise<void>((settle, fail) => {
+      this.#queued.push({ text, settle, fail });
+      // The first of a batch puts the append on the chain; those published until it runs join it.
+      if (this.#queued.length === 1) void this.#serially(() => this.#appendQueued());
     });
+  }
+
+  /**
+   * Appends the publishes queued so far (up to `batchSize`) in one transaction: one commit for a burst of
+   * events instead of one each (a commit waits for the disk). Each settles as the whole batch does.
+   */
+  async #appendQueued(): Promise<void> {
+    const batch = this.#queued.splice(0, this.#batchSize);
+    if (batch.length === 0) return;
+    if (this.#queued.length > 0) void this.#serially(() => this.#appendQueued());
+    try {
+      const rows = await this.#append(batch.map((queued) => queued.text));
+      const first = rows[0]!.id;
+      const last = rows.at(-1)!.id;
+      if (!this.#closed) {
+        // Nothing of another process came in between: deliver now, without reading back (lobby chat).
+        if (first === this.#last + 1 && last === this.#last + rows.length) {
+          for (const row of rows) {
+            this.#last = row.id;
+            this.#deliver(row);
+          }
+        } else {
+          await this.#readThrough(last);
+        }
+      }
+    } catch (error) {
+      for (const queued of batch) queued.fail(error);
+      return;
+    }
     this.#wake?.notify();
+    for (const queued of batch) queued.settle();
   }
 
   subscribe(listener: BusListener): () => void {
@@ -160,14 +186,18 @@ export class DatabaseBus implements Bus {
 
   /**
    * One statement on SQLite (atomic, under the database's write lock); on PostgreSQL a table lock first,
-   * so that numbers are taken and committed in one order and no reader skips a row committed late.
+   * so that numbers are taken and committed in one order and no reader skips a row committed late. The
+   * rows are numbered in the order of `texts` and answered in that order.
    */
-  async #append(text: string): Promise<{ id: number; ms: number; event: string }> {
+  async #append(texts: readonly string[]): Promise<Array<{ id: number; ms: number; event: string }>> {
     const now = Date.now();
     const { db, engine } = this.#storage;
+    // Ordinals as literals: parameters in VALUES would be text on PostgreSQL, and sort as text.
+    const values = sql.join(texts.map((text, i) => sql`(${sql.lit(i)}, ${text})`));
     const insert = (largest: RawBuilder<unknown>) => sql<Row>`INSERT INTO event_log (ms, event)
-      SELECT ${largest}(${now}, coalesce((SELECT ms FROM event_log ORDER BY id DESC LIMIT 1), 0)), ${text}
-      RETURNING id, ms`;
+      SELECT ${largest}(${now}, coalesce((SELECT ms FROM event_log ORDER BY id DESC LIMIT 1), 0)), v.column2
+      FROM (VALUES ${values}) AS v ORDER BY v.column1
+      RETURNING id, ms, event`;
     const { rows } =
       engine === 'sqlite'
         ? await insert(sql.raw('max')).execute(db)
@@ -175,9 +205,11 @@ export class DatabaseBus implements Bus {
             await sql`LOCK TABLE event_log IN EXCLUSIVE MODE`.execute(tx);
             return insert(sql.raw('greatest')).execute(tx);
           });
-    const row = rows[0];
-    if (!row) throw new Error('event log: the append returned no row');
-    return { id: Number(row.id), ms: Number(row.ms), event: text };
+    if (rows.length !== texts.length) throw new Error(`event log: the append returned ${rows.length} rows`);
+    // RETURNING promises no order; the ids are the rows' order.
+    return rows
+      .map((row) => ({ id: Number(row.id), ms: Number(row.ms), event: row.event }))
+      .sort((a, b) => a.id - b.id);
   }
 
   async #rows(after: number, through: number, limit: number): Promise<Row[]> {
