@@ -210,3 +210,44 @@ describe('the approval of the game is read for every message (issue 20)', () => 
     await approvalFollowsChanges(a, b);
   }, 30_000);
 });
+
+describe('messages sent in the same turn are committed together (group commit, issue 20)', () => {
+  it('each is answered as alone: refusals to their senders, the rest stored and delivered once, in order', async () => {
+    const [node] = await start(1, 'group');
+    const game = await lobbyGame(node);
+    const [alice, bob, stranger] = await lobbyPlayers(node, game, 3);
+    const lobby = await call<{ id: string }>(node, 'PUT', '/lobbies', alice.bearer, { secret: 'group' });
+    await call(node, 'PUT', '/lobbies', bob.bearer, { secret: 'group' });
+    const b = await connect(node, bob);
+    const { lobbies } = node.services;
+    const as = (player: LobbyPlayer) => ({ applicationId: game.id, userId: player.id });
+    // Asked for in one turn: they share one transaction.
+    const outcomes = await Promise.allSettled([
+      lobbies.sendMessage(as(alice), lobby.body.id, { content: 'g0' }),
+      lobbies.sendMessage(as(stranger), lobby.body.id, { content: 'not a member' }),
+      lobbies.sendMessage(as(bob), lobby.body.id, { content: 'g1' }),
+      lobbies.sendMessage(as(alice), '1', { content: 'no such lobby' }),
+      lobbies.sendMessage(as(alice), lobby.body.id, { content: 'g2' }),
+    ]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual([
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ]);
+    const codes = outcomes.flatMap((o) =>
+      o.status === 'rejected' ? [(o.reason as { code: number }).code] : [],
+    );
+    expect(codes).toEqual([50001, 10031]);
+    const sent = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+    for (const message of sent)
+      expect((await b.client.nextDispatch('LOBBY_MESSAGE_CREATE')).d).toEqual(message);
+    const history = await call<Json[]>(node, 'GET', `/lobbies/${lobby.body.id}/messages`, bob.bearer);
+    expect(history.body).toEqual(sent.toReversed());
+    // And the next message, alone, finds nothing left of the group.
+    await send(node, alice, lobby.body.id, 'after');
+    expect(await nextMessage(b)).toBe('after');
+    expect(b.client.pending().filter((frame) => frame.t === 'LOBBY_MESSAGE_CREATE')).toEqual([]);
+  }, 30_000);
+});

@@ -16,6 +16,7 @@ import type { Logger } from '../../kernel/logger.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import type { Quotas } from '../../ratelimit/quota.js';
 import { type Executor, isUniqueViolation, type Storage } from '../../storage/database.js';
+import { GroupCommit } from '../../storage/group-commit.js';
 import { recordWebhookEvent } from '../../storage/outbox.js';
 import type { Schema } from '../../storage/schema.js';
 import type { AccountsService, User } from '../accounts/service.js';
@@ -118,9 +119,11 @@ export class LobbiesService {
   readonly #deps: LobbiesDeps;
   /** Member lists by lobby, each valid only at the `members_version` it was read under. */
   readonly #memberLists = new MemberLists();
+  readonly #messages: GroupCommit;
 
   constructor(deps: LobbiesDeps) {
     this.#deps = deps;
+    this.#messages = new GroupCommit(deps.storage, (error) => error instanceof HearthError);
   }
 
   // ---- Lobbies (the game's backend) ----
@@ -408,7 +411,8 @@ export class LobbiesService {
     await this.#spend(caller.applicationId, 'message');
     const author = await this.#author(caller.userId);
     const now = this.#deps.clock.now();
-    const { message, changes, members } = await this.#transaction(async (tx) => {
+    // Messages of requests read in the same turn commit together (group commit); refusals come before writes.
+    const { message, changes, members } = await this.#messages.run(async (tx) => {
       const lobby = await this.#lobbyOf(tx, caller.applicationId, lobbyId);
       const members = await this.#membersAt(tx, lobby);
       const member = members.byUser.get(caller.userId);
