@@ -15,6 +15,7 @@ import {
   type PlayerSession,
   playerSession,
 } from '../../../../test-support/lobbies.js';
+import { POSTGRES_URL, postgresAvailable, postgresSchema } from '../../../../test-support/services.js';
 
 /**
  * A node keeps each lobby's member list under the lobby's `members_version` and reuses it for messages
@@ -26,6 +27,7 @@ import {
 const T0 = Date.parse('2026-03-02T12:00:00Z');
 const directory = mkdtempSync(join(tmpdir(), 'hearth-member-lists-'));
 afterAll(() => rmSync(directory, { recursive: true, force: true }));
+const withPostgres = await postgresAvailable();
 const MISSING_ACCESS = { code: 50001, message: 'Missing Access' };
 // The clock stands still: the whole 2-hour window is still to run.
 const RATE_LIMITED = { message: 'You are being rate limited.', retry_after: 7200, global: false, code: 0 };
@@ -40,10 +42,10 @@ afterEach(async () => {
   for (const node of nodes.splice(0)) await node.close();
   await bus?.close();
   bus = undefined;
-});
+}, 60_000);
 
-/** One node, or two on one SQLite file sharing an in-process bus and session store. */
-async function start(count: 1 | 2, name: string): Promise<[TestHearth, TestHearth]> {
+/** One node, or two on one database (a SQLite file by default) sharing an in-process bus and session store. */
+async function start(count: 1 | 2, name: string, databaseUrl?: string): Promise<[TestHearth, TestHearth]> {
   const clock = new ManualClock(T0);
   const shared = { bus: new MemoryBus(), sessions: new MemorySessionStore() };
   bus = shared.bus;
@@ -51,7 +53,7 @@ async function start(count: 1 | 2, name: string): Promise<[TestHearth, TestHeart
     nodes.push(
       await startHearth(
         {
-          databaseUrl: `sqlite:${join(directory, `${name}.sqlite`)}`,
+          databaseUrl: databaseUrl ?? `sqlite:${join(directory, `${name}.sqlite`)}`,
           rateLimitGlobal: 1_000_000,
           workerId: i,
         },
@@ -173,6 +175,15 @@ describe('lobby member lists kept between messages (issue 20)', () => {
     const [a, b] = await start(2, 'two-nodes');
     await membersFollowChanges(a, b);
   }, 30_000);
+
+  describe.skipIf(!withPostgres)(`on PostgreSQL (${POSTGRES_URL})`, () => {
+    const schema = postgresSchema();
+    afterAll(() => schema.drop());
+    it('two nodes: changes made on one apply to the next message sent through the other', async () => {
+      const [a, b] = await start(2, 'postgres', schema.url);
+      await membersFollowChanges(a, b);
+    }, 120_000);
+  });
 
   it('a member row the database removes on its own (a cascade, another process) applies to the next message', async () => {
     const [node] = await start(1, 'cascade');
