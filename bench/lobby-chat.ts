@@ -1,9 +1,17 @@
 import { join } from 'node:path';
 import type { Benchmark, Result } from './benchmark.js';
-import { alternateRuns, Chat, deliveredFigures, sentFigures } from './lib/chat.js';
+import {
+  alternateRuns,
+  Chat,
+  type ChatRun,
+  deliveredFigures,
+  hearthDelivered,
+  sentFigures,
+} from './lib/chat.js';
 import type { ServerProcess } from './lib/children.js';
 import { Fleet, gatewayUrl, playerTokens, startAll, startBareWs, startHearthGateway } from './lib/gateway.js';
 import { JsonClient } from './lib/http.js';
+import { median, percentile } from './lib/load.js';
 import { progress } from './lib/progress.js';
 import { scratchDir } from './lib/scratch.js';
 
@@ -16,6 +24,12 @@ const SEND_SECONDS = 3;
 /** Measured runs per side, in the order AB BA AB, after one warm-up run per side. */
 const ROUNDS = 3;
 const DRAIN_TIMEOUT_MS = 30_000;
+/** The offered-rate runs: each sender posts this many messages a second on a schedule (10 × 10 = 100/s). */
+const PACED_PER_SENDER = 10;
+/** Offered-rate runs after the closed-loop ones; the figures are medians over them. */
+const PACED_ROUNDS = 3;
+/** What the offered-rate mode is for: p99 send→delivery below this at 100 messages/s (issue 20). */
+const PACED_P99_TARGET_MS = 20;
 const CONNECT = { concurrency: 25, timeoutMs: 30_000 };
 /** Unapproved games are held to 100 messages per 2 h (PROTOCOL.md §A.3): the game is approved. */
 const APPROVAL = 'CommunicationFeaturesApproved';
@@ -100,6 +114,22 @@ const lobbyChat: Benchmark = {
         drainTimeoutMs: DRAIN_TIMEOUT_MS,
       });
 
+      // Latency at a fixed, moderate load, beside the closed loop's saturation throughput.
+      const pacedRuns: ChatRun[] = [];
+      for (let i = 0; i < PACED_ROUNDS; i++) {
+        const run = await chat.run(hearthFleet, senders, { perSenderPerSecond: PACED_PER_SENDER });
+        pacedRuns.push(run);
+        const sorted = Float64Array.from(run.latencies).sort();
+        progress(
+          `  offered ${i + 1}/${PACED_ROUNDS} Hearth: ${run.messages} messages at ` +
+            `${SENDERS * PACED_PER_SENDER}/s offered, ${run.deliveries} deliveries, p50 ` +
+            `${percentile(sorted, 0.5).toFixed(2)} ms, p99 ${percentile(sorted, 0.99).toFixed(2)} ms`,
+        );
+      }
+      const offeredRate = SENDERS * PACED_PER_SENDER * MEMBERS;
+      const paced = hearthDelivered(pacedRuns);
+      const pacedP99 = paced.latencyP99Ms ?? Number.NaN;
+
       const sample = hearthFleet.sample ?? '';
       const sent = sentFigures(chats, fanouts);
       const delivered = deliveredFigures(chats, fanouts);
@@ -136,6 +166,29 @@ const lobbyChat: Benchmark = {
               `as gateway-fanout, each delivery's time from the start of its burst; frames of ` +
               `${Buffer.byteLength(sample)} bytes (bare ws sends a frame Hearth sent, byte for byte); ` +
               `1 warm-up and ${ROUNDS} runs per side (AB BA AB), medians`,
+          ],
+        },
+        {
+          metric: `delivered at ${SENDERS * PACED_PER_SENDER} messages/s offered`,
+          unit: 'events/s',
+          baseline: {
+            label: 'offered',
+            throughput: offeredRate,
+            rounds: pacedRuns.map(() => offeredRate),
+          },
+          hearth: paced,
+          ratio: paced.throughput / offeredRate,
+          notes: [
+            `offered rate: ${SENDERS} senders each post ${PACED_PER_SENDER} messages/s on a fixed schedule ` +
+              `(staggered), answered or not, for ${SEND_SECONDS} s a run; ${PACED_ROUNDS} runs after the ` +
+              `closed-loop ones, medians; the baseline row is the offered delivery rate ` +
+              `(${SENDERS * PACED_PER_SENDER} × ${MEMBERS} members), so a ratio of 1.0 means Hearth kept up`,
+            `latency: per delivery, from the time its message was scheduled to be posted to its arrival ` +
+              `(a late bench timer counts against Hearth); every member must receive every message once`,
+            `p99 send→delivery ${pacedP99.toFixed(2)} ms: ${pacedP99 < PACED_P99_TARGET_MS ? 'meets' : 'misses'} ` +
+              `the ${PACED_P99_TARGET_MS} ms target (runs: ${pacedRuns
+                .map((run) => percentile(Float64Array.from(run.latencies).sort(), 0.99).toFixed(1))
+                .join(' / ')} ms; median messages per run ${median(pacedRuns.map((run) => run.messages))})`,
           ],
         },
       ];

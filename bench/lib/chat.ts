@@ -37,6 +37,15 @@ export interface ChatRun {
   latencies: Float64Array;
 }
 
+/**
+ * An offered load instead of a closed loop: each sender posts `perSenderPerSecond` messages a second on a
+ * fixed schedule (senders staggered evenly), whether or not its earlier posts were answered; a message's
+ * latency then runs from its scheduled time, so a late bench or a slow answer counts against Hearth.
+ */
+export interface Pace {
+  perSenderPerSecond: number;
+}
+
 /** A bare ws run: as many events as Hearth's last run sent, at once, to every client. */
 export interface FanoutRun {
   messages: number;
@@ -100,7 +109,7 @@ export class Chat {
     if (pending.latencies.length === pending.expected) pending.done();
   }
 
-  async run(fleet: Fleet, senders: readonly string[]): Promise<ChatRun> {
+  async run(fleet: Fleet, senders: readonly string[], pace?: Pace): Promise<ChatRun> {
     if (this.#stray) throw this.#stray;
     const plan = this.#plan;
     let done!: () => void;
@@ -123,23 +132,42 @@ export class Chat {
       let lastAnswer = 0;
       const started = performance.now();
       const deadline = started + plan.sendSeconds * 1000;
-      const sender = async (token: string) => {
-        while (performance.now() < deadline && !pending.failure) {
-          const seq = pending.postedAt.length;
-          pending.receivedBy.push(new Uint8Array(plan.members));
-          const postedAt = performance.now();
-          pending.postedAt.push(postedAt);
-          const reply = await plan.post(token, pending.tag, seq);
-          lastAnswer = performance.now();
-          posts.push(lastAnswer - postedAt);
-          if (reply.status !== plan.postedStatus) {
-            // The other senders stop at their next message.
-            pending.failure ??= new Error(`a post answered ${reply.status}: ${reply.body.slice(0, 300)}`);
-            throw pending.failure;
-          }
+      /** Posts the next message, timed from `postedAt` (now, or the time it was scheduled for). */
+      const post = async (token: string, postedAt: number) => {
+        const seq = pending.postedAt.length;
+        pending.receivedBy.push(new Uint8Array(plan.members));
+        pending.postedAt.push(postedAt);
+        const reply = await plan.post(token, pending.tag, seq);
+        lastAnswer = performance.now();
+        posts.push(lastAnswer - postedAt);
+        if (reply.status !== plan.postedStatus) {
+          // The other senders stop at their next message.
+          pending.failure ??= new Error(
+            `message ${seq} of run ${pending.tag}: the post answered ${reply.status}: ${reply.body.slice(0, 300)}`,
+          );
+          throw pending.failure;
         }
       };
-      await Promise.all(senders.map(sender));
+      const closedLoop = async (token: string) => {
+        while (performance.now() < deadline && !pending.failure) await post(token, performance.now());
+      };
+      const paced = async (token: string, index: number, perSecond: number) => {
+        const interval = 1000 / perSecond;
+        const posted: Promise<void>[] = [];
+        for (let k = 0; !pending.failure; k++) {
+          const at = started + (k + index / senders.length) * interval;
+          if (at >= deadline) break;
+          const wait = at - performance.now();
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+          posted.push(post(token, at));
+        }
+        await Promise.all(posted);
+      };
+      await Promise.all(
+        senders.map((token, index) =>
+          pace ? paced(token, index, pace.perSenderPerSecond) : closedLoop(token),
+        ),
+      );
       const messages = pending.postedAt.length;
       pending.expected = messages * plan.members;
       if (pending.latencies.length === pending.expected) done();
@@ -151,7 +179,10 @@ export class Chat {
           reject(
             pending.failure ??
               fleet.failure ??
-              new Error(`Hearth: ${missing} of ${pending.expected} deliveries missing after the timeout`),
+              new Error(
+                `Hearth: ${missing} of ${pending.expected} deliveries missing after the timeout ` +
+                  `(${describeMissing(pending.receivedBy)})`,
+              ),
           );
         }, plan.drainTimeoutMs);
       });
@@ -174,6 +205,26 @@ export class Chat {
       this.#pending = undefined;
     }
   }
+}
+
+/** Which messages some member never received, and who: the first few, for the failure's message. */
+function describeMissing(receivedBy: readonly Uint8Array[]): string {
+  const lines: string[] = [];
+  let messages = 0;
+  receivedBy.forEach((members, seq) => {
+    const absent: number[] = [];
+    members.forEach((received, member) => {
+      if (received === 0) absent.push(member);
+    });
+    if (absent.length === 0) return;
+    messages++;
+    if (lines.length < 5) {
+      lines.push(
+        `message ${seq} not received by ${absent.length} member(s): ${absent.slice(0, 10).join(', ')}`,
+      );
+    }
+  });
+  return `${messages} message(s) incomplete; ${lines.join('; ')}`;
 }
 
 /**
@@ -249,7 +300,6 @@ export function sentFigures(chats: readonly ChatRun[], fanouts: readonly FanoutR
 }
 
 export function deliveredFigures(chats: readonly ChatRun[], fanouts: readonly FanoutRun[]) {
-  const hearthRates = chats.map((c) => c.deliveries / c.deliverSeconds);
   const bareRates = fanouts.map((f) => f.burst.latencies.length / f.burst.seconds);
   const baseline: Figures = {
     label: 'bare ws 8',
@@ -257,13 +307,18 @@ export function deliveredFigures(chats: readonly ChatRun[], fanouts: readonly Fa
     ...latencyFigures(fanouts.map((f) => f.burst.latencies)),
     rounds: bareRates,
   };
-  const hearth: Figures = {
+  return { baseline, hearth: hearthDelivered(chats) };
+}
+
+/** Hearth's deliveries/s and send→delivery latencies over its runs (medians). */
+export function hearthDelivered(chats: readonly ChatRun[]): Figures {
+  const rates = chats.map((c) => c.deliveries / c.deliverSeconds);
+  return {
     label: 'Hearth',
-    throughput: median(hearthRates),
+    throughput: median(rates),
     ...latencyFigures(chats.map((c) => c.latencies)),
-    rounds: hearthRates,
+    rounds: rates,
   };
-  return { baseline, hearth };
 }
 
 /** The median over runs of each run's p50 and p99. */

@@ -43,6 +43,58 @@ export interface DispatchFaults {
 const SETTLED: Promise<void> = Promise.resolve();
 
 /**
+ * The JSON text of each bus event's dispatch body, by the body object: one event goes to every session of
+ * its audience, and is serialized once; each frame splices its own `s` around it.
+ */
+const bodies = new WeakMap<object, string>();
+
+/** The frame of a dispatch, byte for byte what `JSON.stringify({op, d, s, t})` gives. */
+function dispatchFrame(sent: Sent): string {
+  const { d } = sent;
+  // Only bus events' bodies are shared, immutable, by many sessions; other dispatches are one-offs.
+  if (sent.eventId === undefined || typeof d !== 'object' || d === null) {
+    return JSON.stringify({ op: GatewayOpcodes.Dispatch, d, s: sent.seq, t: sent.t });
+  }
+  let body = bodies.get(d);
+  if (body === undefined) {
+    body = JSON.stringify(d);
+    bodies.set(d, body);
+  }
+  return `{"op":${GatewayOpcodes.Dispatch},"d":${body},"s":${sent.seq},"t":${JSON.stringify(sent.t)}}`;
+}
+
+/** What ws keeps of the TCP socket under a WebSocket (its `_socket`): corked to gather frames. */
+interface Corkable {
+  cork(): void;
+  uncork(): void;
+}
+
+/** Sockets corked in this turn of the event loop: all are uncorked together once the turn's work is done. */
+const uncorks: (() => void)[] = [];
+
+function uncorkAll(): void {
+  for (const uncork of uncorks.splice(0)) uncork();
+}
+
+/**
+ * ws writes every frame with its own system call; frames sent to one socket in the same turn (a burst of
+ * events, several requests answered in one poll) leave in one write instead, right after the turn.
+ */
+function gatherWrites(socket: WebSocket, state: { corked: boolean }): void {
+  if (state.corked) return;
+  const raw = (socket as unknown as { _socket?: Partial<Corkable> })._socket;
+  if (typeof raw?.cork !== 'function' || typeof raw.uncork !== 'function') return;
+  const tcp = raw as Corkable;
+  tcp.cork();
+  state.corked = true;
+  if (uncorks.length === 0) setImmediate(uncorkAll);
+  uncorks.push(() => {
+    state.corked = false;
+    tcp.uncork();
+  });
+}
+
+/**
  * One WebSocket of the gateway: framing, compression, heartbeats and the per-connection limits. What a
  * frame means is decided by the opcode table, not here.
  */
@@ -62,6 +114,8 @@ export class Connection implements SessionSink {
   /** Frames are handled one at a time, in order: an Identify finishes before the next frame is read. */
   #queue: Promise<void> = SETTLED;
   #sending: Promise<void> = SETTLED;
+  /** Whether this turn's frames are being gathered into one write (see gatherWrites). */
+  readonly #gathering = { corked: false };
 
   constructor(
     socket: WebSocket,
@@ -116,7 +170,7 @@ export class Connection implements SessionSink {
   /** Sends a dispatch as it is, past the fault hook. */
   sendDispatch(sent: Sent): void {
     this.#context.dispatchesSent++;
-    this.#send({ op: GatewayOpcodes.Dispatch, d: sent.d, s: sent.seq, t: sent.t });
+    this.#sendText(dispatchFrame(sent));
   }
 
   /** Sends a non-dispatch payload (`s` and `t` are null unless op is 0). */
@@ -201,12 +255,16 @@ export class Connection implements SessionSink {
   }
 
   #send(payload: { op: number; d: unknown; s: number | null; t: string | null }): void {
+    this.#sendText(JSON.stringify(payload));
+  }
+
+  #sendText(text: string): void {
     // After close() nothing more goes out: a dispatch stays in the session buffer for the Resume.
     if (this.#closed || this.#socket.readyState !== this.#socket.OPEN) return;
-    const text = JSON.stringify(payload);
     const zlib = this.#zlib;
-    // Plain frames go out at once and in order; only compression is asynchronous and needs the queue.
+    // Plain frames are handed to ws at once and in order; only compression is asynchronous and needs the queue.
     if (!zlib) {
+      gatherWrites(this.#socket, this.#gathering);
       this.#socket.send(text);
       return;
     }

@@ -178,8 +178,8 @@ export function record(session: Session, t: string, d: unknown, eventId?: string
   // otherwise keep its largest payload for as long as it lives.
   if (t !== 'READY') {
     session.buffer.push(sent);
-    if (session.buffer.length > RESUME_BUFFER_SIZE)
-      session.buffer.splice(0, session.buffer.length - RESUME_BUFFER_SIZE);
+    // shift() drops the oldest without moving the rest (V8 trims the array's start); splice copied 2,000.
+    while (session.buffer.length > RESUME_BUFFER_SIZE) session.buffer.shift();
   }
   session.attached?.dispatch(sent);
   return sent;

@@ -516,6 +516,8 @@ export interface LobbiesTable {
   override_event_webhooks_url: string | null;
   created_at: number;
   active_at: number;
+  /** Bumped by trigger on every change to the lobby's member rows (0038): keys cached member lists. */
+  members_version: Generated<number>;
 }
 
 export interface LobbyMembersTable {

@@ -16,10 +16,12 @@ import type { Logger } from '../../kernel/logger.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import type { Quotas } from '../../ratelimit/quota.js';
 import { type Executor, isUniqueViolation, type Storage } from '../../storage/database.js';
+import { GroupCommit } from '../../storage/group-commit.js';
 import { recordWebhookEvent } from '../../storage/outbox.js';
 import type { Schema } from '../../storage/schema.js';
 import type { AccountsService, User } from '../accounts/service.js';
 import { type ApplicationsService, hasFlag } from '../applications/service.js';
+import { type MemberList, MemberLists } from './member-lists.js';
 import {
   type StringMap,
   toGatewayLobby,
@@ -115,9 +117,13 @@ const TOUCH_CHUNK = 500;
 /** Lobbies (PROTOCOL.md §A): membership, metadata, chat, and the events each change sends to members. */
 export class LobbiesService {
   readonly #deps: LobbiesDeps;
+  /** Member lists by lobby, each valid only at the `members_version` it was read under. */
+  readonly #memberLists = new MemberLists();
+  readonly #messages: GroupCommit;
 
   constructor(deps: LobbiesDeps) {
     this.#deps = deps;
+    this.#messages = new GroupCommit(deps.storage, (error) => error instanceof HearthError);
   }
 
   // ---- Lobbies (the game's backend) ----
@@ -145,6 +151,7 @@ export class LobbiesService {
       override_event_webhooks_url: input.override_event_webhooks_url ?? null,
       created_at: now,
       active_at: now,
+      members_version: 0,
     };
     const changes = new Changes(lobby);
     const members = await this.#transaction(async (tx) => {
@@ -212,7 +219,8 @@ export class LobbiesService {
           : {}),
       };
       const changes = new Changes(lobby);
-      const { id: _id, ...fields } = lobby;
+      // members_version belongs to the database's triggers (0038): never written back from a read.
+      const { id: _id, members_version: _version, ...fields } = lobby;
       await store.updateLobby(tx, lobby.id, fields);
       if (requested) {
         const keep = new Set(requested.map((m) => m.id));
@@ -372,6 +380,7 @@ export class LobbiesService {
       override_event_webhooks_url: null,
       created_at: now,
       active_at: now,
+      members_version: 0,
     };
     const changes = new Changes(lobby);
     await store.insertLobby(tx, lobby);
@@ -402,9 +411,12 @@ export class LobbiesService {
     await this.#spend(caller.applicationId, 'message');
     const author = await this.#author(caller.userId);
     const now = this.#deps.clock.now();
-    const { message, changes, members } = await this.#transaction(async (tx) => {
+    // Messages of requests read in the same turn commit together (group commit); refusals come before writes.
+    const { message, changes, members } = await this.#messages.run(async (tx) => {
       const lobby = await this.#lobbyOf(tx, caller.applicationId, lobbyId);
-      const member = await this.#memberOf(tx, lobby, caller.userId);
+      const members = await this.#membersAt(tx, lobby);
+      const member = members.byUser.get(caller.userId);
+      if (!member) throw new HearthError('MissingAccess');
       const message: MessageRow = {
         id: this.#deps.snowflakes.next(),
         lobby_id: lobby.id,
@@ -424,12 +436,12 @@ export class LobbiesService {
       if (now - lobby.active_at >= ACTIVITY_RESOLUTION_MS)
         await store.updateLobby(tx, lobby.id, { active_at: now });
       await this.#recordWebhook(tx, lobby, LobbyEvents.MessageCreate, toMessageObject(message, author), now);
-      return { message, changes: new Changes(lobby), members: await store.listMembers(tx, lobby.id) };
+      return { message, changes: new Changes(lobby), members };
     });
     // A linked lobby's message lives in the channel too; a refusal there leaves it the lobby's (§A.3 row 11).
     const channelId = await this.#deps.links?.forward(changes.lobby, message);
     const object = toMessageObject(channelId ? { ...message, channel_id: channelId } : message, author);
-    changes.to(ids(members), LobbyEvents.MessageCreate, object);
+    changes.to(members.userIds, LobbyEvents.MessageCreate, object);
     await this.#publish(changes);
     return object;
   }
@@ -465,10 +477,10 @@ export class LobbiesService {
       const message: MessageRow = { ...before, content, moderation_metadata: null, edited_at: now };
       await store.updateMessage(tx, message.id, { content, moderation_metadata: null, edited_at: now });
       await this.#recordWebhook(tx, lobby, LobbyEvents.MessageUpdate, toMessageObject(message, author), now);
-      return { message, changes: new Changes(lobby), members: await store.listMembers(tx, lobby.id) };
+      return { message, changes: new Changes(lobby), members: await this.#membersAt(tx, lobby) };
     });
     const object = toMessageObject(message, author);
-    changes.to(ids(members), LobbyEvents.MessageUpdate, object);
+    changes.to(members.userIds, LobbyEvents.MessageUpdate, object);
     await this.#publish(changes);
     return object;
   }
@@ -488,9 +500,9 @@ export class LobbiesService {
         { id: message.id, lobby_id: lobby.id },
         now,
       );
-      return { changes: new Changes(lobby), members: await store.listMembers(tx, lobby.id) };
+      return { changes: new Changes(lobby), members: await this.#membersAt(tx, lobby) };
     });
-    changes.to(ids(members), LobbyEvents.MessageDelete, { id: messageId, lobby_id: lobbyId });
+    changes.to(members.userIds, LobbyEvents.MessageDelete, { id: messageId, lobby_id: lobbyId });
     await this.#publish(changes);
   }
 
@@ -589,6 +601,16 @@ export class LobbiesService {
     const member = await store.findMember(db, lobby.id, userId);
     if (!member) throw new HearthError('MissingAccess');
     return member;
+  }
+
+  /**
+   * The lobby's members as of `lobby` (read in the same transaction): the list this node holds under the
+   * lobby's `members_version`, or read and kept. Never changed by the caller: it is shared.
+   */
+  async #membersAt(db: Executor, lobby: LobbyRow): Promise<MemberList> {
+    const held = this.#memberLists.get(lobby.id, lobby.members_version);
+    if (held) return held;
+    return this.#memberLists.set(lobby.id, lobby.members_version, await store.listMembers(db, lobby.id));
   }
 
   async #messageOf(db: Executor, lobby: LobbyRow, messageId: string): Promise<MessageRow> {
@@ -710,6 +732,7 @@ export class LobbiesService {
     const members = await store.listMembers(tx, lobby.id);
     if (this.#deps.links) changes.events.push(...(await this.#deps.links.lobbyDestroyed(tx, lobby)));
     await store.deleteLobby(tx, lobby.id);
+    this.#memberLists.forget(lobby.id);
     changes.to(ids(members), LobbyEvents.Delete, { id: lobby.id, reason: LobbyDeleteReasons.Deleted });
     return changes;
   }
