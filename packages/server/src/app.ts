@@ -47,6 +47,7 @@ import { MessageActionsService } from './domains/channel-messages/message-action
 import { messageActionsRoutes } from './domains/channel-messages/message-actions-routes.js';
 import { PinsService } from './domains/channel-messages/pins.js';
 import { pinsRoutes } from './domains/channel-messages/pins-routes.js';
+import { placeOf } from './domains/channel-messages/places.js';
 import { ReactionsService } from './domains/channel-messages/reactions.js';
 import { reactionsRoutes } from './domains/channel-messages/reactions-routes.js';
 import { MessageReading } from './domains/channel-messages/reading.js';
@@ -101,6 +102,7 @@ import { ThreadListing } from './domains/threads/listing.js';
 import { ThreadMembersService } from './domains/threads/members.js';
 import { threadsRoutes } from './domains/threads/routes.js';
 import { ThreadsService } from './domains/threads/service.js';
+import { callRoutes } from './domains/voice/call-routes.js';
 import { DaveE2eeCalls } from './domains/voice/dave/e2ee.js';
 import { DaveDeliveryService } from './domains/voice/dave/service.js';
 import { DmCalls } from './domains/voice/dm-calls.js';
@@ -179,6 +181,8 @@ export interface Services {
   members: MembersService;
   bans: BansService;
   voiceStates: VoiceStatesService;
+  /** Calls in DMs: ringing, its timeout (a sweep), one voice connection per user. */
+  dmCalls: DmCalls;
   channels: ChannelsService;
   invites: InvitesService;
   channelMessages: ChannelMessagesService;
@@ -254,6 +258,7 @@ const PERMISSION_EVENTS: ReadonlySet<string> = new Set([
 ]);
 /** How often each node marks its players' lobbies active and deletes idle ones (shortest timeout: 5 s). */
 const LOBBY_SWEEP_INTERVAL_MS = 1000;
+const RING_SWEEP_INTERVAL_MS = 1000;
 /** How often each node looks for due batches of guild search indexes being built. */
 const SEARCH_INDEX_INTERVAL_MS = 250;
 /** How often interactions nobody answered within 3 s are failed for their users (the clock decides). */
@@ -730,6 +735,10 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     channel: (db, channelId) => dmChannels.recipientsOf(db, channelId),
     channelsOf: (db, userId) => dmChannels.channelIdsOf(db, userId),
     messages: channelMessages,
+    visibleGuildChannel: async (db, userId, channelId) => {
+      await placeOf(db, guildAccess, { userId, bot: false }, channelId);
+    },
+    ringTimeoutMs: config.voiceRingTimeoutSeconds * 1000,
   });
   // DAVE's delivery service: this node's MLS external sender for the calls it hosts (domains/voice/dave/).
   const daveService = await DaveDeliveryService.create({
@@ -788,8 +797,15 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     accounts,
     applications,
     guilds,
-    updateVoiceState: (userId, sessionId, payload) =>
-      voiceStates.updateVoiceState(userId, sessionId, payload),
+    updateVoiceState: async (userId, sessionId, payload) => {
+      const state = await voiceStates.updateVoiceState(userId, sessionId, payload);
+      // One voice connection per person: joining a guild's voice leaves their DM call.
+      if (state !== null) {
+        const left = await dmCalls.leave(userId);
+        if (left !== undefined) await voiceService.serverUpdate(userId, sessionId, left, null);
+      }
+      return state;
+    },
     voiceServerUpdate: async (userId, sessionId, request, state) => {
       const channelId = (state as { channel_id?: string } | null)?.channel_id ?? null;
       const server = await voiceService.serverUpdate(userId, sessionId, request.guild_id, channelId);
@@ -806,6 +822,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
         if (!change?.joined) return undefined;
         // Its token for the DM call it moved from goes, as on leaving.
         if (change.left !== undefined) await voiceService.serverUpdate(userId, sessionId, change.left, null);
+        // One voice connection per person: a DM call leaves the guild voice channel they were in.
+        for (const guildId of await voiceStates.leaveAll(userId))
+          await voiceService.serverUpdate(userId, sessionId, guildId, null);
         const server = await voiceService.serverUpdate(userId, sessionId, change.channelId, change.channelId);
         if (!server) return undefined;
         const d = {
@@ -945,6 +964,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     members,
     bans,
     voiceStates,
+    dmCalls,
     channels,
     invites,
     channelMessages,
@@ -1011,6 +1031,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
             await renewals?.runNow();
             await sweeping.runNow();
             await threadSweeping.runNow();
+            await ringSweeping.runNow();
             gatewayServer.sweep();
           },
           dropLiveState: () => {
@@ -1083,6 +1104,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       bansRoutes(bans),
       voiceStatesRoutes(voiceStates),
       voiceStatusRoutes(voiceStatus),
+      callRoutes(dmCalls),
       channelsRoutes(channels),
       invitesRoutes(invites),
       channelMessagesRoutes(channelMessages, dmChannels),
@@ -1171,6 +1193,12 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
           SEARCH_INDEX_INTERVAL_MS,
           (error) => logger.error({ err: error }, 'search index batch failed'),
         );
+  // Rings nobody answered stop after the ring timeout.
+  const ringSweeping = new Sweeper(
+    () => dmCalls.expireRings(),
+    RING_SWEEP_INTERVAL_MS,
+    (error) => logger.error({ err: error }, 'call ring sweep failed'),
+  );
   const threadSweeping = new Sweeper(
     () => threads.archiveDue(),
     THREAD_SWEEP_INTERVAL_MS,
@@ -1227,6 +1255,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       await renewals?.stop();
       await indexing?.stop();
       await threadSweeping.stop();
+      await ringSweeping.stop();
       await interactionSweeping.stop();
       await interactions.close();
       await deliveryWorker.stop();

@@ -75,6 +75,7 @@ export interface Schema {
   lobby_voice_states: LobbyVoiceStatesTable;
   dm_calls: DmCallsTable;
   dm_voice_states: DmVoiceStatesTable;
+  dm_call_rings: DmCallRingsTable;
   // ---- Guild invites (0026_invites) ----
   invites: InvitesTable;
   invite_target_users: InviteTargetUsersTable;
@@ -817,8 +818,13 @@ export interface DmCallsTable {
   channel_id: string;
   /** Its CALL system message. */
   message_id: string;
-  /** JSON array of the recipients rung and not yet in the call. */
-  ringing: string;
+}
+
+/** A recipient a DM call rings (0037_call_rings) until it joins, declines, or `expires_at` passes. */
+export interface DmCallRingsTable {
+  channel_id: string;
+  user_id: string;
+  expires_at: number;
 }
 
 /** A user in a DM call (0036_dm_calls): one private call per user. */
