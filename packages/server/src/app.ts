@@ -592,7 +592,16 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     auditLog,
     messages: channelMessages,
   });
-  const dmChannels = new DmChannels({ storage, clock, snowflakes, users: accounts });
+  const dmChannels: DmChannels = new DmChannels({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    users: accounts,
+    friends: (db, userId, otherId) => relationships.areFriends(db, userId, otherId),
+    // Taken out of a group DM, a recipient is taken out of its call too.
+    recipientRemoved: (channelId, userId): Promise<void> => dmCalls.leaveChannel(userId, channelId),
+  });
   const channels = new ChannelsService({
     storage,
     clock,
@@ -728,7 +737,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
   });
   // DM calls: a DM's recipients are its call's; its CALL message lives with the channel's messages.
-  const dmCalls = new DmCalls({
+  const dmCalls: DmCalls = new DmCalls({
     storage,
     bus,
     clock,

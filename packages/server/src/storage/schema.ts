@@ -34,6 +34,8 @@ export interface Schema {
   game_relationships: GameRelationshipsTable;
   dm_channels: DmChannelsTable;
   dm_messages: DmMessagesTable;
+  group_dm_channels: GroupDmChannelsTable;
+  group_dm_recipients: GroupDmRecipientsTable;
   // ---- Guild platform (0008_guilds) ----
   guild_roles: GuildRolesTable;
   guild_member_roles: GuildMemberRolesTable;
@@ -611,6 +613,23 @@ export interface DmChannelsTable {
   user_low: string;
   user_high: string;
   created_at: number;
+}
+
+/** A group DM (0037_rings_and_group_dms): channel type 3, named or not, owned by one of its recipients. */
+export interface GroupDmChannelsTable {
+  id: string;
+  owner_id: string;
+  name: string | null;
+  /** Icon hash; Hearth sets none yet. */
+  icon: string | null;
+  created_at: number;
+}
+
+/** A user in a group DM (its owner included). */
+export interface GroupDmRecipientsTable {
+  channel_id: string;
+  user_id: string;
+  added_at: number;
 }
 
 export interface DmMessagesTable {

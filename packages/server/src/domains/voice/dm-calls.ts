@@ -209,6 +209,12 @@ export class DmCalls {
     return left;
   }
 
+  /** The user is no longer a recipient of `channelId`: they leave its call if they are in it. */
+  async leaveChannel(userId: string, channelId: string): Promise<void> {
+    const current = await store.findDmVoiceState(this.#deps.storage.db, userId);
+    if (current?.channel_id === channelId) await this.leave(userId);
+  }
+
   /**
    * POST /channels/{id}/call/ring: rings `recipients` (null: every recipient not in the call) of the
    * channel's call, anew for those already rung; CALL_UPDATE to the recipients. The caller and those in the
