@@ -773,7 +773,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
         voiceGateway.voiceStateChanged(event.data).catch(failed);
         return;
       case 'CHANNEL_DELETE':
-        if (typeof event.data['id'] === 'string') voiceGateway.callTerminated(event.data['id']);
+        // A guild channel deleted; a group DM's CHANNEL_DELETE goes to one recipient who left it alone.
+        if (typeof event.data['id'] === 'string' && event.audience?.guildId !== undefined)
+          voiceGateway.callTerminated(event.data['id']);
         return;
       case 'GUILD_DELETE':
         // With the guild as audience the guild itself was deleted (a member removed gets its own).

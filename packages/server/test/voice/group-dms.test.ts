@@ -293,8 +293,35 @@ describe('calls in group DMs', () => {
       [alice.user.id, bob.user.id].sort(),
     );
 
-    // Alice (the owner) removes Bob from the group: he leaves its call too.
+    // Both are connected to the call's voice server (no DAVE needed before 1 March 2026).
+    const connect = async (s: Session, player: Player) => {
+      // Alice's came before the CALL_UPDATEs read above.
+      const server =
+        s.client.frames.find((f) => f.t === 'VOICE_SERVER_UPDATE') ??
+        (await s.client.nextDispatch('VOICE_SERVER_UPDATE'));
+      const { token, endpoint } = server.d as { token: string; endpoint: string };
+      const wire = await VoiceWire.open(endpoint);
+      await wire.next(8);
+      wire.send({
+        op: 0,
+        d: {
+          server_id: id,
+          user_id: player.user.id,
+          session_id: s.sessionId,
+          token,
+          max_dave_protocol_version: 0,
+        },
+      });
+      await wire.next(2);
+      return wire;
+    };
+    const [aliceWire, bobWire] = [await connect(a, alice), await connect(b, bob)];
+
+    // Alice (the owner) removes Bob from the group: he leaves its call (his voice session ends, 4014);
+    // the call goes on for Alice.
     expect((await call('DELETE', `/channels/${id}/recipients/${bob.user.id}`, alice.token)).status).toBe(204);
+    expect(await bobWire.closeCode()).toBe(VoiceCloseCodes.Disconnected);
+    expect((await aliceWire.next(13)).d).toStrictEqual({ user_id: bob.user.id });
     const gone = await a.client.next(
       (f) =>
         f.t === 'VOICE_STATE_UPDATE' &&
@@ -331,6 +358,7 @@ describe('calls in group DMs', () => {
     dave.send(identify(1));
     expect((await dave.next(2)).d).toMatchObject({ ip: '127.0.0.1' });
     dave.socket.close();
+    aliceWire.socket.close();
     await settled(a.client);
     for (const s of [a, b, c]) await s.client.close();
   });
