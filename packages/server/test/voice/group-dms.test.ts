@@ -260,8 +260,8 @@ describe('PUT and DELETE /channels/{id}/recipients/{user_id}', () => {
 
 describe('calls in group DMs', () => {
   it('rings every other recipient, takes each who joins, drops one removed from the group, and needs DAVE from 1 March 2026', async () => {
-    const [alice, bob, carol] = await players(3);
-    const id = await groupDm(alice, [bob, carol]);
+    const [alice, bob, carol, dave] = await players(4);
+    const id = await groupDm(alice, [bob, carol, dave]);
     const [a, b, c] = [await session(alice), await session(bob), await session(carol)];
     const op4 = (channelId: string | null) => ({
       op: GatewayOpcodes.VoiceStateUpdate,
@@ -271,7 +271,7 @@ describe('calls in group DMs', () => {
     a.client.send(op4(id));
     const created = (await c.client.nextDispatch('CALL_CREATE')).d as Data;
     expect(created).toMatchObject({ channel_id: id, region: 'hearth' });
-    expect([...(created['ringing'] as string[])].sort()).toStrictEqual([bob.user.id, carol.user.id].sort());
+    expect(created['ringing']).toStrictEqual([bob.user.id, carol.user.id, dave.user.id].sort());
     expect((await c.client.nextDispatch('MESSAGE_CREATE')).d).toMatchObject({
       channel_id: id,
       type: MessageTypes.Call,
@@ -282,16 +282,24 @@ describe('calls in group DMs', () => {
       (await call('POST', `/channels/${id}/call/stop-ringing`, carol.token, { recipients: [carol.user.id] }))
         .status,
     ).toBe(204);
-    expect(((await a.client.nextDispatch('CALL_UPDATE')).d as Data)['ringing']).toStrictEqual([bob.user.id]);
+    expect(((await a.client.nextDispatch('CALL_UPDATE')).d as Data)['ringing']).toStrictEqual(
+      [bob.user.id, dave.user.id].sort(),
+    );
     b.client.send(op4(id));
     const joined = (await a.client.nextDispatch('CALL_UPDATE')).d as {
       ringing: string[];
       voice_states: Data[];
     };
-    expect(joined.ringing).toStrictEqual([]);
+    expect(joined.ringing).toStrictEqual([dave.user.id]);
     expect(joined.voice_states.map((state) => state['user_id']).sort()).toStrictEqual(
       [alice.user.id, bob.user.id].sort(),
     );
+
+    // Dave, still rung, is taken out of the group: he is rung no more.
+    expect((await call('DELETE', `/channels/${id}/recipients/${dave.user.id}`, alice.token)).status).toBe(
+      204,
+    );
+    expect(((await a.client.nextDispatch('CALL_UPDATE')).d as Data)['ringing']).toStrictEqual([]);
 
     // Both are connected to the call's voice server (no DAVE needed before 1 March 2026).
     const connect = async (s: Session, player: Player) => {
@@ -353,11 +361,11 @@ describe('calls in group DMs', () => {
     await plain.next(8);
     plain.send(identify(0));
     expect(await plain.closeCode()).toBe(VoiceCloseCodes.E2EERequired);
-    const dave = await VoiceWire.open(server.endpoint);
-    await dave.next(8);
-    dave.send(identify(1));
-    expect((await dave.next(2)).d).toMatchObject({ ip: '127.0.0.1' });
-    dave.socket.close();
+    const daveWire = await VoiceWire.open(server.endpoint);
+    await daveWire.next(8);
+    daveWire.send(identify(1));
+    expect((await daveWire.next(2)).d).toMatchObject({ ip: '127.0.0.1' });
+    daveWire.socket.close();
     aliceWire.socket.close();
     await settled(a.client);
     for (const s of [a, b, c]) await s.client.close();

@@ -209,10 +209,20 @@ export class DmCalls {
     return left;
   }
 
-  /** The user is no longer a recipient of `channelId`: they leave its call if they are in it. */
+  /** The user is no longer a recipient of `channelId`: they leave its call, or are no longer rung by it. */
   async leaveChannel(userId: string, channelId: string): Promise<void> {
     const current = await store.findDmVoiceState(this.#deps.storage.db, userId);
-    if (current?.channel_id === channelId) await this.leave(userId);
+    if (current?.channel_id === channelId) {
+      await this.leave(userId);
+      return;
+    }
+    const events: BusEvent[] = [];
+    await this.#deps.storage.transaction(async (tx) => {
+      if ((await store.stopRinging(tx, channelId, [userId])) === 0) return;
+      const recipients = (await this.#deps.channel(tx, channelId))?.recipients ?? [];
+      events.push(await this.#callEvent(tx, CallDispatches.CallUpdate, channelId, recipients));
+    });
+    for (const event of events) await this.#deps.bus.publish(event);
   }
 
   /**
