@@ -799,6 +799,15 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     }
   });
 
+  /** Op 4 in a guild; one voice connection per person: joining a guild's voice leaves their DM call. */
+  const updateGuildVoiceState = async (userId: string, sessionId: string, payload: unknown) => {
+    const state = await voiceStates.updateVoiceState(userId, sessionId, payload);
+    if (state !== null) {
+      const left = await dmCalls.leave(userId);
+      if (left !== undefined) await voiceService.serverUpdate(userId, sessionId, left, null);
+    }
+    return state;
+  };
   const gatewayServer: GatewayServer = new GatewayServer({
     clock,
     logger,
@@ -808,15 +817,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     accounts,
     applications,
     guilds,
-    updateVoiceState: async (userId, sessionId, payload) => {
-      const state = await voiceStates.updateVoiceState(userId, sessionId, payload);
-      // One voice connection per person: joining a guild's voice leaves their DM call.
-      if (state !== null) {
-        const left = await dmCalls.leave(userId);
-        if (left !== undefined) await voiceService.serverUpdate(userId, sessionId, left, null);
-      }
-      return state;
-    },
+    updateVoiceState: updateGuildVoiceState,
     voiceServerUpdate: async (userId, sessionId, request, state) => {
       const channelId = (state as { channel_id?: string } | null)?.channel_id ?? null;
       const server = await voiceService.serverUpdate(userId, sessionId, request.guild_id, channelId);
@@ -1059,8 +1060,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     registerUserActions(actions, {
       createMessage: (actor, channelId, body) => channelMessages.create(actor, channelId, body),
       addReaction: (actor, channelId, messageId, emoji) => reactions.add(actor, channelId, messageId, emoji),
-      updateVoiceState: (userId, sessionId, payload) =>
-        voiceStates.updateVoiceState(userId, sessionId, payload),
+      updateVoiceState: (userId, sessionId, payload) => updateGuildVoiceState(userId, sessionId, payload),
       acceptInvite: (userId, code) => invites.acceptInvite(userId, code),
       befriend: (userId, targetId) => relationships.befriend(userId, targetId),
       setPresence: async (session, input) => {
