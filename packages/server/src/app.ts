@@ -599,6 +599,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     bus,
     users: accounts,
     friends: (db, userId, otherId) => relationships.areFriends(db, userId, otherId),
+    messages: channelMessages,
     // Taken out of a group DM, a recipient is taken out of its call too.
     recipientRemoved: (channelId, userId): Promise<void> => dmCalls.leaveChannel(userId, channelId),
   });

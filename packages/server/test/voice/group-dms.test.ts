@@ -197,6 +197,16 @@ describe('PUT and DELETE /channels/{id}/recipients/{user_id}', () => {
       channel_id: id,
       user: { id: dave.user.id },
     });
+    // And a RECIPIENT_ADD message by Bob, mentioning Dave, to everyone in it now.
+    const addedMessage = {
+      channel_id: id,
+      type: MessageTypes.RecipientAdd,
+      author: { id: bob.user.id },
+      content: '',
+      mentions: [expect.objectContaining({ id: dave.user.id })],
+    };
+    expect((await a.client.nextDispatch('MESSAGE_CREATE')).d).toMatchObject(addedMessage);
+    expect((await d.client.nextDispatch('MESSAGE_CREATE')).d).toMatchObject(addedMessage);
     // Adding one already in changes nothing; a stranger to the caller is refused; so is one not in it.
     expect((await call('PUT', path(dave), alice.token)).status).toBe(204);
     expect(await call('PUT', path(eve), alice.token)).toMatchObject({ status: 400, body: { code: 50007 } });
@@ -225,6 +235,15 @@ describe('PUT and DELETE /channels/{id}/recipients/{user_id}', () => {
       channel_id: id,
       user: { id: carol.user.id },
     });
+    const removedMessage = {
+      channel_id: id,
+      type: MessageTypes.RecipientRemove,
+      author: { id: alice.user.id },
+      mentions: [expect.objectContaining({ id: carol.user.id })],
+    };
+    expect((await b.client.nextDispatch('MESSAGE_CREATE')).d).toMatchObject(removedMessage);
+    const history = await call('GET', `/channels/${id}/messages`, bob.token);
+    expect(history.body).toMatchObject([removedMessage, addedMessage]);
     expect(await call('GET', `/channels/${id}`, carol.token)).toMatchObject({ status: 403 });
 
     // The owner leaves: the longest-standing recipient (Bob) owns it now.

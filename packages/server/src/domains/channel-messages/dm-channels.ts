@@ -19,6 +19,19 @@ export interface DmChannelsDeps {
   users: { getUserIn(db: Executor, id: string): Promise<User | undefined> };
   /** Whether the two are platform friends (a group DM takes a person's friends only). */
   friends: (db: Executor, userId: string, otherId: string) => Promise<boolean>;
+  /** The RECIPIENT_ADD / RECIPIENT_REMOVE system messages of a group DM (the channel messages'). */
+  messages?: {
+    postRecipientMessage(
+      tx: Executor,
+      change: {
+        channelId: string;
+        recipients: readonly string[];
+        authorId: string;
+        userId: string;
+        added: boolean;
+      },
+    ): Promise<BusEvent>;
+  };
   /** A recipient left or was removed from a group DM: it leaves the channel's call if it was in it. */
   recipientRemoved?: (channelId: string, userId: string) => Promise<void>;
 }
@@ -32,7 +45,8 @@ type GroupDmRow = NonNullable<Awaited<ReturnType<typeof store.findGroupDm>>>;
  * DM channels of bots and users (POST /users/@me/channels, GET /channels/{id}): one channel per pair of
  * users, the same row the game DMs of the social layer use, so a pair has one conversation id. And group
  * DMs (type 3): a person opens one with friends (`recipients`), adds friends to it (PUT on a DM makes a new
- * group DM of the three), and its owner removes recipients; each recipient may leave. At most
+ * group DM of the three), and its owner removes recipients; each recipient may leave, each change with its
+ * RECIPIENT_ADD / RECIPIENT_REMOVE message. At most
  * GROUP_DM_MAX_USERS users, the owner included.
  */
 export class DmChannels {
@@ -137,6 +151,14 @@ export class DmChannels {
         data: { channel_id: channelId, user },
         audience: { users: recipients },
       });
+      const message = await this.#deps.messages?.postRecipientMessage(tx, {
+        channelId,
+        recipients: all,
+        authorId: actor.userId,
+        userId,
+        added: true,
+      });
+      if (message) events.push(message);
       return undefined;
     });
     for (const event of events) await this.#deps.bus.publish(event);
@@ -175,6 +197,14 @@ export class DmChannels {
         data: { channel_id: channelId, user: removed ? toUserObject(removed) : { id: userId } },
         audience: { users: remaining },
       });
+      const message = await this.#deps.messages?.postRecipientMessage(tx, {
+        channelId,
+        recipients: remaining,
+        authorId: actor.userId,
+        userId,
+        added: false,
+      });
+      if (message) events.push(message);
       if (group.owner_id === userId) {
         const owner = remaining[0]!;
         await store.updateGroupDm(tx, channelId, { owner_id: owner });
