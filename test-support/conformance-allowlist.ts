@@ -440,6 +440,18 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
   ...route(['PUT', 'DELETE'], '/users/@me/relationships/:user_id', 'not-in-spec', RELATIONSHIPS),
   ...route(['GET', 'POST'], '/users/@me/game-relationships', 'not-in-spec', RELATIONSHIPS),
   ...route(['PUT', 'DELETE'], '/users/@me/game-relationships/:user_id', 'not-in-spec', RELATIONSHIPS),
+  ...route(
+    ['POST'],
+    '/channels/:channel_id/call/ring',
+    'not-in-spec',
+    "ringing a DM call: the platform's client route (issue 18), in neither SPEC nor the docs",
+  ),
+  ...route(
+    ['POST'],
+    '/channels/:channel_id/call/stop-ringing',
+    'not-in-spec',
+    "declining or cancelling a DM call's ring: the platform's client route (issue 18), in neither SPEC nor the docs",
+  ),
   ...route(['GET', 'POST'], '/users/:user_id/messages', 'not-in-spec', GAME_DMS),
   ...route(['PATCH', 'DELETE'], '/users/:user_id/messages/:message_id', 'not-in-spec', GAME_DMS),
   ...route(['GET'], '/users/@me/message-summaries', 'not-in-spec', GAME_DMS),

@@ -155,5 +155,14 @@ export const CallDispatches = {
   CallDelete: 'CALL_DELETE',
 } as const;
 
+/**
+ * Users in a group DM, its owner included (the platform's client limit; not in the references, unverified):
+ * also the most recipients a ring route names.
+ */
+export const GROUP_DM_MAX_USERS = 10;
+
+/** How long a call rings a recipient who neither joins nor declines, by default (`--voice-ring-timeout`). */
+export const CALL_RING_TIMEOUT_DEFAULT_SECONDS = 60;
+
 /** CALL_CREATE's `region`: Hearth's nodes form one deployment rather than regions, and say so. */
 export const CALL_REGION = 'hearth';

@@ -47,6 +47,7 @@ import { MessageActionsService } from './domains/channel-messages/message-action
 import { messageActionsRoutes } from './domains/channel-messages/message-actions-routes.js';
 import { PinsService } from './domains/channel-messages/pins.js';
 import { pinsRoutes } from './domains/channel-messages/pins-routes.js';
+import { placeOf } from './domains/channel-messages/places.js';
 import { ReactionsService } from './domains/channel-messages/reactions.js';
 import { reactionsRoutes } from './domains/channel-messages/reactions-routes.js';
 import { MessageReading } from './domains/channel-messages/reading.js';
@@ -101,6 +102,7 @@ import { ThreadListing } from './domains/threads/listing.js';
 import { ThreadMembersService } from './domains/threads/members.js';
 import { threadsRoutes } from './domains/threads/routes.js';
 import { ThreadsService } from './domains/threads/service.js';
+import { callRoutes } from './domains/voice/call-routes.js';
 import { DaveE2eeCalls } from './domains/voice/dave/e2ee.js';
 import { DaveDeliveryService } from './domains/voice/dave/service.js';
 import { DmCalls } from './domains/voice/dm-calls.js';
@@ -179,6 +181,8 @@ export interface Services {
   members: MembersService;
   bans: BansService;
   voiceStates: VoiceStatesService;
+  /** Calls in DMs: ringing, its timeout (a sweep), one voice connection per user. */
+  dmCalls: DmCalls;
   channels: ChannelsService;
   invites: InvitesService;
   channelMessages: ChannelMessagesService;
@@ -254,6 +258,7 @@ const PERMISSION_EVENTS: ReadonlySet<string> = new Set([
 ]);
 /** How often each node marks its players' lobbies active and deletes idle ones (shortest timeout: 5 s). */
 const LOBBY_SWEEP_INTERVAL_MS = 1000;
+const RING_SWEEP_INTERVAL_MS = 1000;
 /** How often each node looks for due batches of guild search indexes being built. */
 const SEARCH_INDEX_INTERVAL_MS = 250;
 /** How often interactions nobody answered within 3 s are failed for their users (the clock decides). */
@@ -587,7 +592,17 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     auditLog,
     messages: channelMessages,
   });
-  const dmChannels = new DmChannels({ storage, clock, snowflakes, users: accounts });
+  const dmChannels: DmChannels = new DmChannels({
+    storage,
+    clock,
+    snowflakes,
+    bus,
+    users: accounts,
+    friends: (db, userId, otherId) => relationships.areFriends(db, userId, otherId),
+    messages: channelMessages,
+    // Taken out of a group DM, a recipient is taken out of its call too.
+    recipientRemoved: (channelId, userId): Promise<void> => dmCalls.leaveChannel(userId, channelId),
+  });
   const channels = new ChannelsService({
     storage,
     clock,
@@ -723,13 +738,17 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
   });
   // DM calls: a DM's recipients are its call's; its CALL message lives with the channel's messages.
-  const dmCalls = new DmCalls({
+  const dmCalls: DmCalls = new DmCalls({
     storage,
     bus,
     clock,
     channel: (db, channelId) => dmChannels.recipientsOf(db, channelId),
     channelsOf: (db, userId) => dmChannels.channelIdsOf(db, userId),
     messages: channelMessages,
+    visibleGuildChannel: async (db, userId, channelId) => {
+      await placeOf(db, guildAccess, { userId, bot: false }, channelId);
+    },
+    ringTimeoutMs: config.voiceRingTimeoutSeconds * 1000,
   });
   // DAVE's delivery service: this node's MLS external sender for the calls it hosts (domains/voice/dave/).
   const daveService = await DaveDeliveryService.create({
@@ -755,7 +774,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
         voiceGateway.voiceStateChanged(event.data).catch(failed);
         return;
       case 'CHANNEL_DELETE':
-        if (typeof event.data['id'] === 'string') voiceGateway.callTerminated(event.data['id']);
+        // A guild channel deleted; a group DM's CHANNEL_DELETE goes to one recipient who left it alone.
+        if (typeof event.data['id'] === 'string' && event.audience?.guildId !== undefined)
+          voiceGateway.callTerminated(event.data['id']);
         return;
       case 'GUILD_DELETE':
         // With the guild as audience the guild itself was deleted (a member removed gets its own).
@@ -779,6 +800,15 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     }
   });
 
+  /** Op 4 in a guild; one voice connection per person: joining a guild's voice leaves their DM call. */
+  const updateGuildVoiceState = async (userId: string, sessionId: string, payload: unknown) => {
+    const state = await voiceStates.updateVoiceState(userId, sessionId, payload);
+    if (state !== null) {
+      const left = await dmCalls.leave(userId);
+      if (left !== undefined) await voiceService.serverUpdate(userId, sessionId, left, null);
+    }
+    return state;
+  };
   const gatewayServer: GatewayServer = new GatewayServer({
     clock,
     logger,
@@ -788,8 +818,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     accounts,
     applications,
     guilds,
-    updateVoiceState: (userId, sessionId, payload) =>
-      voiceStates.updateVoiceState(userId, sessionId, payload),
+    updateVoiceState: updateGuildVoiceState,
     voiceServerUpdate: async (userId, sessionId, request, state) => {
       const channelId = (state as { channel_id?: string } | null)?.channel_id ?? null;
       const server = await voiceService.serverUpdate(userId, sessionId, request.guild_id, channelId);
@@ -806,6 +835,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
         if (!change?.joined) return undefined;
         // Its token for the DM call it moved from goes, as on leaving.
         if (change.left !== undefined) await voiceService.serverUpdate(userId, sessionId, change.left, null);
+        // One voice connection per person: a DM call leaves the guild voice channel they were in.
+        for (const guildId of await voiceStates.leaveAll(userId))
+          await voiceService.serverUpdate(userId, sessionId, guildId, null);
         const server = await voiceService.serverUpdate(userId, sessionId, change.channelId, change.channelId);
         if (!server) return undefined;
         const d = {
@@ -945,6 +977,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     members,
     bans,
     voiceStates,
+    dmCalls,
     channels,
     invites,
     channelMessages,
@@ -1011,6 +1044,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
             await renewals?.runNow();
             await sweeping.runNow();
             await threadSweeping.runNow();
+            await ringSweeping.runNow();
             gatewayServer.sweep();
           },
           dropLiveState: () => {
@@ -1027,8 +1061,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     registerUserActions(actions, {
       createMessage: (actor, channelId, body) => channelMessages.create(actor, channelId, body),
       addReaction: (actor, channelId, messageId, emoji) => reactions.add(actor, channelId, messageId, emoji),
-      updateVoiceState: (userId, sessionId, payload) =>
-        voiceStates.updateVoiceState(userId, sessionId, payload),
+      updateVoiceState: (userId, sessionId, payload) => updateGuildVoiceState(userId, sessionId, payload),
       acceptInvite: (userId, code) => invites.acceptInvite(userId, code),
       befriend: (userId, targetId) => relationships.befriend(userId, targetId),
       setPresence: async (session, input) => {
@@ -1083,6 +1116,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       bansRoutes(bans),
       voiceStatesRoutes(voiceStates),
       voiceStatusRoutes(voiceStatus),
+      callRoutes(dmCalls),
       channelsRoutes(channels),
       invitesRoutes(invites),
       channelMessagesRoutes(channelMessages, dmChannels),
@@ -1171,6 +1205,12 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
           SEARCH_INDEX_INTERVAL_MS,
           (error) => logger.error({ err: error }, 'search index batch failed'),
         );
+  // Rings nobody answered stop after the ring timeout.
+  const ringSweeping = new Sweeper(
+    () => dmCalls.expireRings(),
+    RING_SWEEP_INTERVAL_MS,
+    (error) => logger.error({ err: error }, 'call ring sweep failed'),
+  );
   const threadSweeping = new Sweeper(
     () => threads.archiveDue(),
     THREAD_SWEEP_INTERVAL_MS,
@@ -1227,6 +1267,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       await renewals?.stop();
       await indexing?.stop();
       await threadSweeping.stop();
+      await ringSweeping.stop();
       await interactionSweeping.stop();
       await interactions.close();
       await deliveryWorker.stop();

@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import proxyaddr from '@fastify/proxy-addr';
+import { CALL_RING_TIMEOUT_DEFAULT_SECONDS } from '@hearth/protocol';
 
 export interface Config {
   host: string;
@@ -45,6 +46,7 @@ export interface Config {
   voiceUdpPorts: PortRange;
   voiceTlsCert: string | undefined;
   voiceTlsKey: string | undefined;
+  voiceRingTimeoutSeconds: number;
 }
 
 /** An inclusive range of ports; `{first: 0, last: 0}` lets the system pick one. */
@@ -423,6 +425,15 @@ export const SETTINGS = [
     default: undefined,
     description: 'PEM private key of `--voice-tls-cert`.',
     parse: text,
+  }),
+  define({
+    key: 'voiceRingTimeoutSeconds',
+    flag: '--voice-ring-timeout',
+    env: 'HEARTH_VOICE_RING_TIMEOUT',
+    default: String(CALL_RING_TIMEOUT_DEFAULT_SECONDS),
+    description:
+      'Seconds a DM call rings a recipient who neither joins nor declines; then `CALL_UPDATE` drops them from `ringing`.',
+    parse: integer(1, 3600),
   }),
   define({
     key: 'emulator',

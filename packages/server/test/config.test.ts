@@ -92,6 +92,7 @@ const SAMPLES: { [K in keyof Config]: Sample<K> } = {
   },
   voiceTlsCert: { flag: '/etc/voice.pem', fromFlag: '/etc/voice.pem', env: 'cert.pem', fromEnv: 'cert.pem' },
   voiceTlsKey: { flag: '/etc/voice.key', fromFlag: '/etc/voice.key', env: 'key.pem', fromEnv: 'key.pem' },
+  voiceRingTimeoutSeconds: { flag: '30', fromFlag: 30, env: '90', fromEnv: 90 },
   emulator: { flag: 'true', fromFlag: true, env: '1', fromEnv: true },
 };
 
@@ -126,6 +127,7 @@ const DEFAULTS: Config = {
   voiceUdpPorts: { first: 50000, last: 50099 },
   voiceTlsCert: undefined,
   voiceTlsKey: undefined,
+  voiceRingTimeoutSeconds: 60,
   emulator: false,
 };
 

@@ -34,6 +34,8 @@ export interface Schema {
   game_relationships: GameRelationshipsTable;
   dm_channels: DmChannelsTable;
   dm_messages: DmMessagesTable;
+  group_dm_channels: GroupDmChannelsTable;
+  group_dm_recipients: GroupDmRecipientsTable;
   // ---- Guild platform (0008_guilds) ----
   guild_roles: GuildRolesTable;
   guild_member_roles: GuildMemberRolesTable;
@@ -75,6 +77,7 @@ export interface Schema {
   lobby_voice_states: LobbyVoiceStatesTable;
   dm_calls: DmCallsTable;
   dm_voice_states: DmVoiceStatesTable;
+  dm_call_rings: DmCallRingsTable;
   // ---- Guild invites (0026_invites) ----
   invites: InvitesTable;
   invite_target_users: InviteTargetUsersTable;
@@ -614,6 +617,23 @@ export interface DmChannelsTable {
   created_at: number;
 }
 
+/** A group DM (0037_rings_and_group_dms): channel type 3, named or not, owned by one of its recipients. */
+export interface GroupDmChannelsTable {
+  id: string;
+  owner_id: string;
+  name: string | null;
+  /** Icon hash; Hearth sets none yet. */
+  icon: string | null;
+  created_at: number;
+}
+
+/** A user in a group DM (its owner included). */
+export interface GroupDmRecipientsTable {
+  channel_id: string;
+  user_id: string;
+  added_at: number;
+}
+
 export interface DmMessagesTable {
   id: string;
   channel_id: string;
@@ -819,8 +839,13 @@ export interface DmCallsTable {
   channel_id: string;
   /** Its CALL system message. */
   message_id: string;
-  /** JSON array of the recipients rung and not yet in the call. */
-  ringing: string;
+}
+
+/** A recipient a DM call rings (0037_call_rings) until it joins, declines, or `expires_at` passes. */
+export interface DmCallRingsTable {
+  channel_id: string;
+  user_id: string;
+  expires_at: number;
 }
 
 /** A user in a DM call (0036_dm_calls): one private call per user. */

@@ -173,3 +173,21 @@ export function toDmChannelObject(
 ): { id: string; type: 1; last_message_id: string | null; flags: number; recipients: UserObject[] } {
   return { id, type: 1, last_message_id: lastMessageId, flags: 0, recipients: [...recipients] };
 }
+
+/** The group DM channel object (OAS `PrivateGroupChannelResponse`): recipients are the viewer's others. */
+export function toGroupDmChannelObject(
+  row: { id: string; owner_id: string; name: string | null; icon: string | null },
+  recipients: readonly UserObject[],
+  lastMessageId: string | null,
+) {
+  return {
+    id: row.id,
+    type: 3 as const,
+    last_message_id: lastMessageId,
+    flags: 0,
+    recipients: [...recipients],
+    name: row.name,
+    icon: row.icon,
+    owner_id: row.owner_id,
+  };
+}

@@ -56,11 +56,12 @@ export async function setPinned(db: Executor, messageId: string, at: number | nu
 }
 
 /**
- * Locks the channel (a guild channel's or a DM's row) for the rest of the transaction on PostgreSQL, so
+ * Locks the channel (a guild channel's, a DM's or a group DM's row) for the rest of the transaction on PostgreSQL, so
  * that concurrent pins of a channel count and mark one after another (SQLite's single writer already does).
  */
 export async function lockChannel(db: Executor, channelId: string, engine: Engine): Promise<void> {
   if (engine !== 'postgres') return;
   await db.selectFrom('channels').select('id').where('id', '=', channelId).forUpdate().execute();
   await db.selectFrom('dm_channels').select('id').where('id', '=', channelId).forUpdate().execute();
+  await db.selectFrom('group_dm_channels').select('id').where('id', '=', channelId).forUpdate().execute();
 }

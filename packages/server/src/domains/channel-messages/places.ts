@@ -29,8 +29,8 @@ export interface Place {
   permissions: bigint;
   /** Slowmode seconds (`rate_limit_per_user`); 0 in DMs. */
   rateLimitPerUser: number;
-  /** The two participants of a DM channel. */
-  recipients?: readonly [string, string];
+  /** The participants of a DM channel (two) or a group DM. */
+  recipients?: readonly string[];
   /** A thread's state (types 10–12): its locks and archive rule the writes in it. */
   thread?: ThreadState;
   /** Who receives the place's events, when not everyone who views the channel (threads). */
@@ -109,6 +109,19 @@ export async function placeOf(
         parentPermissions: thread.parentPermissions,
       },
       audience: await threadAudience(db, access, row),
+    };
+  }
+  const group = await store.findGroupDm(db, channelId);
+  if (group) {
+    const recipients = await store.groupDmRecipients(db, channelId);
+    if (!recipients.includes(actor.userId)) throw new HearthError('MissingAccess');
+    return {
+      channelId,
+      type: ChannelTypes.GroupDM,
+      guildId: null,
+      permissions: DM_PERMISSIONS,
+      rateLimitPerUser: 0,
+      recipients,
     };
   }
   const dm = await store.findDmChannel(db, channelId);

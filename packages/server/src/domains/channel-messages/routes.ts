@@ -5,19 +5,25 @@ import { optionalBody } from '../../kernel/validation.js';
 import type { DmChannels } from './dm-channels.js';
 import type { Actor } from './places.js';
 import {
+  AddRecipient,
   ChannelParams,
   CreateDM,
   CreateMessage,
   EditMessage,
   ListMessagesQuery,
   MessageParams,
+  RecipientParams,
 } from './schemas.js';
 import type { ChannelMessagesService } from './service.js';
 
 /** Message routes take bot tokens and user sessions (GUILDS.md §4). */
 const MEMBER = { auth: { bot: true, user: true } } as const;
 
+/** Group DM recipients are a person's to manage (the `gdm.join` bot path is not served): bots get 20001. */
+const PERSON = { auth: { user: true } } as const;
+
 type Channel = { Params: Static<typeof ChannelParams> };
+type Recipient = { Params: Static<typeof RecipientParams> };
 type Message = { Params: Static<typeof MessageParams> };
 
 export function channelMessagesRoutes(messages: ChannelMessagesService, dms: DmChannels): FastifyPluginAsync {
@@ -58,6 +64,24 @@ export function channelMessagesRoutes(messages: ChannelMessagesService, dms: DmC
       { config: MEMBER, schema: { params: MessageParams } },
       async (request, reply) => {
         await messages.delete(actorOf(request), request.params.channel_id, request.params.message_id);
+        return reply.code(204).send();
+      },
+    );
+    app.put<Recipient>(
+      '/channels/:channel_id/recipients/:user_id',
+      { config: PERSON, schema: { params: RecipientParams, body: optionalBody(AddRecipient) } },
+      async (request, reply) => {
+        const { channel_id, user_id } = request.params;
+        const created = await dms.addRecipient(actorOf(request), channel_id, user_id);
+        return created ? reply.code(201).send(created) : reply.code(204).send();
+      },
+    );
+    app.delete<Recipient>(
+      '/channels/:channel_id/recipients/:user_id',
+      { config: PERSON, schema: { params: RecipientParams } },
+      async (request, reply) => {
+        const { channel_id, user_id } = request.params;
+        await dms.removeRecipient(actorOf(request), channel_id, user_id);
         return reply.code(204).send();
       },
     );

@@ -1,4 +1,9 @@
-import { AllowedMentionTypes, MessageLimits, MessageReferenceTypes } from '@hearth/protocol';
+import {
+  AllowedMentionTypes,
+  GROUP_DM_MAX_USERS,
+  MessageLimits,
+  MessageReferenceTypes,
+} from '@hearth/protocol';
 import { type Static, type TSchema, Type } from 'typebox';
 
 /**
@@ -18,6 +23,13 @@ const Embeds = Type.Array(Item, { maxItems: MessageLimits.embedsMax });
 
 export const ChannelParams = Type.Object({ channel_id: Snowflake });
 export const MessageParams = Type.Object({ channel_id: Snowflake, message_id: Snowflake });
+export const RecipientParams = Type.Object({ channel_id: Snowflake, user_id: Snowflake });
+
+/** PUT /channels/{id}/recipients/{user_id} (OAS): a person adds a friend; `access_token` and `nick` are the bots' `gdm.join` path, not served. */
+export const AddRecipient = Type.Object({
+  access_token: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
+  nick: Type.Optional(Nullable(Type.String({ maxLength: 32 }))),
+});
 
 /** `allowed_mentions` (GUILDS.md §4.6): `parse` and an id list of the same kind exclude each other. */
 export const AllowedMentions = Type.Object({
@@ -78,5 +90,11 @@ export const ListMessagesQuery = Type.Object({
 });
 export type ListMessagesQuery = Static<typeof ListMessagesQuery>;
 
-/** POST /users/@me/channels (GUILDS.md §2.1 DM). */
-export const CreateDM = Type.Object({ recipient_id: Snowflake });
+/**
+ * POST /users/@me/channels (GUILDS.md §2.1 DM): `recipient_id` opens a DM; `recipients` (a person's
+ * friends, the official client's form) a group DM, whose users are at most GROUP_DM_MAX_USERS with its owner.
+ */
+export const CreateDM = Type.Object({
+  recipient_id: Type.Optional(Snowflake),
+  recipients: Type.Optional(Type.Array(Snowflake, { maxItems: GROUP_DM_MAX_USERS - 1 })),
+});

@@ -1141,6 +1141,35 @@ export class ChannelMessagesService {
   }
 
   /**
+   * The system message of a group DM's recipient added (RECIPIENT_ADD, type 1) or removed (RECIPIENT_REMOVE,
+   * type 2) by `authorId`, mentioning that user, stored in `tx`; answers the MESSAGE_CREATE to publish after.
+   */
+  async postRecipientMessage(
+    tx: Executor,
+    change: {
+      channelId: string;
+      recipients: readonly string[];
+      authorId: string;
+      userId: string;
+      added: boolean;
+    },
+  ): Promise<BusEvent> {
+    const id = this.#deps.snowflakes.next();
+    await store.insertMessage(tx, {
+      id,
+      channel_id: change.channelId,
+      guild_id: null,
+      author_id: change.authorId,
+      type: change.added ? MessageTypes.RecipientAdd : MessageTypes.RecipientRemove,
+      content: '',
+      mentions: JSON.stringify([change.userId]),
+      created_at: snowflakeTimestamp(id),
+    });
+    const row = (await store.findMessage(tx, change.channelId, id))!;
+    return this.#messageEvent(tx, MessageDispatches.MessageCreate, callPlace(change), row);
+  }
+
+  /**
    * A CALL message's `call` changes in `tx`: a participant is added (no event, as the platform keeps it
    * for the end), or the call ended at `endedAt`; then answers the MESSAGE_UPDATE to publish after commit.
    */
@@ -1211,7 +1240,7 @@ class SlowmodeError extends HearthError {
   }
 }
 
-/** A private channel as its call messages' events see it: no guild, its recipients as the audience. */
+/** A private channel as its system messages' events see it: no guild, its recipients as the audience. */
 function callPlace(call: { channelId: string; recipients: readonly string[] }): Place {
   return {
     channelId: call.channelId,

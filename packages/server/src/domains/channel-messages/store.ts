@@ -204,6 +204,81 @@ export async function insertDmChannel(db: Executor, row: DmChannelRow): Promise<
   await db.insertInto('dm_channels').values(row).execute();
 }
 
+// ---- Group DMs (channel type 3) ----
+
+export function findGroupDm(db: Executor, id: string) {
+  return db.selectFrom('group_dm_channels').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** A group DM's recipients, in the order they came in. */
+export async function groupDmRecipients(db: Executor, channelId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('group_dm_recipients')
+    .select('user_id')
+    .where('channel_id', '=', channelId)
+    .orderBy('added_at')
+    .orderBy('user_id')
+    .execute();
+  return rows.map((row) => row.user_id);
+}
+
+/** The group DMs a user is in. */
+export async function groupDmIdsOf(db: Executor, userId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('group_dm_recipients')
+    .select('channel_id')
+    .where('user_id', '=', userId)
+    .execute();
+  return rows.map((row) => row.channel_id);
+}
+
+export async function insertGroupDm(
+  db: Executor,
+  row: { id: string; owner_id: string; name: string | null; created_at: number },
+  recipients: readonly string[],
+): Promise<void> {
+  await db
+    .insertInto('group_dm_channels')
+    .values({ ...row, icon: null })
+    .execute();
+  await addGroupDmRecipients(db, row.id, recipients, row.created_at);
+}
+
+export async function addGroupDmRecipients(
+  db: Executor,
+  channelId: string,
+  userIds: readonly string[],
+  at: number,
+): Promise<void> {
+  if (userIds.length === 0) return;
+  await db
+    .insertInto('group_dm_recipients')
+    .values(userIds.map((user_id) => ({ channel_id: channelId, user_id, added_at: at })))
+    .onConflict((oc) => oc.columns(['channel_id', 'user_id']).doNothing())
+    .execute();
+}
+
+export async function removeGroupDmRecipient(db: Executor, channelId: string, userId: string): Promise<void> {
+  await db
+    .deleteFrom('group_dm_recipients')
+    .where('channel_id', '=', channelId)
+    .where('user_id', '=', userId)
+    .execute();
+}
+
+export async function updateGroupDm(
+  db: Executor,
+  channelId: string,
+  changes: { owner_id?: string; name?: string | null },
+): Promise<void> {
+  await db.updateTable('group_dm_channels').set(changes).where('id', '=', channelId).execute();
+}
+
+export async function deleteGroupDm(db: Executor, channelId: string): Promise<void> {
+  await db.deleteFrom('group_dm_recipients').where('channel_id', '=', channelId).execute();
+  await db.deleteFrom('group_dm_channels').where('id', '=', channelId).execute();
+}
+
 /** The newest message of a DM channel: its `last_message_id`. */
 export async function lastMessageId(db: Executor, channelId: string): Promise<string | null> {
   const [row] = await messagesBefore(db, channelId, undefined, 1);

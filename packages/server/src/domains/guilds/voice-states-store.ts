@@ -82,3 +82,8 @@ export function voiceStatesOfSession(db: Executor, userId: string, sessionId: st
     .where('session_id', '=', sessionId)
     .execute();
 }
+
+/** Every guild voice state of the user (one per guild at most). */
+export function voiceStatesOfUser(db: Executor, userId: string) {
+  return db.selectFrom('voice_states').selectAll().where('user_id', '=', userId).execute();
+}

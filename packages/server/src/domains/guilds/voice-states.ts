@@ -168,6 +168,26 @@ export class VoiceStatesService {
   }
 
   /**
+   * The user joined a call outside guilds (a DM call): a person has one voice connection, so every guild
+   * voice state of theirs goes, as with op 4 to no channel. Answers the guilds left.
+   */
+  async leaveAll(userId: string): Promise<string[]> {
+    const { storage, bus } = this.#deps;
+    const left: string[] = [];
+    for (const state of await store.voiceStatesOfUser(storage.db, userId)) {
+      const events = new GuildEvents(state.guild_id, bus);
+      await storage.transaction(async (tx) => {
+        const current = await store.findVoiceState(tx, state.guild_id, userId);
+        if (!current) return;
+        await this.#leave(tx, events, current);
+        left.push(state.guild_id);
+      });
+      await events.publish();
+    }
+    return left;
+  }
+
+  /**
    * Inside a channel's deletion, before its voice states go with it: the VOICE_STATE_UPDATE with no channel
    * each member in it is sent, published after commit (after CHANNEL_DELETE, which has already ended the
    * call with 4022 on its voice node).

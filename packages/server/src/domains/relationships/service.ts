@@ -82,6 +82,11 @@ export class RelationshipsService {
     };
   }
 
+  /** Whether the two are platform friends, read in the caller's transaction. */
+  async areFriends(db: Executor, userId: string, otherId: string): Promise<boolean> {
+    return (await store.getRelationship(db, userId, otherId))?.type === RelationshipTypes.Friend;
+  }
+
   /** The user's platform friends. */
   friendIds(userId: string): Promise<string[]> {
     return store.targetsOfType(this.#deps.storage.db, userId, RelationshipTypes.Friend);

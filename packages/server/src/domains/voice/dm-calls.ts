@@ -1,7 +1,7 @@
-import { CALL_REGION, CallDispatches, isSnowflake } from '@hearth/protocol';
+import { CALL_REGION, CallDispatches, FormErrors, isSnowflake } from '@hearth/protocol';
 import type { Bus, BusEvent } from '../../bus/bus.js';
 import type { Clock } from '../../kernel/clock.js';
-import { HearthError } from '../../kernel/errors.js';
+import { HearthError, invalidForm } from '../../kernel/errors.js';
 import type { Executor, Storage } from '../../storage/database.js';
 import type { VoiceMembership } from './service.js';
 import * as store from './store.js';
@@ -41,6 +41,13 @@ export interface DmCallsDeps {
   /** The private channels a user is a recipient of. */
   channelsOf: (db: Executor, userId: string) => Promise<string[]>;
   messages: CallMessages;
+  /**
+   * Whether a channel that is no private channel exists and the user may see it (a guild channel or
+   * thread): the ring routes answer 50024 for it; throws 10003 / 50001 as the channel routes do.
+   */
+  visibleGuildChannel: (db: Executor, userId: string, channelId: string) => Promise<void>;
+  /** How long a recipient is rung before the ring stops by itself (`--voice-ring-timeout`). */
+  ringTimeoutMs: number;
 }
 
 /** A voice state in a private call: no `guild_id` (and no member); `channel_id` null once left. */
@@ -76,6 +83,10 @@ export interface CallObject {
  * CALL_DELETE goes out. The joining session gets VOICE_SERVER_UPDATE `{token, guild_id: null, channel_id,
  * endpoint}` and identifies on the voice gateway with `server_id` = the channel id. A user is in one
  * private call at a time; every participant may speak and hear. A DM with a bot has no calls.
+ * Ringing: the call rings the other recipients for the ring timeout; POST .../call/ring rings (again),
+ * .../call/stop-ringing declines or cancels, and a ring nobody answers stops at its timeout (a sweep), each
+ * a CALL_UPDATE. A person has one voice connection: a DM call and a guild voice channel exclude each other
+ * (the app wires that rule between this domain and the guild voice states).
  */
 export class DmCalls {
   readonly #deps: DmCallsDeps;
@@ -181,6 +192,122 @@ export class DmCalls {
     await this.update(userId, sessionId, { guild_id: null, channel_id: null });
   }
 
+  /**
+   * The user's DM call, whichever session is in it, is left for a guild's voice (one voice connection per
+   * user): answers the channel of the call left, if any.
+   */
+  async leave(userId: string): Promise<string | undefined> {
+    const events: BusEvent[] = [];
+    const left = await this.#deps.storage.transaction(async (tx) => {
+      const current = await store.findDmVoiceState(tx, userId);
+      if (!current) return undefined;
+      await store.deleteDmVoiceState(tx, userId);
+      events.push(...(await this.#left(tx, current)));
+      return current.channel_id;
+    });
+    for (const event of events) await this.#deps.bus.publish(event);
+    return left;
+  }
+
+  /** The user is no longer a recipient of `channelId`: they leave its call, or are no longer rung by it. */
+  async leaveChannel(userId: string, channelId: string): Promise<void> {
+    const current = await store.findDmVoiceState(this.#deps.storage.db, userId);
+    if (current?.channel_id === channelId) {
+      await this.leave(userId);
+      return;
+    }
+    const events: BusEvent[] = [];
+    await this.#deps.storage.transaction(async (tx) => {
+      if ((await store.stopRinging(tx, channelId, [userId])) === 0) return;
+      const recipients = (await this.#deps.channel(tx, channelId))?.recipients ?? [];
+      events.push(await this.#callEvent(tx, CallDispatches.CallUpdate, channelId, recipients));
+    });
+    for (const event of events) await this.#deps.bus.publish(event);
+  }
+
+  /**
+   * POST /channels/{id}/call/ring: rings `recipients` (null: every recipient not in the call) of the
+   * channel's call, anew for those already rung; CALL_UPDATE to the recipients. The caller and those in the
+   * call are not rung. 404 without a call going on; 50035 for an id that is no recipient of the channel.
+   */
+  async ring(userId: string, channelId: string, recipients: readonly string[] | null): Promise<void> {
+    await this.#changeRinging(userId, channelId, recipients, async (tx, call, targets) => {
+      const inCall = new Set((await store.dmVoiceStatesOf(tx, channelId)).map((state) => state.user_id));
+      const rung = targets.filter((id) => id !== userId && !inCall.has(id));
+      await store.ring(tx, call.channel_id, rung, this.#deps.clock.now() + this.#deps.ringTimeoutMs);
+      // Ringing again is news even when the list stays the same: the recipients' clients ring again.
+      return true;
+    });
+  }
+
+  /**
+   * POST /channels/{id}/call/stop-ringing: stops ringing `recipients`. Anyone may stop ringing themselves
+   * (declining); stopping another's ring is for those in the call (50001 otherwise). CALL_UPDATE when the
+   * ringing changed.
+   */
+  async stopRinging(userId: string, channelId: string, recipients: readonly string[]): Promise<void> {
+    await this.#changeRinging(userId, channelId, recipients, async (tx, call, targets) => {
+      if (targets.some((id) => id !== userId)) {
+        const own = await store.findDmVoiceState(tx, userId);
+        if (own?.channel_id !== call.channel_id) throw new HearthError('MissingAccess');
+      }
+      return (await store.stopRinging(tx, call.channel_id, targets)) > 0;
+    });
+  }
+
+  /**
+   * The rings whose time ran out stop (a sweep, on every node: the delete decides who reports it); a
+   * call with nobody left in it and nobody rung ends. Answers how many calls changed.
+   */
+  async expireRings(): Promise<number> {
+    const { storage, clock } = this.#deps;
+    const now = clock.now();
+    let changed = 0;
+    for (const channelId of await store.callsWithExpiredRings(storage.db, now)) {
+      const events: BusEvent[] = [];
+      await storage.transaction(async (tx) => {
+        if ((await store.expireRings(tx, channelId, now)) === 0) return;
+        const call = await store.findDmCall(tx, channelId);
+        if (!call) return;
+        const recipients = (await this.#deps.channel(tx, channelId))?.recipients ?? [];
+        const idle =
+          (await store.dmVoiceStatesOf(tx, channelId)).length === 0 &&
+          (await store.ringingIn(tx, channelId)).length === 0;
+        if (idle) events.push(...(await this.#end(tx, call, recipients)));
+        else events.push(await this.#callEvent(tx, CallDispatches.CallUpdate, channelId, recipients));
+      });
+      if (events.length > 0) changed += 1;
+      for (const event of events) await this.#deps.bus.publish(event);
+    }
+    return changed;
+  }
+
+  /** The ring routes' common steps: the caller's private channel, its call, the targets checked. */
+  async #changeRinging(
+    userId: string,
+    channelId: string,
+    recipients: readonly string[] | null,
+    change: (tx: Executor, call: store.DmCallRow, targets: readonly string[]) => Promise<boolean>,
+  ): Promise<void> {
+    const events: BusEvent[] = [];
+    await this.#deps.storage.transaction(async (tx) => {
+      const channel = await this.#deps.channel(tx, channelId);
+      if (!channel) {
+        await this.#deps.visibleGuildChannel(tx, userId, channelId);
+        throw new HearthError('CannotExecuteOnChannelType');
+      }
+      if (!channel.recipients.includes(userId)) throw new HearthError('MissingAccess');
+      const call = await store.findDmCall(tx, channelId);
+      if (!call) throw new HearthError('GeneralNotFound');
+      const targets = [...new Set(recipients ?? channel.recipients)];
+      const stranger = (recipients ?? []).findIndex((id) => !channel.recipients.includes(id));
+      if (stranger !== -1) throw invalidForm(`recipients.${stranger}`, FormErrors.invalid());
+      if (!(await change(tx, call, targets))) return;
+      events.push(await this.#callEvent(tx, CallDispatches.CallUpdate, channelId, channel.recipients));
+    });
+    for (const event of events) await this.#deps.bus.publish(event);
+  }
+
   /** The first joiner starts the call (its message, CALL_CREATE); a later one is a CALL_UPDATE. */
   async #joined(
     tx: Executor,
@@ -189,14 +316,11 @@ export class DmCalls {
   ): Promise<BusEvent[]> {
     const channelId = row.channel_id;
     const others = recipients.filter((id) => id !== row.user_id);
-    const claimed = await store.claimDmCall(tx, {
-      channel_id: channelId,
-      message_id: '',
-      ringing: JSON.stringify(others),
-    });
+    const claimed = await store.claimDmCall(tx, { channel_id: channelId, message_id: '' });
     const events: BusEvent[] = [];
     let type: string = CallDispatches.CallUpdate;
     if (claimed) {
+      await store.ring(tx, channelId, others, this.#deps.clock.now() + this.#deps.ringTimeoutMs);
       const message = await this.#deps.messages.postCallMessage(tx, {
         channelId,
         recipients,
@@ -207,8 +331,7 @@ export class DmCalls {
       type = CallDispatches.CallCreate;
     } else {
       const call = (await store.findDmCall(tx, channelId))!;
-      const ringing = (JSON.parse(call.ringing) as string[]).filter((id) => id !== row.user_id);
-      await store.updateDmCall(tx, channelId, { ringing: JSON.stringify(ringing) });
+      await store.stopRinging(tx, channelId, [row.user_id]);
       await this.#deps.messages.updateCallMessage(tx, {
         channelId,
         recipients,
@@ -232,6 +355,14 @@ export class DmCalls {
       events.push(await this.#callEvent(tx, CallDispatches.CallUpdate, channelId, recipients));
       return events;
     }
+    events.push(...(await this.#end(tx, call, recipients)));
+    return events;
+  }
+
+  /** Nobody is left in the call: its message records when it ended, CALL_DELETE goes out. */
+  async #end(tx: Executor, call: store.DmCallRow, recipients: readonly string[]): Promise<BusEvent[]> {
+    const channelId = call.channel_id;
+    const events: BusEvent[] = [];
     await store.deleteDmCall(tx, channelId);
     const ended = await this.#deps.messages.updateCallMessage(tx, {
       channelId,
@@ -264,7 +395,7 @@ export class DmCalls {
       channel_id: call.channel_id,
       message_id: call.message_id,
       region: CALL_REGION,
-      ringing: JSON.parse(call.ringing) as string[],
+      ringing: await store.ringingIn(db, call.channel_id),
       voice_states: states.map((state) => toDmVoiceState(state, state.channel_id)),
     };
   }

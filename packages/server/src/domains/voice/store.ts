@@ -161,13 +161,77 @@ export async function claimDmCall(db: Executor, row: DmCallRow): Promise<boolean
 export async function updateDmCall(
   db: Executor,
   channelId: string,
-  changes: Partial<Pick<DmCallRow, 'message_id' | 'ringing'>>,
+  changes: Partial<Pick<DmCallRow, 'message_id'>>,
 ): Promise<void> {
   await db.updateTable('dm_calls').set(changes).where('channel_id', '=', channelId).execute();
 }
 
+/** The call ends: it and whom it still rang go. */
 export async function deleteDmCall(db: Executor, channelId: string): Promise<void> {
+  await db.deleteFrom('dm_call_rings').where('channel_id', '=', channelId).execute();
   await db.deleteFrom('dm_calls').where('channel_id', '=', channelId).execute();
+}
+
+/** Whom the DM's call rings, in id order (CALL_CREATE / CALL_UPDATE `ringing`). */
+export async function ringingIn(db: Executor, channelId: string): Promise<string[]> {
+  const rows = await db
+    .selectFrom('dm_call_rings')
+    .select('user_id')
+    .where('channel_id', '=', channelId)
+    .orderBy('user_id')
+    .execute();
+  return rows.map((row) => row.user_id);
+}
+
+/** Rings these users (again: a ring going on starts over) until `expiresAt`. */
+export async function ring(
+  db: Executor,
+  channelId: string,
+  userIds: readonly string[],
+  expiresAt: number,
+): Promise<void> {
+  if (userIds.length === 0) return;
+  await db
+    .insertInto('dm_call_rings')
+    .values(userIds.map((user_id) => ({ channel_id: channelId, user_id, expires_at: expiresAt })))
+    .onConflict((oc) => oc.columns(['channel_id', 'user_id']).doUpdateSet({ expires_at: expiresAt }))
+    .execute();
+}
+
+/** Stops ringing these users; answers how many were being rung. */
+export async function stopRinging(
+  db: Executor,
+  channelId: string,
+  userIds: readonly string[],
+): Promise<number> {
+  if (userIds.length === 0) return 0;
+  const result = await db
+    .deleteFrom('dm_call_rings')
+    .where('channel_id', '=', channelId)
+    .where('user_id', 'in', userIds)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
+
+/** The calls with a ring that has run out by `now`. */
+export async function callsWithExpiredRings(db: Executor, now: number): Promise<string[]> {
+  const rows = await db
+    .selectFrom('dm_call_rings')
+    .select('channel_id')
+    .distinct()
+    .where('expires_at', '<=', now)
+    .execute();
+  return rows.map((row) => row.channel_id);
+}
+
+/** Removes the call's rings that have run out by `now`; answers how many. */
+export async function expireRings(db: Executor, channelId: string, now: number): Promise<number> {
+  const result = await db
+    .deleteFrom('dm_call_rings')
+    .where('channel_id', '=', channelId)
+    .where('expires_at', '<=', now)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }
 
 /** The calls going on in these DM channels. */

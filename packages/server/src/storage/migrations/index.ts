@@ -27,6 +27,7 @@ import { voice } from './0033_voice.js';
 import { emulatorFixtures } from './0034_emulator_fixtures.js';
 import { interactionUploads } from './0035_interaction_uploads.js';
 import { dmCalls } from './0036_dm_calls.js';
+import { ringsAndGroupDms } from './0037_rings_and_group_dms.js';
 import { lobbyMembersVersion } from './0038_lobby_members_version.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
@@ -59,6 +60,7 @@ const migrations: Record<string, Migration> = {
   '0034_emulator_fixtures': emulatorFixtures,
   '0035_interaction_uploads': interactionUploads,
   '0036_dm_calls': dmCalls,
+  '0037_rings_and_group_dms': ringsAndGroupDms,
   '0038_lobby_members_version': lobbyMembersVersion,
 };
 
