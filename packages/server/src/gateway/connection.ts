@@ -43,55 +43,25 @@ export interface DispatchFaults {
 const SETTLED: Promise<void> = Promise.resolve();
 
 /**
- * The JSON text of each bus event's dispatch body, by the body object: one event goes to every session of
- * its audience, and is serialized once; each frame splices its own `s` around it.
+ * The JSON text of each bus event's dispatch body: one event goes to every session of its audience and is
+ * serialized once; each frame splices its own `s` around it. Keyed by the body object but held for one
+ * event only: a service may publish the same object again, changed, as a later event (an edited message).
  */
-const bodies = new WeakMap<object, string>();
+const bodies = new WeakMap<object, { eventId: string; body: string }>();
 
 /** The frame of a dispatch, byte for byte what `JSON.stringify({op, d, s, t})` gives. */
 function dispatchFrame(sent: Sent): string {
-  const { d } = sent;
-  // Only bus events' bodies are shared, immutable, by many sessions; other dispatches are one-offs.
-  if (sent.eventId === undefined || typeof d !== 'object' || d === null) {
+  const { d, eventId } = sent;
+  // Only bus events' bodies are shared by many sessions; other dispatches are one-offs.
+  if (eventId === undefined || typeof d !== 'object' || d === null) {
     return JSON.stringify({ op: GatewayOpcodes.Dispatch, d, s: sent.seq, t: sent.t });
   }
-  let body = bodies.get(d);
-  if (body === undefined) {
-    body = JSON.stringify(d);
-    bodies.set(d, body);
+  let cached = bodies.get(d);
+  if (cached?.eventId !== eventId) {
+    cached = { eventId, body: JSON.stringify(d) };
+    bodies.set(d, cached);
   }
-  return `{"op":${GatewayOpcodes.Dispatch},"d":${body},"s":${sent.seq},"t":${JSON.stringify(sent.t)}}`;
-}
-
-/** What ws keeps of the TCP socket under a WebSocket (its `_socket`): corked to gather frames. */
-interface Corkable {
-  cork(): void;
-  uncork(): void;
-}
-
-/** Sockets corked in this turn of the event loop: all are uncorked together once the turn's work is done. */
-const uncorks: (() => void)[] = [];
-
-function uncorkAll(): void {
-  for (const uncork of uncorks.splice(0)) uncork();
-}
-
-/**
- * ws writes every frame with its own system call; frames sent to one socket in the same turn (a burst of
- * events, several requests answered in one poll) leave in one write instead, right after the turn.
- */
-function gatherWrites(socket: WebSocket, state: { corked: boolean }): void {
-  if (state.corked) return;
-  const raw = (socket as unknown as { _socket?: Partial<Corkable> })._socket;
-  if (typeof raw?.cork !== 'function' || typeof raw.uncork !== 'function') return;
-  const tcp = raw as Corkable;
-  tcp.cork();
-  state.corked = true;
-  if (uncorks.length === 0) setImmediate(uncorkAll);
-  uncorks.push(() => {
-    state.corked = false;
-    tcp.uncork();
-  });
+  return `{"op":${GatewayOpcodes.Dispatch},"d":${cached.body},"s":${sent.seq},"t":${JSON.stringify(sent.t)}}`;
 }
 
 /**
@@ -114,8 +84,6 @@ export class Connection implements SessionSink {
   /** Frames are handled one at a time, in order: an Identify finishes before the next frame is read. */
   #queue: Promise<void> = SETTLED;
   #sending: Promise<void> = SETTLED;
-  /** Whether this turn's frames are being gathered into one write (see gatherWrites). */
-  readonly #gathering = { corked: false };
 
   constructor(
     socket: WebSocket,
@@ -264,7 +232,6 @@ export class Connection implements SessionSink {
     const zlib = this.#zlib;
     // Plain frames are handed to ws at once and in order; only compression is asynchronous and needs the queue.
     if (!zlib) {
-      gatherWrites(this.#socket, this.#gathering);
       this.#socket.send(text);
       return;
     }
