@@ -56,7 +56,12 @@ const webhookDelivery: Benchmark = {
     const receiver = new Receiver();
     const url = await receiver.listen();
     const hearth = await createHearth({
-      config: testConfig({ databaseUrl: `sqlite:${join(scratch.path, 'h.sqlite')}`, webhookPollMs: 1000 }),
+      config: testConfig({
+        databaseUrl: `sqlite:${join(scratch.path, 'h.sqlite')}`,
+        webhookPollMs: 1000,
+        // The receiver is on loopback, over http:, as in development.
+        allowLoopbackUrls: true,
+      }),
     });
     try {
       await hearth.listen();
