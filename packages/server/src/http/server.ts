@@ -356,13 +356,31 @@ class RequestLogger implements FastifyBaseLogger {
     return this.#real().child(bindings, options);
   }
 
-  fatal = (...args: unknown[]) => this.#write('fatal', args);
-  error = (...args: unknown[]) => this.#write('error', args);
-  warn = (...args: unknown[]) => this.#write('warn', args);
-  info = (...args: unknown[]) => this.#write('info', args);
-  debug = (...args: unknown[]) => this.#write('debug', args);
-  trace = (...args: unknown[]) => this.#write('trace', args);
-  silent = () => {};
+  fatal(...args: unknown[]): void {
+    this.#write('fatal', args);
+  }
+
+  error(...args: unknown[]): void {
+    this.#write('error', args);
+  }
+
+  warn(...args: unknown[]): void {
+    this.#write('warn', args);
+  }
+
+  info(...args: unknown[]): void {
+    this.#write('info', args);
+  }
+
+  debug(...args: unknown[]): void {
+    this.#write('debug', args);
+  }
+
+  trace(...args: unknown[]): void {
+    this.#write('trace', args);
+  }
+
+  silent(): void {}
 }
 
 const lazyChildLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = (
