@@ -5,11 +5,12 @@ import {
   GatewayOpcodes,
   MAX_CLIENT_PAYLOAD_BYTES,
 } from '@hearth/protocol';
-import type { RawData, WebSocket } from 'ws';
+import type { RawData } from 'ws';
 import type { Clock } from '../kernel/clock.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ZlibStream } from './compression.js';
 import type { Sent, Session, SessionSink } from './sessions.js';
+import type { GatewaySocket } from './socket.js';
 
 /** A client frame after decoding: `{op, d}` (PROTOCOL.md §D.1). */
 export interface ClientPayload {
@@ -22,6 +23,8 @@ export interface ConnectionContext {
   clock: Clock;
   logger: Logger;
   heartbeatIntervalMs: number;
+  /** The heartbeat clock: advanced HEARTBEAT_TICKS_PER_INTERVAL times an interval (see `expireIfSilent`). */
+  readonly heartbeatTick: number;
   /** A socket with no session after this long closes with 4003 (IDENTIFY_TIMEOUT_MS by default). */
   identifyTimeoutMs: number;
   /** Handles one decoded frame; the one place every opcode is routed (see dispatch.ts). */
@@ -38,6 +41,14 @@ export interface ConnectionContext {
 export interface DispatchFaults {
   onDispatch(connection: Connection, session: Session, sent: Sent): boolean;
 }
+
+/**
+ * Heartbeat deadlines are read off one ticking clock per server rather than a timer per connection (a
+ * timer and its closure cost about 250 bytes of every idle session). A client silent for more than
+ * SILENT_TICKS_ALLOWED ticks, 1.5 intervals, closes at the next tick: between 1.5 and 1.75 intervals.
+ */
+export const HEARTBEAT_TICKS_PER_INTERVAL = 4;
+const SILENT_TICKS_ALLOWED = 6;
 
 /** Where every connection's queues start: one settled promise shared, not two per idle connection. */
 const SETTLED: Promise<void> = Promise.resolve();
@@ -69,41 +80,63 @@ function dispatchFrame(sent: Sent): string {
  * frame means is decided by the opcode table, not here.
  */
 export class Connection implements SessionSink {
-  readonly #socket: WebSocket;
+  readonly #socket: GatewaySocket;
   readonly #context: ConnectionContext;
   readonly #zlib: ZlibStream | undefined;
   readonly version: number;
+  /** The client's address, counted against the per-address socket cap while the connection is open. */
+  readonly address: string;
   #session: Session | undefined;
   #closed = false;
   /** The code this side closed with: it, not the client's echo, decides whether the session lives on. */
   #closeCode: number | undefined;
-  #heartbeatDeadline: NodeJS.Timeout | undefined;
+  /** The heartbeat tick of the last heartbeat (or of Hello). */
+  #beatTick: number;
   #identifyDeadline: NodeJS.Timeout | undefined;
   #windowStart = 0;
   #windowCount = 0;
   /** Frames are handled one at a time, in order: an Identify finishes before the next frame is read. */
   #queue: Promise<void> = SETTLED;
+  #queued = 0;
   #sending: Promise<void> = SETTLED;
 
+  // The socket's listeners are shared by every connection (`this` is the socket): no closures per socket.
+  static #onMessage(this: GatewaySocket, data: RawData, isBinary: boolean): void {
+    const connection = this.connection;
+    if (connection) connection.#receive(data, isBinary);
+  }
+
+  static #onClose(this: GatewaySocket, code: number): void {
+    const connection = this.connection;
+    if (connection) connection.#ended(code);
+  }
+
+  static #onError(this: GatewaySocket, error: Error): void {
+    const connection = this.connection;
+    if (connection) connection.#context.logger.debug({ err: error }, 'gateway socket error');
+  }
+
   constructor(
-    socket: WebSocket,
+    socket: GatewaySocket,
     context: ConnectionContext,
-    options: { version: number; zlib?: ZlibStream },
+    options: { version: number; address: string; zlib?: ZlibStream },
   ) {
     this.#socket = socket;
     this.#context = context;
     this.#zlib = options.zlib;
     this.version = options.version;
-    socket.on('message', (data, isBinary) => this.#receive(data, isBinary));
-    socket.on('close', (code) => this.#ended(code));
-    socket.on('error', (error) => context.logger.debug({ err: error }, 'gateway socket error'));
+    this.address = options.address;
+    this.#beatTick = context.heartbeatTick;
+    socket.connection = this;
+    socket.on('message', Connection.#onMessage);
+    socket.on('close', Connection.#onClose);
+    socket.on('error', Connection.#onError);
     this.#send({
       op: GatewayOpcodes.Hello,
       d: { heartbeat_interval: context.heartbeatIntervalMs },
       s: null,
       t: null,
     });
-    this.#armHeartbeat();
     // Heartbeats keep a session's socket alive, never a socket without one.
     this.#identifyDeadline = setTimeout(() => {
       if (!this.session) this.close(GatewayCloseCodes.NotAuthenticated, 'Not authenticated');
@@ -147,15 +180,21 @@ export class Connection implements SessionSink {
   }
 
   heartbeatReceived(): void {
-    this.#armHeartbeat();
+    this.#beatTick = this.#context.heartbeatTick;
     this.sendOp(GatewayOpcodes.HeartbeatAck, null);
+  }
+
+  /** A client silent for 1.5 heartbeat intervals is a zombie: close so it resumes (PROTOCOL.md §D.3). */
+  expireIfSilent(tick: number): void {
+    if (tick - this.#beatTick > SILENT_TICKS_ALLOWED) {
+      this.close(GatewayCloseCodes.SessionTimedOut, 'Session timed out');
+    }
   }
 
   close(code: GatewayCloseCode | 1000 | 1001, reason = ''): void {
     if (this.#closed) return;
     this.#closed = true;
     this.#closeCode = code;
-    clearTimeout(this.#heartbeatDeadline);
     clearTimeout(this.#identifyDeadline);
     // Let queued frames (an Invalid Session, a Reconnect) go out before the close frame.
     void this.#sending.then(() => this.#socket.close(code, reason.slice(0, 120)));
@@ -187,13 +226,21 @@ export class Connection implements SessionSink {
       this.close(GatewayCloseCodes.DecodeError, 'A payload is {op, d}');
       return;
     }
-    const frame = payload as ClientPayload;
-    this.#queue = this.#queue
-      .then(() => (this.#closed ? undefined : this.#context.handle(this, { op: frame.op, d: frame.d })))
-      .catch((error: unknown) => {
-        this.#context.logger.error({ err: error, op: frame.op }, 'gateway frame failed');
-        this.close(GatewayCloseCodes.UnknownError, 'Unknown error');
-      });
+    const frame: ClientPayload = { op: (payload as ClientPayload).op, d: (payload as ClientPayload).d };
+    this.#queued++;
+    this.#queue = this.#queue.then(() => this.#handle(frame));
+  }
+
+  async #handle(frame: ClientPayload): Promise<void> {
+    try {
+      if (!this.#closed) await this.#context.handle(this, frame);
+    } catch (error) {
+      this.#context.logger.error({ err: error, op: frame.op }, 'gateway frame failed');
+      this.close(GatewayCloseCodes.UnknownError, 'Unknown error');
+    } finally {
+      // An idle connection holds the shared settled promise, not the last frame's.
+      if (--this.#queued === 0) this.#queue = SETTLED;
+    }
   }
 
   /** 120 client events per 60 s per connection (PROTOCOL.md §D.6). */
@@ -205,21 +252,6 @@ export class Connection implements SessionSink {
     }
     this.#windowCount += 1;
     return this.#windowCount <= CLIENT_EVENTS_LIMIT.limit;
-  }
-
-  /** A client silent for 1.5 heartbeat intervals is a zombie: close so it resumes (PROTOCOL.md §D.3). */
-  #armHeartbeat(): void {
-    if (this.#closed) return;
-    // One timer for the connection's life, pushed back by each heartbeat rather than made anew.
-    if (this.#heartbeatDeadline) {
-      this.#heartbeatDeadline.refresh();
-      return;
-    }
-    this.#heartbeatDeadline = setTimeout(
-      () => this.close(GatewayCloseCodes.SessionTimedOut, 'Session timed out'),
-      this.#context.heartbeatIntervalMs * 1.5,
-    );
-    this.#heartbeatDeadline.unref();
   }
 
   #send(payload: { op: number; d: unknown; s: number | null; t: string | null }): void {
@@ -243,7 +275,6 @@ export class Connection implements SessionSink {
 
   #ended(code: number): void {
     this.#closed = true;
-    clearTimeout(this.#heartbeatDeadline);
     clearTimeout(this.#identifyDeadline);
     this.#zlib?.close();
     this.#context.closed(this, this.#closeCode ?? code);

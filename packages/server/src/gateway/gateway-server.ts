@@ -40,7 +40,13 @@ import { hashToken } from '../kernel/secrets.js';
 import { currentRequestId } from '../ops/request-context.js';
 import type { RateLimitStore } from '../ratelimit/store.js';
 import { ZlibStream } from './compression.js';
-import { type ClientPayload, Connection, type ConnectionContext, type DispatchFaults } from './connection.js';
+import {
+  type ClientPayload,
+  Connection,
+  type ConnectionContext,
+  type DispatchFaults,
+  HEARTBEAT_TICKS_PER_INTERVAL,
+} from './connection.js';
 import { type GatewayPort, route } from './dispatch.js';
 import { GuildViews } from './guild-views.js';
 import { readableBy } from './message-content.js';
@@ -51,11 +57,13 @@ import {
   joinGuild,
   leaveGuild,
   missedSince,
+  NO_DISPATCHES,
   RESUME_WINDOW_MS,
   record,
   type Sent,
   type Session,
   SessionRegistry,
+  sharedApplicationId,
   sharedScopes,
 } from './sessions.js';
 import { GatewaySocket } from './socket.js';
@@ -157,6 +165,8 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     maxPayload: MAX_CLIENT_PAYLOAD_BYTES,
     perMessageDeflate: false,
     WebSocket: GatewaySocket,
+    // `#connections` tracks the sockets; ws's own set would cost every idle session a closure and an entry.
+    clientTracking: false,
   });
   readonly #connections = new Set<Connection>();
   /** Dispatches sent by this node's connections since it started (metrics). */
@@ -171,6 +181,9 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
   readonly #allMembersServedAt = new Map<string, number>();
   readonly #unsubscribe: () => void;
   readonly #sweeper: NodeJS.Timeout;
+  readonly #heartbeats: NodeJS.Timeout;
+  /** The heartbeat clock every connection's deadline is read off (connection.ts). */
+  heartbeatTick = 0;
   #draining = false;
   /** The id of the last bus event this node saw: where a new session's history starts. */
   #lastEventId: string | undefined;
@@ -192,6 +205,11 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     this.#unsubscribe = deps.bus.subscribe((event) => this.deliver(event));
     this.#sweeper = setInterval(() => this.#sweep(this.clock.now()), SWEEP_INTERVAL_MS);
     this.#sweeper.unref();
+    this.#heartbeats = setInterval(() => {
+      const tick = ++this.heartbeatTick;
+      for (const connection of this.#connections) connection.expireIfSilent(tick);
+    }, this.heartbeatIntervalMs / HEARTBEAT_TICKS_PER_INTERVAL);
+    this.#heartbeats.unref();
   }
 
   /** Serves WebSocket upgrades of GATEWAY_PATH on the HTTP server. */
@@ -205,31 +223,38 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       const address = this.#deps.trustProxy
         ? proxyaddr(request, this.#deps.trustProxy)
         : (request.socket.remoteAddress ?? '');
-      if (!this.#admitAddress(socket, address)) {
+      if (!this.#admitAddress(address)) {
         socket.end('HTTP/1.1 429 Too Many Requests\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
         return;
       }
-      this.#wss.handleUpgrade(request, socket, head, (ws) => this.#open(ws, url.searchParams));
+      // Until the upgrade completes the socket gives its address back itself; after, its connection does.
+      const release = (): void => this.#releaseAddress(address);
+      socket.once('close', release);
+      this.#wss.handleUpgrade(request, socket, head, (ws) => {
+        socket.off('close', release);
+        this.#open(ws as GatewaySocket, url.searchParams, address);
+      });
     });
   }
 
-  /** Counts the socket against its address until it closes, however the upgrade ends; false over the cap. */
-  #admitAddress(socket: Duplex, address: string): boolean {
+  /** Counts a socket against its address; false over the cap. */
+  #admitAddress(address: string): boolean {
     const open = this.#perAddress.get(address) ?? 0;
     if (open >= this.#deps.maxConnectionsPerAddress) return false;
     this.#perAddress.set(address, open + 1);
-    socket.once('close', () => {
-      const left = (this.#perAddress.get(address) ?? 1) - 1;
-      if (left > 0) this.#perAddress.set(address, left);
-      else this.#perAddress.delete(address);
-    });
     return true;
   }
 
-  #open(ws: import('ws').WebSocket, query: URLSearchParams): void {
+  #releaseAddress(address: string): void {
+    const left = (this.#perAddress.get(address) ?? 1) - 1;
+    if (left > 0) this.#perAddress.set(address, left);
+    else this.#perAddress.delete(address);
+  }
+
+  #open(ws: GatewaySocket, query: URLSearchParams, address: string): void {
     const version = Number(query.get('v') ?? '10');
     const zlib = query.get('compress') === 'zlib-stream' ? new ZlibStream() : undefined;
-    const connection = new Connection(ws, this, { version, ...(zlib ? { zlib } : {}) });
+    const connection = new Connection(ws, this, { version, address, ...(zlib ? { zlib } : {}) });
     this.#connections.add(connection);
     if (!(GATEWAY_VERSIONS as readonly number[]).includes(version)) {
       connection.close(GatewayCloseCodes.InvalidAPIVersion, 'Invalid API version');
@@ -245,6 +270,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
   /** A client's 1000/1001 ends its session; any other close keeps it resumable for a while (§D.3). */
   closed(connection: Connection, code: number): void {
     this.#connections.delete(connection);
+    this.#releaseAddress(connection.address);
     const session = connection.session;
     if (!session || session.attached !== connection) return;
     session.attached = undefined;
@@ -304,7 +330,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       connection.close(GatewayCloseCodes.DisallowedIntents, 'Disallowed intent(s)');
       return;
     }
-    const shard = identify.shard ?? [0, 1];
+    const shard = identify.shard ?? UNSHARDED;
     if (!isShard(shard)) {
       connection.close(GatewayCloseCodes.InvalidShard, 'Invalid shard');
       return;
@@ -321,14 +347,14 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       identity: {
         kind: principal.kind,
         userId: principal.userId,
-        applicationId: principal.kind === 'user' ? undefined : principal.applicationId,
+        applicationId: principal.kind === 'user' ? undefined : sharedApplicationId(principal.applicationId),
         scopes: sharedScopes(principal.kind === 'bearer' ? principal.scopes : []),
         tokenHash: credentialHash(identify.token),
       },
       intents: intents as number,
       shard,
       seq: 0,
-      buffer: [],
+      buffer: NO_DISPATCHES,
       attached: connection,
       expiresAt: Number.POSITIVE_INFINITY,
       guildIds: guildSet(await this.#deps.guilds.guildIdsOf(principal.userId)),
@@ -791,6 +817,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     this.#draining = true;
     this.#unsubscribe();
     clearInterval(this.#sweeper);
+    clearInterval(this.#heartbeats);
     for (const connection of this.#connections) {
       connection.sendOp(GatewayOpcodes.Reconnect, null);
       connection.close(GatewayCloseCodes.UnknownError, 'Reconnect');
@@ -952,6 +979,8 @@ function presenceRef(session: Session): PresenceSessionRef {
 
 /** How often a node ends expired sessions and tells the shared store which ones it still holds. */
 const SWEEP_INTERVAL_MS = 30_000;
+/** The shard of a client that names none, shared by every such session. */
+const UNSHARDED: readonly [number, number] = [0, 1];
 
 /** Server closes after which the client must identify afresh (PROTOCOL.md §D.4: DJS recovery mapping). */
 const SESSION_ENDING_CLOSE_CODES = new Set<number>([

@@ -12,7 +12,7 @@ export interface StoredSession {
     tokenHash: string;
   };
   intents: number;
-  shard: [number, number];
+  shard: readonly [number, number];
   guildIds: string[];
   /** The last bus event before the session began: where its history starts. */
   sinceEventId: string | undefined;

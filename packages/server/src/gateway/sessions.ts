@@ -23,10 +23,10 @@ export interface Session {
   id: string;
   identity: SessionIdentity;
   intents: number;
-  shard: [number, number];
+  shard: readonly [number, number];
   seq: number;
-  /** Dispatches not yet known to be received, oldest first, bounded. */
-  buffer: Sent[];
+  /** Dispatches not yet known to be received, oldest first, bounded; shared NO_DISPATCHES until the first. */
+  buffer: readonly Sent[];
   /** The live connection, or undefined while the client is away and may resume. */
   attached: SessionSink | undefined;
   /** When a detached session is forgotten. */
@@ -54,6 +54,9 @@ export interface SessionSink {
 }
 
 const NO_GUILDS: ReadonlySet<string> = new Set();
+
+/** The buffer of every session that has recorded nothing since READY (most idle players). */
+export const NO_DISPATCHES: readonly Sent[] = Object.freeze([]);
 
 /** A session's guild set: the shared empty one when there are none (an empty Set's table is ~290 bytes). */
 export function guildSet(ids: Iterable<string>): ReadonlySet<string> {
@@ -88,6 +91,17 @@ export function sharedScopes(scopes: Iterable<Scope>): ReadonlySet<Scope> {
     if (scopeSets.size < SCOPE_SETS_KEPT) scopeSets.set(key, set);
   }
   return set;
+}
+
+/** One copy of each game's id for all its players' sessions (each token lookup reads its own); bounded. */
+const applicationIds = new Map<string, string>();
+const APPLICATION_IDS_KEPT = 4096;
+
+export function sharedApplicationId(id: string): string {
+  const shared = applicationIds.get(id);
+  if (shared !== undefined) return shared;
+  if (applicationIds.size < APPLICATION_IDS_KEPT) applicationIds.set(id, id);
+  return id;
 }
 
 /** Resume windows and buffer sizes (PROTOCOL.md §D.3: sessions stay resumable "for a few minutes"). */
@@ -177,9 +191,13 @@ export function record(session: Session, t: string, d: unknown, eventId?: string
   // READY is never replayed: whoever resumes holds its session_id, so received it. An idle session would
   // otherwise keep its largest payload for as long as it lives.
   if (t !== 'READY') {
-    session.buffer.push(sent);
-    // shift() drops the oldest without moving the rest (V8 trims the array's start); splice copied 2,000.
-    while (session.buffer.length > RESUME_BUFFER_SIZE) session.buffer.shift();
+    if (session.buffer === NO_DISPATCHES) session.buffer = [sent];
+    else {
+      const buffer = session.buffer as Sent[];
+      buffer.push(sent);
+      // shift() drops the oldest without moving the rest (V8 trims the array's start); splice copied 2,000.
+      while (buffer.length > RESUME_BUFFER_SIZE) buffer.shift();
+    }
   }
   session.attached?.dispatch(sent);
   return sent;

@@ -1,25 +1,30 @@
-import { type RateLimitStore, type WindowCount, windowOf } from './store.js';
+import { ENDED_WINDOW_KEPT_MS, type RateLimitStore, type WindowCount, windowStart } from './store.js';
 
-/** The in-process store: one node, nothing to run. Ended windows are swept as the map grows. */
+interface Window {
+  resetAt: number;
+  /** An ended window stays readable (a clock moved back reads it) one more length, at most a minute. */
+  keptUntil: number;
+  counts: Map<string, number>;
+}
+
+/**
+ * The in-process store: one node, nothing to run. Counts are grouped by window (its length and start), so a
+ * key costs one map entry of a number, not a slot string and an object, and an ended window goes whole.
+ */
 export class MemoryRateLimitStore implements RateLimitStore {
-  readonly #windows = new Map<string, { count: number; resetAt: number }>();
-  #sweepAt = 1024;
+  readonly #windows = new Map<string, Window>();
 
   async hit(key: string, windowMs: number, now: number, amount = 1): Promise<WindowCount> {
-    const { slot, resetAt } = windowOf(key, windowMs, now);
-    const window = this.#windows.get(slot);
-    if (window) {
-      window.count += amount;
-      return { count: window.count, resetAt };
-    }
-    this.#windows.set(slot, { count: amount, resetAt });
-    if (this.#windows.size >= this.#sweepAt) this.#sweep(now);
-    return { count: amount, resetAt };
+    const window = this.#window(windowMs, now);
+    const count = (window.counts.get(key) ?? 0) + amount;
+    window.counts.set(key, count);
+    return { count, resetAt: window.resetAt };
   }
 
   async peek(key: string, windowMs: number, now: number): Promise<WindowCount> {
-    const { slot, resetAt } = windowOf(key, windowMs, now);
-    return { count: this.#windows.get(slot)?.count ?? 0, resetAt };
+    const start = windowStart(windowMs, now);
+    const count = this.#windows.get(`${windowMs}:${start}`)?.counts.get(key) ?? 0;
+    return { count, resetAt: start + windowMs };
   }
 
   /** Forgets every window (the emulator restored a snapshot: counts start afresh). */
@@ -31,8 +36,18 @@ export class MemoryRateLimitStore implements RateLimitStore {
     this.#windows.clear();
   }
 
-  #sweep(now: number): void {
-    for (const [slot, window] of this.#windows) if (window.resetAt <= now) this.#windows.delete(slot);
-    this.#sweepAt = Math.max(1024, this.#windows.size * 2);
+  #window(windowMs: number, now: number): Window {
+    const start = windowStart(windowMs, now);
+    const id = `${windowMs}:${start}`;
+    let window = this.#windows.get(id);
+    if (!window) {
+      // Windows are few (about two per limit length): the long-ended ones go as each new one opens.
+      for (const [ended, { keptUntil }] of this.#windows) if (keptUntil <= now) this.#windows.delete(ended);
+      const resetAt = start + windowMs;
+      window = { resetAt, keptUntil: resetAt + Math.min(windowMs, ENDED_WINDOW_KEPT_MS), counts: new Map() };
+      this.#windows.set(id, window);
+    }
+    return window;
   }
 }
+

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { type RateLimitStore, type WindowCount, windowOf } from './store.js';
+import { ENDED_WINDOW_KEPT_MS, type RateLimitStore, type WindowCount, windowOf } from './store.js';
 
 // INCRBY and the expiry in one round trip; the expiry only cleans up, the window lives in the key.
 const HIT = `local n = redis.call('INCRBY', KEYS[1], ARGV[2])
@@ -21,7 +21,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     const { slot, resetAt } = windowOf(key, windowMs, now);
     const count = await this.#redis.hearthRateLimitHit(
       `rl:${slot}`,
-      String(windowMs + 60_000),
+      String(windowMs + ENDED_WINDOW_KEPT_MS),
       String(amount),
     );
     return { count, resetAt };

@@ -19,7 +19,14 @@ export interface WindowCount {
   resetAt: number;
 }
 
+/** How long an ended window stays readable (a clock moved back reads it), in every store. */
+export const ENDED_WINDOW_KEPT_MS = 60_000;
+
+export function windowStart(windowMs: number, now: number): number {
+  return Math.floor(now / windowMs) * windowMs;
+}
+
 export function windowOf(key: string, windowMs: number, now: number): { slot: string; resetAt: number } {
-  const start = Math.floor(now / windowMs) * windowMs;
+  const start = windowStart(windowMs, now);
   return { slot: `${key}:${windowMs}:${start}`, resetAt: start + windowMs };
 }

@@ -22,9 +22,12 @@ interface SessionState {
   sessionId: string;
   applicationId: string | undefined;
   status: PresenceStatus;
-  activities: ActivityInput[];
+  activities: readonly ActivityInput[];
   updatedAt: number;
 }
+
+/** The activities of every session that sets none. */
+const NO_ACTIVITIES: readonly ActivityInput[] = Object.freeze([]);
 
 /** The presence object of PRESENCE_UPDATE and READY `presences`. */
 export interface PresenceObject {
@@ -65,8 +68,8 @@ type PresenceSessionData = {
 
 export class PresenceService {
   readonly #deps: PresenceDeps;
-  /** Each user's sessions: an array, since a user has one or a few and a Map's table costs 450 bytes. */
-  readonly #sessions = new Map<string, SessionState[]>();
+  /** Each user's sessions: most users have one, kept alone; a few are an array (a Map's table is 450 bytes). */
+  readonly #sessions = new Map<string, SessionState | SessionState[]>();
   /** What friends were last told of each user (key: user, or user and game for game friends). */
   readonly #told = new Map<string, string>();
   readonly #chains = new Map<string, Promise<void>>();
@@ -138,7 +141,7 @@ export class PresenceService {
 
   /** The user's presence as a friend sees it; `applicationId`: as a game friend in that game sees it. */
   presenceOf(userId: string, applicationId?: string): PresenceObject {
-    const sessions = (this.#sessions.get(userId) ?? []).filter(
+    const sessions = this.#statesOf(userId).filter(
       (state) => applicationId === undefined || state.applicationId === applicationId,
     );
     const latest = sessions.reduce<SessionState | undefined>(
@@ -162,7 +165,7 @@ export class PresenceService {
 
   /** The user's current activity in a game, secrets included: what an invite's acceptance reveals. */
   activityOf(userId: string, applicationId: string): ActivityInput | undefined {
-    for (const state of this.#sessions.get(userId) ?? []) {
+    for (const state of this.#statesOf(userId)) {
       const activity = state.activities.find((a) => a.application_id === applicationId);
       if (activity) return activity;
     }
@@ -171,7 +174,7 @@ export class PresenceService {
 
   /** Whether the user has a session of this game ("in the game", PROTOCOL.md §B.5). */
   isPlaying(userId: string, applicationId: string): boolean {
-    for (const state of this.#sessions.get(userId) ?? []) {
+    for (const state of this.#statesOf(userId)) {
       if (state.applicationId === applicationId) return true;
     }
     return false;
@@ -241,41 +244,52 @@ export class PresenceService {
     });
   }
 
+  #statesOf(userId: string): readonly SessionState[] {
+    const states = this.#sessions.get(userId);
+    return states === undefined ? [] : Array.isArray(states) ? states : [states];
+  }
+
   /** One session's presence, as this node keeps it. */
   #apply(data: PresenceSessionData): void {
-    const sessions = this.#sessions.get(data.user_id) ?? [];
+    const userId = data.user_id;
+    const sessions = this.#statesOf(userId);
     const at = sessions.findIndex((state) => state.sessionId === data.session_id);
     if (data.ended) {
       if (at === -1) return;
-      if (sessions.length === 1) this.#sessions.delete(data.user_id);
-      else sessions.splice(at, 1);
+      const left = sessions.filter((_, index) => index !== at);
+      if (left.length === 0) this.#sessions.delete(userId);
+      else this.#sessions.set(userId, left.length === 1 ? (left[0] as SessionState) : left);
       return;
     }
+    const previous = sessions[at];
     const state: SessionState = {
-      sessionId: data.session_id,
-      applicationId: data.application_id ?? undefined,
+      // A change comes twice (applied here at once, then from the bus): the first one's strings are kept.
+      sessionId: previous?.sessionId ?? data.session_id,
+      applicationId: previous ? previous.applicationId : (data.application_id ?? undefined),
       status: data.status,
-      activities: data.activities,
+      activities: data.activities.length === 0 ? NO_ACTIVITIES : data.activities,
       updatedAt: data.at,
     };
-    if (at !== -1) sessions[at] = state;
-    else if (sessions.push(state) === 1) this.#sessions.set(data.user_id, sessions);
+    if (sessions.length === 0) this.#sessions.set(userId, state);
+    else if (at === -1) this.#sessions.set(userId, [...sessions, state]);
+    else if (sessions.length === 1) this.#sessions.set(userId, state);
+    else (sessions as SessionState[])[at] = state;
   }
 
   async #tellFriends(userId: string): Promise<void> {
     const presence = this.presenceOf(userId);
     const friends = await this.#deps.relationships.friendIds(userId);
-    if (this.#changed(userId, presence) && friends.length > 0) {
-      await this.#publish(presence, { users: friends });
-    }
+    // With no friends nobody is told, so nothing is remembered: a friend made later is told by `relationshipChanged`.
+    if (friends.length === 0) this.#told.delete(userId);
+    else if (this.#changed(userId, presence)) await this.#publish(presence, { users: friends });
     // Game friends see the player's presence in that game only, and only while the player is in it.
     const platform = new Set(friends);
     for (const [applicationId, ids] of await this.#deps.relationships.gameFriendsByApplication(userId)) {
       const inGame = this.presenceOf(userId, applicationId);
       const users = ids.filter((id) => !platform.has(id));
-      if (this.#changed(`${userId}:${applicationId}`, inGame) && users.length > 0) {
-        await this.#publish(inGame, { users, applicationId });
-      }
+      const key = `${userId}:${applicationId}`;
+      if (users.length === 0) this.#told.delete(key);
+      else if (this.#changed(key, inGame)) await this.#publish(inGame, { users, applicationId });
     }
   }
 
