@@ -101,20 +101,20 @@ export class Connection implements SessionSink {
   #sending: Promise<void> = SETTLED;
 
   // The socket's listeners are shared by every connection (`this` is the socket): no closures per socket.
-  static #onMessage(this: GatewaySocket, data: RawData, isBinary: boolean): void {
+  static readonly #onMessage = function (this: GatewaySocket, data: RawData, isBinary: boolean): void {
     const connection = this.connection;
     if (connection) connection.#receive(data, isBinary);
-  }
+  };
 
-  static #onClose(this: GatewaySocket, code: number): void {
+  static readonly #onClose = function (this: GatewaySocket, code: number): void {
     const connection = this.connection;
     if (connection) connection.#ended(code);
-  }
+  };
 
-  static #onError(this: GatewaySocket, error: Error): void {
+  static readonly #onError = function (this: GatewaySocket, error: Error): void {
     const connection = this.connection;
     if (connection) connection.#context.logger.debug({ err: error }, 'gateway socket error');
-  }
+  };
 
   constructor(
     socket: GatewaySocket,

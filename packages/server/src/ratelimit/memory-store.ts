@@ -50,4 +50,3 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return window;
   }
 }
-
