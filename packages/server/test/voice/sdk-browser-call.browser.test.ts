@@ -120,13 +120,14 @@ describe.skipIf(!available)(
     let game: TestGame;
     let nodeClient: sdkpp.Client;
     let origin: Awaited<ReturnType<typeof startGameOrigin>>;
+    const clock = new ManualClock('2026-02-01T00:00:00Z');
     const nodeHeard = new Map<bigint, Int16Array[]>();
     let nodeCaptured = 0;
 
     beforeAll(async () => {
       const wasmPath = createRequire(import.meta.url).resolve('opusscript/build/opusscript_native_wasm.wasm');
       const [started, launched, script, wasm] = await Promise.all([
-        startVoiceHearth(new ManualClock('2026-02-01T00:00:00Z')),
+        startVoiceHearth(clock),
         launchChromium(),
         bundleSdk(),
         readFile(wasmPath),
@@ -319,6 +320,24 @@ describe.skipIf(!available)(
           () => (globalThis as unknown as { state: PageState }).state.client.GetCalls().length,
         ),
       ).toBe(0);
+    });
+
+    it('from 1 March 2026 the browser build, which has no DAVE, is refused: Disconnected, Forbidden, 4017', async () => {
+      clock.set('2026-03-02T00:00:00Z');
+      const lobbyId = String(nodeClient.GetCalls()[0]!.GetChannelId());
+      const reports = await page.evaluate(async (lobby) => {
+        const state = (globalThis as unknown as { state: PageState }).state;
+        const lib = state.sdk.sdkpp;
+        const call = state.client.StartCall(BigInt(lobby));
+        if (!call) throw new Error('StartCall answered no call');
+        const seen: number[][] = [];
+        call.SetStatusChangedCallback((status, error, detail) => seen.push([status, error, detail]));
+        while (call.GetStatus() !== lib.Call.Status.Disconnected) {
+          await new Promise((resolve) => setTimeout(resolve, 10));
+        }
+        return seen;
+      }, lobbyId);
+      expect(reports.at(-1)).toEqual([CallStatus.Disconnected, sdkpp.Call.Error.Forbidden, 4017]);
     });
   },
 );

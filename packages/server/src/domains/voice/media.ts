@@ -24,8 +24,9 @@ export interface PacketChannel {
 }
 
 /**
- * The selective forwarding unit as the voice gateway drives it. Every call is plain data, so the same
- * interface can be served from a worker thread by message passing (DESIGN.md: forwarding in workers).
+ * The selective forwarding unit as the voice gateway drives it. Every call but `connect` is plain data, so
+ * the same interface can be served from a worker thread by message passing (DESIGN.md: forwarding in
+ * workers); a data channel's datagrams would be posted to it the same way.
  */
 export interface VoiceMedia {
   /** The UDP port Ready announces. */

@@ -26,6 +26,8 @@ export interface DataChannelPeer {
 }
 
 const WILDCARDS = new Set(['0.0.0.0', '::']);
+/** Gathering host candidates takes milliseconds; past this the offer is refused. */
+const GATHERING_TIMEOUT_MS = 5_000;
 
 /** Answers `offer`; the channel's datagrams reach the listener `channel.onMessage` registers. */
 export async function answerDataChannelOffer(offer: string, config: WebRtcConfig): Promise<DataChannelPeer> {
@@ -79,9 +81,15 @@ export async function answerDataChannelOffer(offer: string, config: WebRtcConfig
 /** Host candidates only (no STUN servers), so gathering ends as soon as the sockets are bound. */
 function gathered(peer: RTCPeerConnection): Promise<void> {
   if (peer.iceGatheringState === 'complete') return Promise.resolve();
-  return new Promise((resolve) => {
+  return new Promise((resolve, reject) => {
+    // The voice gateway answers its frames in order: a gathering that hangs must not hold them.
+    const timer = setTimeout(() => {
+      unSubscribe();
+      reject(new SdpRefused('ICE gathering did not complete'));
+    }, GATHERING_TIMEOUT_MS);
     const { unSubscribe } = peer.iceGatheringStateChange.subscribe((state) => {
       if (state !== 'complete') return;
+      clearTimeout(timer);
       unSubscribe();
       resolve();
     });
