@@ -4,7 +4,7 @@
  * the answerer (`werift`, WebRTC in TypeScript); the channel then becomes the member's media endpoint.
  */
 import { isIP } from 'node:net';
-import { type RTCDataChannel, RTCPeerConnection, RTCSessionDescription } from 'werift';
+import type { RTCDataChannel, RTCPeerConnection } from 'werift';
 import type { PacketChannel } from './media.js';
 
 /** Where this node's ICE host candidates are: the voice bind address, announced as the public host. */
@@ -42,6 +42,8 @@ export async function answerDataChannelOffer(offer: string, config: WebRtcConfig
   ) {
     throw new SdpRefused('the offer lacks ICE credentials or a DTLS fingerprint');
   }
+  // Loaded on the first offer: WebRTC takes a second to import, and most nodes never see a browser.
+  const { RTCPeerConnection, RTCSessionDescription } = await import('werift');
   const ipv6 = isIP(config.host) === 6;
   const specific = isIP(config.host) !== 0 && !WILDCARDS.has(config.host);
   const peer = new RTCPeerConnection({
