@@ -77,6 +77,21 @@ export const VOICE_ENCRYPTION_MODES: readonly VoiceEncryptionMode[] = [
 ];
 
 /**
+ * Op 1 Select Protocol's `protocol` values. `udp` is the platform's. Discord's web client sends `webrtc` with
+ * SDP fragments for an audio track (DTLS-SRTP media, no `secret_key`); Hearth's browser transport differs on
+ * the wire, so it has its own value: a full SDP offer of one unreliable, unordered data channel carrying the
+ * very datagrams of the UDP path (IP discovery, rtpsize-encrypted RTP with DAVE inside, RTCP).
+ */
+export const VoiceProtocols = {
+  Udp: 'udp',
+  WebRtcDataChannel: 'webrtc_datachannel',
+} as const;
+export type VoiceProtocol = (typeof VoiceProtocols)[keyof typeof VoiceProtocols];
+
+/** Longest SDP offer op 1 `webrtc_datachannel` accepts (a data-channel offer is about 1 KB). */
+export const VOICE_SDP_MAX_LENGTH = 16_384;
+
+/**
  * Modes discontinued on 2024-11-18 with the v4 requirement (Timeline.voiceGatewayV4Required): Hearth never
  * served them, so selecting one closes 4016 whatever the date.
  */

@@ -1,5 +1,6 @@
 import { ClientCore, type ClientOptions, customSchemeRedirect, withDefaults } from './client.js';
 import type { WebSocketConstructor } from './gateway/socket.js';
+import { browserVoiceNetwork } from './voice/browser-voice.js';
 
 /** Opens the authorization page in a new browser window (or the current one when blocked). */
 function browserOpener(url: string): void {
@@ -12,8 +13,8 @@ function browserOpener(url: string): void {
 }
 
 /**
- * The client of browser and mobile-style builds: custom-scheme redirects via HandleAuthorizeRedirect, and
- * the browser's WebSocket.
+ * The client of browser and mobile-style builds: custom-scheme redirects via HandleAuthorizeRedirect, the
+ * browser's WebSocket, and calls over a WebRTC data channel (browser-voice.ts).
  */
 export class Client extends ClientCore {
   constructor(apiBase?: string, webBase?: string, options?: ClientOptions) {
@@ -26,6 +27,7 @@ export class Client extends ClientCore {
         // The browser's own WebSocket, looked up when a connection opens (no Node built-in in this entry).
         webSocket: () => (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket,
         os: 'browser',
+        voice: () => browserVoiceNetwork(),
       }),
     );
   }

@@ -108,7 +108,7 @@ export interface ClientOptions {
   launchCommandsDir?: string;
   /**
    * What calls run on (voice gateway socket, UDP, ciphers, Opus, DAVE). Default: Node's on the Node entry;
-   * none in browsers, which have no UDP socket (StartCall then fails).
+   * in browsers a WebRTC data channel for the datagrams, and no DAVE (`browserVoiceNetwork`).
    */
   voiceNetwork?: VoiceNetwork;
   /** The Social SDK's ClientCreateOptions, carried; see the class for what applies in JavaScript. */
@@ -127,7 +127,7 @@ export interface ClientEnvironment {
   launchCommands?: (dir: string | undefined) => LaunchCommandStore;
   /** The join this process was launched for by the local agent, if any. */
   launchJoin?: () => LaunchJoin | undefined;
-  /** The voice network; absent where calls cannot run (browsers). */
+  /** The voice network; absent where calls cannot run. */
   voice?: () => VoiceNetwork;
   /** Appends one voice log line to a file in the SetVoiceLogDir directory; absent without a file system. */
   voiceLogWriter?: (dir: string) => (line: string) => void;

@@ -762,6 +762,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     logger,
     clock,
     publicHost: voicePublicHost,
+    webrtc: { host: config.voiceHost, publicHost: voicePublicHost },
     heartbeatIntervalMs: options.voice?.heartbeatIntervalMs ?? VOICE_HEARTBEAT_INTERVAL_MS,
     modes: options.voice?.modes ?? VOICE_ENCRYPTION_MODES,
   });

@@ -1,7 +1,8 @@
 /**
  * What a call needs of its platform, injected so the core runs anywhere: a WebSocket that carries binary
  * frames, a UDP socket, the transport ciphers, an Opus codec and, for end-to-end encryption, DAVE. The
- * Node entry supplies them all (node-voice.ts); a browser has no UDP socket, so calls are not offered there.
+ * Node entry supplies them all (node-voice.ts); browsers, which have no UDP socket, carry the same
+ * datagrams over a WebRTC data channel that the voice gateway signals (browser-voice.ts).
  */
 import type { DaveProvider } from './dave.js';
 import type { Aead, TransportMode } from './transport-crypto.js';
@@ -17,11 +18,20 @@ export interface VoiceSocketLike {
   addEventListener(type: 'error', listener: () => void): void;
 }
 
-/** A UDP socket bound to one remote address (the voice server's, from Ready). */
+/** A UDP socket bound to one remote address (the voice server's, from Ready), or what stands in for one. */
 export interface UdpSocketLike {
   send(packet: Uint8Array): void;
   onMessage(listener: (packet: Uint8Array) => void): void;
   close(): void;
+  /** Present on a transport the voice gateway must set up (a browser's data channel); absent on UDP. */
+  readonly signalling?: DatagramSignalling;
+}
+
+/** Op 1 names `protocol` and carries `offer()`; op 4's `sdp` goes to `answer`, which ends once datagrams flow. */
+export interface DatagramSignalling {
+  readonly protocol: string;
+  offer(): Promise<string>;
+  answer(sdp: string): Promise<void>;
 }
 
 /** 20 ms frames of 48 kHz stereo int16 in, Opus packets out, and back. */

@@ -9,6 +9,7 @@ import {
   VOICE_SECRET_KEY_BYTES,
   type VoiceEncryptionMode,
 } from '@hearth/protocol';
+import { gcm } from '@noble/ciphers/aes.js';
 import { xchacha20poly1305 } from '@noble/ciphers/chacha.js';
 import { parseRtpHeader } from './rtp.js';
 
@@ -31,6 +32,19 @@ export const xchachaAead: Aead = {
   open: (key, nonce, sealed, aad) => {
     try {
       return xchacha20poly1305(key, nonce, aad).decrypt(sealed);
+    } catch {
+      return undefined;
+    }
+  },
+};
+
+/** AES-256-GCM in JavaScript (`@noble/ciphers`), where OpenSSL is not at hand (browsers: WebCrypto is async only). */
+export const nobleAesGcm: Aead = {
+  nonceSize: 12,
+  seal: (key, nonce, plaintext, aad) => gcm(key, nonce, aad).encrypt(plaintext),
+  open: (key, nonce, sealed, aad) => {
+    try {
+      return gcm(key, nonce, aad).decrypt(sealed);
     } catch {
       return undefined;
     }

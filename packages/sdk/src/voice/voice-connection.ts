@@ -1,7 +1,7 @@
 /**
  * One call's link to its voice server (VOICE-RPC.md §1): the voice gateway v8 (identify, heartbeats with
- * `seq_ack`, buffered resume), UDP IP discovery, the mode the server lists first, the session key, and
- * RTP in both directions through transport encryption and DAVE.
+ * `seq_ack`, buffered resume), UDP (or a browser's data channel) with IP discovery, the mode the server
+ * lists first, the session key, and RTP in both directions through transport encryption and DAVE.
  */
 import {
   IpDiscovery,
@@ -12,6 +12,7 @@ import {
   VOICE_SECRET_KEY_BYTES,
   VoiceCloseCodes,
   VoiceOpcodes,
+  VoiceProtocols,
 } from '@hearth/protocol';
 import { DaveMember } from './dave.js';
 import type { UdpSocketLike, VoiceNetwork, VoiceSocketLike } from './network.js';
@@ -24,6 +25,8 @@ const VOICE_GATEWAY_VERSION = VOICE_GATEWAY_BUFFERED_RESUME_VERSION;
 const MISSED_HEARTBEATS = 3;
 /** The UDP keepalive the platform's clients send (ignored by servers that need none). */
 const KEEPALIVE_MS = 5_000;
+/** IP discovery is repeated until answered: its datagrams, like any, may be lost. */
+const DISCOVERY_RETRY_MS = 1_000;
 
 export interface VoiceConnectionParams {
   endpoint: string;
@@ -69,6 +72,8 @@ function bytesOf(data: unknown): Uint8Array | undefined {
 export class VoiceConnection {
   #socket: VoiceSocketLike | undefined;
   #udp: UdpSocketLike | undefined;
+  /** Settles with IP discovery's answer (sent by `#discover`, or after op 4 on a signalled transport). */
+  #discovered: Promise<{ address: string; port: number }> | undefined;
   #heartbeat: ReturnType<typeof setInterval> | undefined;
   #keepalive: ReturnType<typeof setInterval> | undefined;
   #unanswered = 0;
@@ -177,7 +182,7 @@ export class VoiceConnection {
         void this.#discover(d);
         return;
       case VoiceOpcodes.SessionDescription:
-        this.#describe(d);
+        void this.#describe(d);
         return;
       case VoiceOpcodes.Resumed:
         this.#resuming = false;
@@ -230,7 +235,10 @@ export class VoiceConnection {
     );
   }
 
-  /** UDP IP discovery, then Select Protocol with the first mode of the server's list this client has. */
+  /**
+   * UDP IP discovery, then Select Protocol with the first mode of the server's list this client has. A
+   * signalled transport (a browser's data channel) sends its offer instead; discovery follows op 4.
+   */
   async #discover(d: Record<string, unknown>): Promise<void> {
     this.#ssrc = Number(d.ssrc) >>> 0;
     const modes = Array.isArray(d.modes) ? d.modes.map(String) : [];
@@ -251,7 +259,7 @@ export class VoiceConnection {
       return;
     }
     this.#udp = udp;
-    const discovered = new Promise<{ address: string; port: number }>((resolve) => {
+    this.#discovered = new Promise<{ address: string; port: number }>((resolve) => {
       udp.onMessage((packet) => {
         if (!this.#cipher) {
           const answer = parseDiscovery(packet);
@@ -261,23 +269,41 @@ export class VoiceConnection {
         this.#receive(packet);
       });
     });
-    udp.send(discoveryRequest(this.#ssrc));
-    const { address, port } = await discovered;
-    this.#send(VoiceOpcodes.SelectProtocol, { protocol: 'udp', data: { address, port, mode } });
+    if (udp.signalling) {
+      let sdp: string;
+      try {
+        sdp = await udp.signalling.offer();
+      } catch (error) {
+        this.#fail(`the WebRTC offer could not be made: ${String(error)}`);
+        return;
+      }
+      this.#send(VoiceOpcodes.SelectProtocol, { protocol: udp.signalling.protocol, data: { mode, sdp } });
+      return;
+    }
+    const { address, port } = await this.#ipDiscovery(udp);
+    this.#send(VoiceOpcodes.SelectProtocol, { protocol: VoiceProtocols.Udp, data: { address, port, mode } });
   }
 
-  #describe(d: Record<string, unknown>): void {
+  /** Sends IP discovery until answered. */
+  async #ipDiscovery(udp: UdpSocketLike): Promise<{ address: string; port: number }> {
+    const request = discoveryRequest(this.#ssrc);
+    udp.send(request);
+    const retry = setInterval(() => udp.send(request), DISCOVERY_RETRY_MS);
+    try {
+      return await (this.#discovered as Promise<{ address: string; port: number }>);
+    } finally {
+      clearInterval(retry);
+    }
+  }
+
+  async #describe(d: Record<string, unknown>): Promise<void> {
     const mode = chooseMode([String(d.mode)], this.params.network.ciphers);
     const key = Array.isArray(d.secret_key) ? Uint8Array.from(d.secret_key as number[]) : undefined;
     if (!mode || !key || key.length !== VOICE_SECRET_KEY_BYTES) {
       this.#fail('the session description carries no usable mode or key');
       return;
     }
-    this.#cipher = new TransportCipher(mode, key, this.params.network.ciphers[mode] as never);
-    this.#packetizer ??= new RtpPacketizer(this.#ssrc, {
-      sequence: Math.floor(Math.random() * 0x10000),
-      timestamp: Math.floor(Math.random() * 0x1_0000_0000),
-    });
+    // DAVE first: the server's MLS ops may arrive while a data channel is still opening.
     const version = Number(d.dave_protocol_version ?? 0);
     const provider = this.params.network.dave;
     if (provider && version > 0 && !this.#dave) {
@@ -288,6 +314,25 @@ export class VoiceConnection {
         log: (message) => this.events.log(message),
       });
     }
+    const udp = this.#udp;
+    if (udp?.signalling && !this.#cipher) {
+      // The data channel opens with the answer; discovery over it proves datagrams reach the server.
+      try {
+        if (typeof d.sdp !== 'string') throw new Error('op 4 carries no SDP answer');
+        await udp.signalling.answer(d.sdp);
+        if (this.#closed) return;
+        await this.#ipDiscovery(udp);
+      } catch (error) {
+        this.#fail(`the WebRTC data channel could not be opened: ${String(error)}`);
+        return;
+      }
+      if (this.#closed) return;
+    }
+    this.#cipher = new TransportCipher(mode, key, this.params.network.ciphers[mode] as never);
+    this.#packetizer ??= new RtpPacketizer(this.#ssrc, {
+      sequence: Math.floor(Math.random() * 0x10000),
+      timestamp: Math.floor(Math.random() * 0x1_0000_0000),
+    });
     if (!this.#keepalive) {
       let counter = 0;
       this.#keepalive = setInterval(() => {

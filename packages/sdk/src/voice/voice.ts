@@ -15,9 +15,8 @@ import { VoiceConnection, type VoiceConnectionParams } from './voice-connection.
 /** How long a call waits for the gateway to answer op 4 before giving up (Call::Error JoinTimeout). */
 export const JOIN_TIMEOUT_MS = 15_000;
 
-/** Why calls are not offered where there is no voice network (browsers). */
-export const NO_VOICE_NETWORK =
-  'voice calls need a UDP socket, which browsers do not offer, and the platform has no browser media path: StartCall works on Node only';
+/** Why a call cannot start where the client was given no voice network. */
+export const NO_VOICE_NETWORK = 'voice calls need a voice network, and this client has none';
 
 interface Pending {
   call: Call;

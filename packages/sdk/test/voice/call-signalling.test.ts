@@ -311,7 +311,7 @@ describe('a lobby call through the Voice feature', () => {
 });
 
 describe('the Client’s voice surface', () => {
-  it('in a browser StartCall fails clearly: no UDP socket, no browser media path', () => {
+  it('in a browser StartCall runs on the browser voice network: not Ready, it answers no call and says why', () => {
     const client = new BrowserClient('http://127.0.0.1:1/api', 'http://127.0.0.1:1', { build: 'debug' });
     const lines: string[] = [];
     client.AddLogCallback((message) => lines.push(message), LoggingSeverity.Error);
@@ -323,8 +323,18 @@ describe('the Client’s voice surface', () => {
         () => undefined,
       ),
     ).toBeUndefined();
-    expect(lines).toEqual([NO_VOICE_NETWORK, NO_VOICE_NETWORK]);
+    expect(lines).toEqual(['StartCall needs a Ready client', 'StartCall needs a Ready client']);
     expect(client.GetCalls()).toEqual([]);
+  });
+
+  it('without a voice network StartCall fails clearly', () => {
+    const sent: Array<{ op: number; d: unknown }> = [];
+    const { feature } = fakeFeature(sent);
+    const lines: string[] = [];
+    feature.logger.add((message) => lines.push(message), LoggingSeverity.Error);
+    expect(new Voice(feature, undefined).start(String(LOBBY), undefined, undefined)).toBeUndefined();
+    expect(lines).toEqual([NO_VOICE_NETWORK]);
+    expect(sent).toEqual([]);
   });
 
   it('on Node, not Ready: no call; EndCall and EndCalls still answer', async () => {

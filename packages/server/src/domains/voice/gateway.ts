@@ -8,11 +8,13 @@ import {
   VOICE_GATEWAY_MAX_VERSION,
   VOICE_GATEWAY_MIN_VERSION,
   VOICE_RESUME_WINDOW_MS,
+  VOICE_SDP_MAX_LENGTH,
   VOICE_SECRET_KEY_BYTES,
   VOICE_VERSION_REFUSED_CLOSE_CODE,
   VoiceCloseCodes,
   type VoiceEncryptionMode,
   VoiceOpcodes,
+  VoiceProtocols,
 } from '@hearth/protocol';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import type { Clock } from '../../kernel/clock.js';
@@ -22,6 +24,7 @@ import type { E2eeCalls, E2eeMember } from './e2ee.js';
 import type { MediaStats, VoiceMedia } from './media.js';
 import { type VoiceGrant, VoiceRefusal, type VoiceService } from './service.js';
 import { type VoiceRights, VoiceSession } from './session.js';
+import { answerDataChannelOffer, type DataChannelPeer, SdpRefused, type WebRtcConfig } from './webrtc.js';
 
 /** A voice gateway frame is small; anything larger is refused before it is buffered (closes 1009). */
 const MAX_FRAME_BYTES = 64 * 1024;
@@ -49,6 +52,8 @@ export interface VoiceGatewayDeps {
   heartbeatIntervalMs: number;
   /** Ready's `modes`, in the order offered: clients take the first they support. */
   modes: readonly VoiceEncryptionMode[];
+  /** Where browsers' data channels reach this node (op 1 `webrtc_datachannel`). */
+  webrtc: WebRtcConfig;
 }
 
 /** The fields of VOICE_STATE_UPDATE / LOBBY_VOICE_STATE_UPDATE the voice gateway reads. */
@@ -466,18 +471,21 @@ export class VoiceGateway {
     call.add(session, this.#member(session));
   }
 
-  /** Op 1: UDP with one of the two rtpsize modes (4016 otherwise); answers op 4 with a fresh key. */
-  #selectProtocol(link: Link, d: unknown): void {
+  /**
+   * Op 1: UDP, or a browser's WebRTC data channel (its SDP offer in `data.sdp`, answered in op 4's `sdp`),
+   * with one of the two rtpsize modes (4016 otherwise); answers op 4 with a fresh key.
+   */
+  async #selectProtocol(link: Link, d: unknown): Promise<void> {
     const session = link.session!;
     const input = d as {
       protocol?: unknown;
-      data?: { address?: unknown; port?: unknown; mode?: unknown };
+      data?: { address?: unknown; port?: unknown; mode?: unknown; sdp?: unknown };
     } | null;
     if (typeof input !== 'object' || input === null) {
       this.#close(link, VoiceCloseCodes.BadRequest);
       return;
     }
-    if (input.protocol !== 'udp') {
+    if (input.protocol !== VoiceProtocols.Udp && input.protocol !== VoiceProtocols.WebRtcDataChannel) {
       this.#close(link, VoiceCloseCodes.UnknownProtocol);
       return;
     }
@@ -490,6 +498,11 @@ export class VoiceGateway {
     if (!mode) {
       this.#close(link, VoiceCloseCodes.UnknownEncryptionMode);
       return;
+    }
+    let peer: DataChannelPeer | undefined;
+    if (input.protocol === VoiceProtocols.WebRtcDataChannel) {
+      peer = await this.#answerOffer(link, session, data.sdp);
+      if (!peer) return;
     }
     const call = this.#calls.get(session.channelId)!;
     const member = call.memberOf(session)!;
@@ -504,9 +517,36 @@ export class VoiceGateway {
       dave_protocol_version: session.daveProtocolVersion,
       audio_codec: 'opus',
       video_codec: null,
+      ...(peer ? { sdp: peer.sdp } : {}),
     });
     call.speakingOf(session);
     if (firstTime) call.e2ee.joined(member);
+  }
+
+  /** The data channel's peer for this session (a previous one is closed); a bad offer closes 4020. */
+  async #answerOffer(link: Link, session: VoiceSession, sdp: unknown): Promise<DataChannelPeer | undefined> {
+    if (typeof sdp !== 'string' || sdp.length > VOICE_SDP_MAX_LENGTH) {
+      this.#close(link, VoiceCloseCodes.BadRequest);
+      return undefined;
+    }
+    let peer: DataChannelPeer;
+    try {
+      peer = await answerDataChannelOffer(sdp, this.#deps.webrtc);
+    } catch (error) {
+      if (!(error instanceof SdpRefused)) throw error;
+      this.#deps.logger.info({ sessionId: session.sessionId, reason: error.message }, 'voice sdp refused');
+      this.#close(link, VoiceCloseCodes.BadRequest);
+      return undefined;
+    }
+    // The session may have ended while the answer was made.
+    if (this.#sessions.get(`${session.serverId}:${session.userId}`) !== session) {
+      peer.close();
+      return undefined;
+    }
+    session.peer?.close();
+    session.peer = peer;
+    this.#media.connect(session.ssrc, peer.channel);
+    return peer;
   }
 
   /** Op 3: op 6 echoes `t` (v8) or the nonce; v8's `seq_ack` releases what the client has seen. */
@@ -686,6 +726,8 @@ export class VoiceGateway {
     this.#leaveCall(session, release);
     this.#media.remove(session.ssrc);
     this.#ssrcs.delete(session.ssrc);
+    session.peer?.close();
+    session.peer = undefined;
     const socket = session.socket;
     session.socket = undefined;
     if (code !== undefined && socket && socket.readyState === socket.OPEN) socket.close(code);

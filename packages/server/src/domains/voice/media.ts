@@ -12,8 +12,21 @@ export interface MediaRights {
 }
 
 /**
- * The selective forwarding unit as the voice gateway drives it. Every call is plain data, so the same
- * interface can be served from a worker thread by message passing (DESIGN.md: forwarding in workers).
+ * A datagram path to one member other than the UDP socket: a WebRTC data channel (webrtc.ts). The forwarder
+ * treats it as it treats a UDP address: the same packets, in and out.
+ */
+export interface PacketChannel {
+  /** What IP discovery answers: the peer's address as this node sees it. */
+  readonly address: string;
+  readonly port: number;
+  send(packet: Uint8Array): void;
+  onMessage(listener: (packet: Buffer) => void): void;
+}
+
+/**
+ * The selective forwarding unit as the voice gateway drives it. Every call but `connect` is plain data, so
+ * the same interface can be served from a worker thread by message passing (DESIGN.md: forwarding in
+ * workers); a data channel's datagrams would be posted to it the same way.
  */
 export interface VoiceMedia {
   /** The UDP port Ready announces. */
@@ -25,6 +38,8 @@ export interface VoiceMedia {
   /** Rights changed (mute, deafen, suppress, permissions) or a moderator moved the member to another call. */
   update(ssrc: number, change: { rights?: MediaRights; callId?: string }): void;
   remove(ssrc: number): void;
+  /** This member's packets come and go over `channel` (op 1 `webrtc_datachannel`), only for its own SSRC. */
+  connect(ssrc: number, channel: PacketChannel): void;
   readonly stats: MediaStats;
   close(): Promise<void>;
 }
@@ -43,6 +58,9 @@ export interface MediaStats {
   plainFrames: number;
 }
 
+/** Where a datagram came from: a UDP address, or a data channel's peer. */
+type Source = Pick<RemoteInfo, 'address' | 'port'>;
+
 interface Entry {
   ssrc: number;
   callId: string;
@@ -51,6 +69,8 @@ interface Entry {
   cipher: TransportCipher | undefined;
   address: string | undefined;
   port: number;
+  /** Set when the member's endpoint is a data channel rather than `address:port` on the UDP socket. */
+  channel: PacketChannel | undefined;
   /** The nonce counter of packets sealed for this member. */
   counter: number;
 }
@@ -72,7 +92,7 @@ export class UdpForwarder implements VoiceMedia {
 
   private constructor(socket: Socket) {
     this.#socket = socket;
-    socket.on('message', (packet, from) => this.#receive(packet, from));
+    socket.on('message', (packet, from) => this.#receive(packet, from, undefined));
     // A send to a vanished address errors asynchronously; the media path only drops it.
     socket.on('error', () => {});
   }
@@ -103,7 +123,14 @@ export class UdpForwarder implements VoiceMedia {
   }
 
   add(member: { ssrc: number; callId: string; userId: string; rights: MediaRights }): void {
-    const entry: Entry = { ...member, cipher: undefined, address: undefined, port: 0, counter: 0 };
+    const entry: Entry = {
+      ...member,
+      cipher: undefined,
+      address: undefined,
+      port: 0,
+      channel: undefined,
+      counter: 0,
+    };
     this.#members.set(member.ssrc, entry);
     this.#join(entry);
   }
@@ -131,6 +158,20 @@ export class UdpForwarder implements VoiceMedia {
     this.#leave(entry);
   }
 
+  connect(ssrc: number, channel: PacketChannel): void {
+    channel.onMessage((packet) => {
+      // A channel belongs to one session: a datagram naming another SSRC is not this member's to send.
+      const kind = classify(packet);
+      const named = kind === 'discovery' ? discoverySsrc(packet) : kind === 'rtp' ? ssrcOf(packet) : ssrc;
+      if (named !== ssrc) {
+        this.stats.received += 1;
+        this.stats.dropped += 1;
+        return;
+      }
+      this.#receive(packet, channel, channel);
+    });
+  }
+
   close(): Promise<void> {
     return new Promise((resolve) => this.#socket.close(() => resolve()));
   }
@@ -150,15 +191,16 @@ export class UdpForwarder implements VoiceMedia {
     if (call?.size === 0) this.#calls.delete(entry.callId);
   }
 
-  #receive(packet: Buffer, from: RemoteInfo): void {
+  /** One path for both transports: `channel` is set for a data channel's datagrams, else they came over UDP. */
+  #receive(packet: Buffer, from: Source, channel: PacketChannel | undefined): void {
     this.stats.received += 1;
     switch (classify(packet)) {
       case 'discovery': {
-        this.#discover(packet, from);
+        this.#discover(packet, from, channel);
         return;
       }
       case 'rtp': {
-        this.#forward(packet, from);
+        this.#forward(packet, from, channel);
         return;
       }
       case 'rtcp':
@@ -173,7 +215,7 @@ export class UdpForwarder implements VoiceMedia {
   }
 
   /** IP discovery (PROTOCOL.md §G.4): answered only for an SSRC a Ready gave out; learns its address. */
-  #discover(packet: Buffer, from: RemoteInfo): void {
+  #discover(packet: Buffer, from: Source, channel: PacketChannel | undefined): void {
     const ssrc = discoverySsrc(packet);
     const entry = this.#members.get(ssrc);
     if (!entry) {
@@ -182,11 +224,12 @@ export class UdpForwarder implements VoiceMedia {
     }
     entry.address = from.address;
     entry.port = from.port;
-    this.#socket.send(discoveryResponse(ssrc, from.address, from.port), from.port, from.address);
+    entry.channel = channel;
+    this.#send(entry, discoveryResponse(ssrc, from.address, from.port));
   }
 
   /** Opens with the sender's key, then seals the same header and payload for each receiver of the call. */
-  #forward(packet: Buffer, from: RemoteInfo): void {
+  #forward(packet: Buffer, from: Source, channel: PacketChannel | undefined): void {
     const sender = this.#members.get(ssrcOf(packet));
     const headerBytes = rtpsizeHeaderBytes(packet);
     const plaintext = headerBytes === undefined ? undefined : sender?.cipher?.open(packet, headerBytes);
@@ -197,9 +240,10 @@ export class UdpForwarder implements VoiceMedia {
       return;
     }
     // Only an authenticated packet may move the sender's address (NAT rebinding).
-    if (sender.address !== from.address || sender.port !== from.port) {
+    if (sender.address !== from.address || sender.port !== from.port || sender.channel !== channel) {
       sender.address = from.address;
       sender.port = from.port;
+      sender.channel = channel;
     }
     const kind = mediaPayloadKind(plaintext);
     if (kind === 'dave') this.stats.daveFrames += 1;
@@ -208,12 +252,13 @@ export class UdpForwarder implements VoiceMedia {
     for (const receiver of this.#calls.get(sender.callId) ?? []) {
       if (receiver === sender || !receiver.cipher || !receiver.address || !receiver.rights.receive) continue;
       receiver.counter = (receiver.counter + 1) >>> 0;
-      this.#socket.send(
-        receiver.cipher.seal(header, plaintext, receiver.counter),
-        receiver.port,
-        receiver.address,
-      );
+      this.#send(receiver, receiver.cipher.seal(header, plaintext, receiver.counter));
       this.stats.forwarded += 1;
     }
+  }
+
+  #send(entry: Entry, packet: Uint8Array): void {
+    if (entry.channel) entry.channel.send(packet);
+    else if (entry.address) this.#socket.send(packet, entry.port, entry.address);
   }
 }

@@ -35,6 +35,8 @@ export class VoiceSession {
   speaking: number | undefined;
   flags: number | undefined;
   platform: number | undefined;
+  /** The WebRTC peer of a member whose media goes over a data channel (op 1 `webrtc_datachannel`). */
+  peer: { close(): void } | undefined;
   /** Set while the socket is gone and a Resume may still take the session back. */
   resumeTimer: NodeJS.Timeout | undefined;
   #sent = 0;
