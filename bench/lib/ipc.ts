@@ -1,5 +1,6 @@
 // The request/reply protocol between the bench and a server child started with `ipc` (`lib/children.ts`):
 // the parent sends `{id, cmd, …}`, the child answers `{id, result}` or `{id, error}`.
+import { getHeapSpaceStatistics } from 'node:v8';
 
 /** What the parent asks a child: `cmd` names the command, the rest are its arguments. */
 export interface IpcRequest {
@@ -60,6 +61,8 @@ export interface MemorySample {
   rss: number;
   external: number;
   arrayBuffers: number;
+  /** What the heap holds of compiled code (part of heapUsed): paid once per process, not per session. */
+  codeSpace: number;
   /** Sessions (Hearth) or connections (bare ws) the server holds at the time. */
   held: number;
 }
@@ -81,6 +84,8 @@ export async function sampleMemory(held: () => number): Promise<MemorySample> {
   return {
     heapUsed: usage.heapUsed,
     heapTotal: usage.heapTotal,
+    codeSpace:
+      getHeapSpaceStatistics().find((space) => space.space_name === 'code_space')?.space_used_size ?? 0,
     rss: usage.rss,
     external: usage.external,
     arrayBuffers: usage.arrayBuffers,
@@ -91,7 +96,7 @@ export async function sampleMemory(held: () => number): Promise<MemorySample> {
 export function isMemorySample(value: unknown): value is MemorySample {
   if (typeof value !== 'object' || value === null) return false;
   const fields = value as Record<string, unknown>;
-  return ['heapUsed', 'heapTotal', 'rss', 'external', 'arrayBuffers', 'held'].every(
+  return ['heapUsed', 'heapTotal', 'rss', 'external', 'arrayBuffers', 'codeSpace', 'held'].every(
     (k) => typeof fields[k] === 'number',
   );
 }
