@@ -800,13 +800,22 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     }
   });
 
-  /** Op 4 in a guild; one voice connection per person: joining a guild's voice leaves their DM call. */
+  /** One voice connection per person: the user's DM call and lobby calls are left, their tokens revoked. */
+  const leavePrivateCalls = async (userId: string, sessionId: string, keep: 'dm' | 'lobby' | 'none') => {
+    const left = keep === 'dm' ? [] : [await dmCalls.leave(userId)];
+    if (keep !== 'lobby') left.push(...(await lobbyCalls.leave(userId)));
+    for (const serverId of left)
+      if (serverId !== undefined) await voiceService.serverUpdate(userId, sessionId, serverId, null);
+  };
+  /** The user's guild voice states are left for a DM or lobby call, their tokens revoked. */
+  const leaveGuildVoice = async (userId: string, sessionId: string) => {
+    for (const guildId of await voiceStates.leaveAll(userId))
+      await voiceService.serverUpdate(userId, sessionId, guildId, null);
+  };
+  /** Op 4 in a guild; one voice connection per person: joining a guild's voice leaves their DM and lobby calls. */
   const updateGuildVoiceState = async (userId: string, sessionId: string, payload: unknown) => {
     const state = await voiceStates.updateVoiceState(userId, sessionId, payload);
-    if (state !== null) {
-      const left = await dmCalls.leave(userId);
-      if (left !== undefined) await voiceService.serverUpdate(userId, sessionId, left, null);
-    }
+    if (state !== null) await leavePrivateCalls(userId, sessionId, 'none');
     return state;
   };
   const gatewayServer: GatewayServer = new GatewayServer({
@@ -835,9 +844,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
         if (!change?.joined) return undefined;
         // Its token for the DM call it moved from goes, as on leaving.
         if (change.left !== undefined) await voiceService.serverUpdate(userId, sessionId, change.left, null);
-        // One voice connection per person: a DM call leaves the guild voice channel they were in.
-        for (const guildId of await voiceStates.leaveAll(userId))
-          await voiceService.serverUpdate(userId, sessionId, guildId, null);
+        // One voice connection per person: a DM call leaves the guild voice channel and lobby calls they were in.
+        await leaveGuildVoice(userId, sessionId);
+        await leavePrivateCalls(userId, sessionId, 'dm');
         const server = await voiceService.serverUpdate(userId, sessionId, change.channelId, change.channelId);
         if (!server) return undefined;
         const d = {
@@ -850,6 +859,11 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       }
       const change = await lobbyCalls.update(userId, sessionId, payload);
       if (!change) return undefined;
+      if (change.joined) {
+        // One voice connection per person: a lobby call leaves the DM call and guild voice they were in.
+        await leaveGuildVoice(userId, sessionId);
+        await leavePrivateCalls(userId, sessionId, 'lobby');
+      }
       const channelId = change.joined ? change.lobbyId : null;
       const server = await voiceService.serverUpdate(userId, sessionId, change.lobbyId, channelId);
       if (!server) return undefined;
