@@ -600,6 +600,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     users: accounts,
     friends: (db, userId, otherId) => relationships.areFriends(db, userId, otherId),
     messages: channelMessages,
+    tokens: { authenticateAccessToken: (token) => oauth2!.authenticateAccessToken(token) },
     // Taken out of a group DM, a recipient is taken out of its call too.
     recipientRemoved: (channelId, userId): Promise<void> => dmCalls.leaveChannel(userId, channelId),
   });
@@ -612,6 +613,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     auditLog,
     channelDeleted: (tx, channelId) => channelDeleted(tx, channelId),
     privateChannel: (userId, channelId) => dmChannels.find(userId, channelId),
+    modifyPrivateChannel: (userId, channelId, input) => dmChannels.modify(userId, channelId, input),
     threads,
   });
   const invites: InvitesService = new InvitesService({
@@ -886,6 +888,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     }),
     gateway,
     lobbiesOf: (userId, applicationId) => lobbies.lobbiesOf(userId, applicationId),
+    privateChannelsOf: (userId) => dmChannels.privateChannelsOf(userId),
     heartbeatIntervalMs: options.gateway?.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
     identifyTimeoutMs: options.gateway?.identifyTimeoutMs ?? IDENTIFY_TIMEOUT_MS,
     maxConnectionsPerAddress: config.gatewayMaxConnectionsPerAddress,
