@@ -41,6 +41,7 @@ import { AutoModService } from './domains/automod/service.js';
 import { DiskAttachmentFiles } from './domains/channel-messages/attachment-files.js';
 import { Attachments } from './domains/channel-messages/attachments.js';
 import { attachmentsCdnRoutes } from './domains/channel-messages/attachments-routes.js';
+import { channelIconRoutes } from './domains/channel-messages/cdn-routes.js';
 import { DmChannels } from './domains/channel-messages/dm-channels.js';
 import { Forwarding } from './domains/channel-messages/forwarding.js';
 import { MessageActionsService } from './domains/channel-messages/message-actions.js';
@@ -1160,6 +1161,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       oauth2Pages(oauth2, publicUrl),
       cdnRoutes(accounts),
       applicationCdnRoutes(applications, applicationEmojis),
+      channelIconRoutes(dmChannels),
       activityProxyRoutes(activities),
       attachmentsCdnRoutes(attachments, storage),
       portalPages({

@@ -36,6 +36,7 @@ export interface Schema {
   dm_messages: DmMessagesTable;
   group_dm_channels: GroupDmChannelsTable;
   group_dm_recipients: GroupDmRecipientsTable;
+  group_dm_icons: GroupDmIconsTable;
   // ---- Guild platform (0008_guilds) ----
   guild_roles: GuildRolesTable;
   guild_member_roles: GuildMemberRolesTable;
@@ -639,6 +640,15 @@ export interface GroupDmRecipientsTable {
   added_at: number;
   /** The nickname a managing bot gave the recipient (`nicks`, `nick`). */
   nick: Generated<string | null>;
+}
+
+/** A group DM's current icon image (0039_managed_group_dms), its hash the channel's `icon`. */
+export interface GroupDmIconsTable {
+  channel_id: string;
+  hash: string;
+  content_type: string;
+  bytes: Buffer;
+  created_at: number;
 }
 
 export interface DmMessagesTable {

@@ -445,11 +445,19 @@ describe('PATCH /channels/{id} of a group DM (Modify Channel, group DM params)',
       name: 'Raid night',
       icon: md5(PNG),
     });
+    // The image is served at the platform's CDN path for channel icons, as uploaded.
+    const iconPath = `/channel-icons/${id}/${md5(PNG)}.png`;
+    const served = await fetch(`${hearth.url}${iconPath}`);
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await served.arrayBuffer()).equals(PNG)).toBe(true);
+    expect((await fetch(`${hearth.url}/channel-icons/${id}/${'0'.repeat(32)}.png`)).status).toBe(404);
 
     // The same values again change nothing (no event); null clears both.
     expect((await call('PATCH', `/channels/${id}`, alice.token, { name: 'Raid night' })).status).toBe(200);
     const cleared = await call('PATCH', `/channels/${id}`, alice.token, { name: null, icon: null });
     expect(cleared).toMatchObject({ status: 200, body: { name: null, icon: null } });
+    expect((await fetch(`${hearth.url}${iconPath}`)).status).toBe(404);
     const update = (await c.client.nextDispatch('CHANNEL_UPDATE')).d as Data;
     expect(update).toMatchObject({ name: null, icon: null });
     const changes = [

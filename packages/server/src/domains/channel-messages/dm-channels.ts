@@ -5,8 +5,8 @@ import { HearthError, invalidForm } from '../../kernel/errors.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
 import { type Executor, isUniqueViolation, type Storage } from '../../storage/database.js';
-import { parseImageData } from '../accounts/images.js';
-import { toUserObject, type User } from '../accounts/service.js';
+import { type Image, parseImageData } from '../accounts/images.js';
+import { type StoredImage, toUserObject, type User } from '../accounts/service.js';
 import { toDmChannelObject, toGroupDmChannelObject, type UserObject } from './objects.js';
 import type { Actor } from './places.js';
 import { type AddRecipient, CreateDM, ModifyGroupDm } from './schemas.js';
@@ -130,6 +130,12 @@ export class DmChannels {
     return { recipients: [row.user_low, row.user_high], withBot: users.some((user) => user?.bot === true) };
   }
 
+  /** The bytes behind `/channel-icons/{channel}/{hash}.…`: the group DM's current icon of that hash. */
+  async icon(channelId: string, hash: string): Promise<StoredImage | undefined> {
+    const row = await store.findGroupDmIcon(this.#deps.storage.db, channelId, hash);
+    return row && { contentType: row.content_type, bytes: Buffer.from(row.bytes) };
+  }
+
   /** READY `private_channels`: the user's DM channels and group DMs, as GET /channels/{id} answers each. */
   async privateChannelsOf(userId: string): Promise<(DmChannelObject | GroupDmChannelObject)[]> {
     const ids = await this.channelIdsOf(this.#deps.storage.db, userId);
@@ -200,9 +206,17 @@ export class DmChannels {
       if (!group) throw new HearthError('UnknownChannel');
       const recipients = await store.groupDmRecipients(tx, channelId);
       if (!canSee(group, recipients, userId)) throw new HearthError('MissingAccess');
-      const changes = groupDmChanges(group, parse(ModifyGroupDm, input ?? {}));
+      const { changes, image } = groupDmChanges(group, parse(ModifyGroupDm, input ?? {}));
       if (Object.keys(changes).length === 0) return this.#groupObject(tx, group, recipients, userId);
       await store.updateGroupDm(tx, channelId, changes);
+      if (image !== undefined) {
+        const stored = image && { hash: image.hash, content_type: image.type, bytes: image.bytes };
+        await store.replaceGroupDmIcon(
+          tx,
+          channelId,
+          stored && { ...stored, created_at: this.#deps.clock.now() },
+        );
+      }
       const row = { ...group, ...changes };
       for (const id of watchers(row, recipients))
         events.push(await this.#channelEvent(tx, 'CHANNEL_UPDATE', row, recipients, id));
@@ -499,17 +513,21 @@ function watchers(group: GroupDmRow, recipients: readonly string[]): string[] {
     : [...recipients, group.owner_id];
 }
 
-/** What a PATCH changes: the name ("" clears it, as null does) and the icon's hash (its image checked). */
+/**
+ * What a PATCH changes: the name ("" clears it, as null does) and the icon's hash, with the image checked
+ * and kept (null: removed; undefined: the icon stays).
+ */
 function groupDmChanges(
   group: GroupDmRow,
   body: { name?: string | null; icon?: string | null },
-): { name?: string | null; icon?: string | null } {
+): { changes: { name?: string | null; icon?: string | null }; image?: Image | null } {
   const changes: { name?: string | null; icon?: string | null } = {};
   const name = body.name === '' ? null : body.name;
   if (name !== undefined && name !== group.name) changes.name = name;
-  const icon = body.icon == null ? body.icon : parseImageData('icon', body.icon).hash;
-  if (icon !== undefined && icon !== group.icon) changes.icon = icon;
-  return changes;
+  const image = body.icon == null ? body.icon : parseImageData('icon', body.icon);
+  if (image === undefined || (image?.hash ?? null) === group.icon) return { changes };
+  changes.icon = image?.hash ?? null;
+  return { changes, image };
 }
 
 /** The pair in snowflake order (`user_low` < `user_high`), as the game DMs store it. */

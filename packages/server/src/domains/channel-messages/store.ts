@@ -302,7 +302,31 @@ export async function updateGroupDm(
   await db.updateTable('group_dm_channels').set(changes).where('id', '=', channelId).execute();
 }
 
+/** Makes `row` the group DM's icon image (the previous one, if any, is gone); null removes it. */
+export async function replaceGroupDmIcon(
+  db: Executor,
+  channelId: string,
+  row: { hash: string; content_type: string; bytes: Buffer; created_at: number } | null,
+): Promise<void> {
+  await db.deleteFrom('group_dm_icons').where('channel_id', '=', channelId).execute();
+  if (row)
+    await db
+      .insertInto('group_dm_icons')
+      .values({ channel_id: channelId, ...row })
+      .execute();
+}
+
+export function findGroupDmIcon(db: Executor, channelId: string, hash: string) {
+  return db
+    .selectFrom('group_dm_icons')
+    .select(['content_type', 'bytes'])
+    .where('channel_id', '=', channelId)
+    .where('hash', '=', hash)
+    .executeTakeFirst();
+}
+
 export async function deleteGroupDm(db: Executor, channelId: string): Promise<void> {
+  await db.deleteFrom('group_dm_icons').where('channel_id', '=', channelId).execute();
   await db.deleteFrom('group_dm_recipients').where('channel_id', '=', channelId).execute();
   await db.deleteFrom('group_dm_channels').where('id', '=', channelId).execute();
 }
