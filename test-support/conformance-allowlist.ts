@@ -387,6 +387,7 @@ export const CONFORMANCE_ALLOWLIST: readonly AllowlistEntry[] = [
   ...route(['GET'], '/banners/:user_id/:file', 'hearth-only', CDN),
   ...route(['GET'], '/embed/avatars/:file', 'hearth-only', CDN),
   ...route(['GET'], '/app-icons/:application_id/:file', 'hearth-only', CDN),
+  ...route(['GET'], '/channel-icons/:channel_id/:file', 'hearth-only', CDN),
   ...route(['GET'], '/emojis/:file', 'hearth-only', CDN),
   ...route(
     ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'],

@@ -41,6 +41,7 @@ import { AutoModService } from './domains/automod/service.js';
 import { DiskAttachmentFiles } from './domains/channel-messages/attachment-files.js';
 import { Attachments } from './domains/channel-messages/attachments.js';
 import { attachmentsCdnRoutes } from './domains/channel-messages/attachments-routes.js';
+import { channelIconRoutes } from './domains/channel-messages/cdn-routes.js';
 import { DmChannels } from './domains/channel-messages/dm-channels.js';
 import { Forwarding } from './domains/channel-messages/forwarding.js';
 import { MessageActionsService } from './domains/channel-messages/message-actions.js';
@@ -600,6 +601,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     users: accounts,
     friends: (db, userId, otherId) => relationships.areFriends(db, userId, otherId),
     messages: channelMessages,
+    tokens: { authenticateAccessToken: (token) => oauth2!.authenticateAccessToken(token) },
     // Taken out of a group DM, a recipient is taken out of its call too.
     recipientRemoved: (channelId, userId): Promise<void> => dmCalls.leaveChannel(userId, channelId),
   });
@@ -612,6 +614,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     auditLog,
     channelDeleted: (tx, channelId) => channelDeleted(tx, channelId),
     privateChannel: (userId, channelId) => dmChannels.find(userId, channelId),
+    modifyPrivateChannel: (userId, channelId, input) => dmChannels.modify(userId, channelId, input),
     threads,
   });
   const invites: InvitesService = new InvitesService({
@@ -801,13 +804,22 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     }
   });
 
-  /** Op 4 in a guild; one voice connection per person: joining a guild's voice leaves their DM call. */
+  /** One voice connection per person: the user's DM call and lobby calls are left, their tokens revoked. */
+  const leavePrivateCalls = async (userId: string, sessionId: string, keep: 'dm' | 'lobby' | 'none') => {
+    const left = keep === 'dm' ? [] : [await dmCalls.leave(userId)];
+    if (keep !== 'lobby') left.push(...(await lobbyCalls.leave(userId)));
+    for (const serverId of left)
+      if (serverId !== undefined) await voiceService.serverUpdate(userId, sessionId, serverId, null);
+  };
+  /** The user's guild voice states are left for a DM or lobby call, their tokens revoked. */
+  const leaveGuildVoice = async (userId: string, sessionId: string) => {
+    for (const guildId of await voiceStates.leaveAll(userId))
+      await voiceService.serverUpdate(userId, sessionId, guildId, null);
+  };
+  /** Op 4 in a guild; one voice connection per person: joining a guild's voice leaves their DM and lobby calls. */
   const updateGuildVoiceState = async (userId: string, sessionId: string, payload: unknown) => {
     const state = await voiceStates.updateVoiceState(userId, sessionId, payload);
-    if (state !== null) {
-      const left = await dmCalls.leave(userId);
-      if (left !== undefined) await voiceService.serverUpdate(userId, sessionId, left, null);
-    }
+    if (state !== null) await leavePrivateCalls(userId, sessionId, 'none');
     return state;
   };
   const gatewayServer: GatewayServer = new GatewayServer({
@@ -836,9 +848,9 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
         if (!change?.joined) return undefined;
         // Its token for the DM call it moved from goes, as on leaving.
         if (change.left !== undefined) await voiceService.serverUpdate(userId, sessionId, change.left, null);
-        // One voice connection per person: a DM call leaves the guild voice channel they were in.
-        for (const guildId of await voiceStates.leaveAll(userId))
-          await voiceService.serverUpdate(userId, sessionId, guildId, null);
+        // One voice connection per person: a DM call leaves the guild voice channel and lobby calls they were in.
+        await leaveGuildVoice(userId, sessionId);
+        await leavePrivateCalls(userId, sessionId, 'dm');
         const server = await voiceService.serverUpdate(userId, sessionId, change.channelId, change.channelId);
         if (!server) return undefined;
         const d = {
@@ -851,6 +863,11 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       }
       const change = await lobbyCalls.update(userId, sessionId, payload);
       if (!change) return undefined;
+      if (change.joined) {
+        // One voice connection per person: a lobby call leaves the DM call and guild voice they were in.
+        await leaveGuildVoice(userId, sessionId);
+        await leavePrivateCalls(userId, sessionId, 'lobby');
+      }
       const channelId = change.joined ? change.lobbyId : null;
       const server = await voiceService.serverUpdate(userId, sessionId, change.lobbyId, channelId);
       if (!server) return undefined;
@@ -873,6 +890,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     }),
     gateway,
     lobbiesOf: (userId, applicationId) => lobbies.lobbiesOf(userId, applicationId),
+    privateChannelsOf: (userId) => dmChannels.privateChannelsOf(userId),
     heartbeatIntervalMs: options.gateway?.heartbeatIntervalMs ?? HEARTBEAT_INTERVAL_MS,
     identifyTimeoutMs: options.gateway?.identifyTimeoutMs ?? IDENTIFY_TIMEOUT_MS,
     maxConnectionsPerAddress: config.gatewayMaxConnectionsPerAddress,
@@ -1144,6 +1162,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       oauth2Pages(oauth2, publicUrl),
       cdnRoutes(accounts),
       applicationCdnRoutes(applications, applicationEmojis),
+      channelIconRoutes(dmChannels),
       activityProxyRoutes(activities),
       attachmentsCdnRoutes(attachments, storage),
       portalPages({

@@ -81,6 +81,16 @@ beforeAll(async () => {
   }
   const dm = await call(`/users/${friend.id}/messages`, 'POST', player.bearer, { content: 'kept' });
   const message = await call(`/channels/${channel}/messages`, 'POST', owner, { content: 'kept' });
+  // A group DM of three friends (its PATCH is PATCH /channels/{id} too, with the group DM fields).
+  const third = await addTestMember(hearth, guild);
+  for (const friendOf of [other, third]) {
+    await call(`/users/@me/relationships/${friendOf.id}`, 'PUT', member.token, {});
+    await call(`/users/@me/relationships/${member.id}`, 'PUT', friendOf.token, {});
+  }
+  const groupDm = await call('/users/@me/channels', 'POST', member.token, {
+    recipients: [other.id, third.id],
+  });
+  await call(`/channels/${groupDm.id}`, 'PATCH', member.token, { name: 'kept' });
   const rule = await call(`/guilds/${guild.id}/auto-moderation/rules`, 'POST', owner, {
     name: 'kept',
     event_type: 1,
@@ -249,6 +259,16 @@ beforeAll(async () => {
         },
       ],
     },
+    'PATCH /channels/:channel_id (group DM)': {
+      path: `/channels/${groupDm.id}`,
+      auth: other.token,
+      read: read(`/channels/${groupDm.id}`, member.token),
+      refused: [
+        { name: 'changed', icon: 'data:image/png;base64,AAAA' },
+        { name: 'changed', icon: 7 },
+        { icon: PNG_1X1, name: 'x'.repeat(101) },
+      ],
+    },
     'PATCH /lobbies/:lobby_id': {
       path: `/lobbies/${lobby.id}`,
       auth: game.bot,
@@ -340,6 +360,7 @@ describe('a refused request leaves the resource unchanged (issue 21, atomic requ
     'PATCH /guilds/:guild_id/voice-states/:user_id',
     'PATCH /guilds/:guild_id/channels',
     'PATCH /channels/:channel_id',
+    'PATCH /channels/:channel_id (group DM)',
     'PATCH /lobbies/:lobby_id',
     'PATCH /lobbies/:lobby_id/channel-linking',
     'PATCH /lobbies/:lobby_id/messages/:message_id',

@@ -82,6 +82,8 @@ export interface GatewayServerDeps {
   gateway: GatewayService;
   /** The lobbies a player is in, as READY lists them for the player's game (PROTOCOL.md §A.6). */
   lobbiesOf: (userId: string, applicationId: string) => Promise<unknown[]>;
+  /** READY `private_channels` of a person's session: their DM channels and group DMs. */
+  privateChannelsOf?: (userId: string) => Promise<unknown[]>;
   heartbeatIntervalMs: number;
   /** A socket without a session closes after this long (IDENTIFY_TIMEOUT_MS; shorter in tests). */
   identifyTimeoutMs: number;
@@ -551,6 +553,9 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       shard: session.shard,
       // `application` is {id, flags, flags_new}, as discord-api-types' GatewayReadyDispatchData has it.
       ...(application ? { application: { id: application.id, ...wireFlags(application.flags) } } : {}),
+      // A person's DMs and group DMs; bots (and game sessions) get the empty array the documents give.
+      private_channels:
+        principal.kind === 'user' ? ((await this.#deps.privateChannelsOf?.(principal.userId)) ?? []) : [],
       ...(principal.kind === 'bearer'
         ? {
             scopes: [...principal.scopes].filter(isScope),

@@ -36,6 +36,7 @@ export interface Schema {
   dm_messages: DmMessagesTable;
   group_dm_channels: GroupDmChannelsTable;
   group_dm_recipients: GroupDmRecipientsTable;
+  group_dm_icons: GroupDmIconsTable;
   // ---- Guild platform (0008_guilds) ----
   guild_roles: GuildRolesTable;
   guild_member_roles: GuildMemberRolesTable;
@@ -617,21 +618,37 @@ export interface DmChannelsTable {
   created_at: number;
 }
 
-/** A group DM (0037_rings_and_group_dms): channel type 3, named or not, owned by one of its recipients. */
+/**
+ * A group DM (0037_rings_and_group_dms): channel type 3, named or not, owned by one of its recipients, or
+ * by the bot of the application that manages it (`gdm.join`, 0039_managed_group_dms).
+ */
 export interface GroupDmChannelsTable {
   id: string;
   owner_id: string;
   name: string | null;
-  /** Icon hash; Hearth sets none yet. */
+  /** Icon hash (the image's MD5, as the platform answers it). */
   icon: string | null;
+  /** The application whose bot opened it through `gdm.join`; null for a person's group DM. */
+  application_id: Generated<string | null>;
   created_at: number;
 }
 
-/** A user in a group DM (its owner included). */
+/** A user in a group DM (its owner included, unless a bot: bots are no recipients). */
 export interface GroupDmRecipientsTable {
   channel_id: string;
   user_id: string;
   added_at: number;
+  /** The nickname a managing bot gave the recipient (`nicks`, `nick`). */
+  nick: Generated<string | null>;
+}
+
+/** A group DM's current icon image (0039_managed_group_dms), its hash the channel's `icon`. */
+export interface GroupDmIconsTable {
+  channel_id: string;
+  hash: string;
+  content_type: string;
+  bytes: Buffer;
+  created_at: number;
 }
 
 export interface DmMessagesTable {

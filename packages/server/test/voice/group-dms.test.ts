@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { GatewayIntents, GatewayOpcodes, MessageTypes, VoiceCloseCodes } from '@hearth/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { GatewayClient } from '../../../../test-support/gateway.js';
@@ -214,10 +215,11 @@ describe('PUT and DELETE /channels/{id}/recipients/{user_id}', () => {
     expect(
       await call('PUT', `/channels/4242424242424242/recipients/${dave.user.id}`, bob.token),
     ).toMatchObject({ status: 404, body: { code: 10003 } });
+    // A bot adds people only with their `gdm.join` access token, and only to a group DM it manages.
     const game = await createGame(hearth);
     expect(await call('PUT', path(dave), `Bot ${game.botToken}`)).toMatchObject({
-      status: 403,
-      body: { code: 20001 },
+      status: 400,
+      body: { code: 50035, errors: { access_token: { _errors: [{ code: 'BASE_TYPE_REQUIRED' }] } } },
     });
 
     // Only the owner removes others; anyone leaves.
@@ -388,5 +390,169 @@ describe('calls in group DMs', () => {
     aliceWire.socket.close();
     await settled(a.client);
     for (const s of [a, b, c]) await s.client.close();
+  });
+});
+
+/** A 1×1 PNG (a well-known minimal file), as a group DM icon's data URI. */
+const PNG = Buffer.from(
+  'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==',
+  'base64',
+);
+const PNG_URI = `data:image/png;base64,${PNG.toString('base64')}`;
+const md5 = (bytes: Buffer) => createHash('md5').update(bytes).digest('hex');
+
+describe('PATCH /channels/{id} of a group DM (Modify Channel, group DM params)', () => {
+  it('any recipient renames it or sets its icon: CHANNEL_UPDATE to all, CHANNEL_NAME_CHANGE / CHANNEL_ICON_CHANGE messages', async () => {
+    const [alice, bob, carol] = await players(3);
+    const id = await groupDm(alice, [bob, carol]);
+    const [a, c] = [await session(alice), await session(carol)];
+
+    // Bob, not the owner, renames it.
+    const renamed = await call('PATCH', `/channels/${id}`, bob.token, { name: 'Raid night' });
+    expect(renamed.status).toBe(200);
+    expect(renamed.body).toMatchObject({
+      id,
+      type: 3,
+      name: 'Raid night',
+      icon: null,
+      owner_id: alice.user.id,
+    });
+    expect(ids(renamed.body!['recipients'])).toStrictEqual([alice.user.id, carol.user.id].sort());
+    for (const s of [a, c]) {
+      const update = (await s.client.nextDispatch('CHANNEL_UPDATE')).d as Data;
+      expect(update).toMatchObject({ id, type: 3, name: 'Raid night' });
+      expect(ids(update['recipients'])).not.toContain(s === a ? alice.user.id : carol.user.id);
+      expect((await s.client.nextDispatch('MESSAGE_CREATE')).d).toMatchObject({
+        channel_id: id,
+        type: MessageTypes.ChannelNameChange,
+        content: 'Raid night',
+        author: { id: bob.user.id },
+      });
+    }
+
+    // Carol sets an icon: its hash is the MD5 of the image, as for avatars.
+    const iconed = await call('PATCH', `/channels/${id}`, carol.token, { icon: PNG_URI });
+    expect(iconed).toMatchObject({ status: 200, body: { name: 'Raid night', icon: md5(PNG) } });
+    expect((await a.client.nextDispatch('CHANNEL_UPDATE')).d).toMatchObject({ id, icon: md5(PNG) });
+    expect((await c.client.nextDispatch('CHANNEL_UPDATE')).d).toMatchObject({ id, icon: md5(PNG) });
+    await c.client.nextDispatch('MESSAGE_CREATE');
+    expect((await a.client.nextDispatch('MESSAGE_CREATE')).d).toMatchObject({
+      type: MessageTypes.ChannelIconChange,
+      content: '',
+      author: { id: carol.user.id },
+    });
+    expect((await call('GET', `/channels/${id}`, alice.token)).body).toMatchObject({
+      name: 'Raid night',
+      icon: md5(PNG),
+    });
+    // The image is served at the platform's CDN path for channel icons, as uploaded.
+    const iconPath = `/channel-icons/${id}/${md5(PNG)}.png`;
+    const served = await fetch(`${hearth.url}${iconPath}`);
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toBe('image/png');
+    expect(Buffer.from(await served.arrayBuffer()).equals(PNG)).toBe(true);
+    expect((await fetch(`${hearth.url}/channel-icons/${id}/${'0'.repeat(32)}.png`)).status).toBe(404);
+
+    // The same values again change nothing (no event); null clears both.
+    expect((await call('PATCH', `/channels/${id}`, alice.token, { name: 'Raid night' })).status).toBe(200);
+    const cleared = await call('PATCH', `/channels/${id}`, alice.token, { name: null, icon: null });
+    expect(cleared).toMatchObject({ status: 200, body: { name: null, icon: null } });
+    expect((await fetch(`${hearth.url}${iconPath}`)).status).toBe(404);
+    const update = (await c.client.nextDispatch('CHANNEL_UPDATE')).d as Data;
+    expect(update).toMatchObject({ name: null, icon: null });
+    const changes = [
+      (await c.client.nextDispatch('MESSAGE_CREATE')).d,
+      (await c.client.nextDispatch('MESSAGE_CREATE')).d,
+    ] as Data[];
+    expect(changes.map((message) => message['type']).sort()).toStrictEqual([
+      MessageTypes.ChannelNameChange,
+      MessageTypes.ChannelIconChange,
+    ]);
+    await settled(c.client);
+    expect(c.client.frames.filter((f) => f.t === 'CHANNEL_UPDATE')).toHaveLength(3);
+    for (const s of [a, c]) await s.client.close();
+  });
+
+  it('refuses non-recipients (50001), a DM (50003), bad names and icons (50035) and changes nothing then', async () => {
+    const [alice, bob, carol, eve] = await players(4);
+    const id = await groupDm(alice, [bob, carol]);
+    const patch = (body: unknown, auth = bob.token, channel = id) =>
+      call('PATCH', `/channels/${channel}`, auth, body);
+    expect(await patch({ name: 'mine now' }, eve.token)).toStrictEqual({
+      status: 403,
+      body: { code: 50001, message: 'Missing Access' },
+    });
+    const game = await createGame(hearth);
+    expect(await patch({ name: 'bot' }, `Bot ${game.botToken}`)).toMatchObject({
+      status: 403,
+      body: { code: 50001 },
+    });
+    const dm = await call('POST', '/users/@me/channels', alice.token, { recipient_id: eve.user.id });
+    expect(await patch({ name: 'a DM' }, alice.token, String(dm.body!['id']))).toStrictEqual({
+      status: 403,
+      body: { code: 50003, message: 'Cannot execute action on a DM channel' },
+    });
+    expect(await patch({ name: 'not yours' }, bob.token, String(dm.body!['id']))).toMatchObject({
+      status: 403,
+      body: { code: 50001 },
+    });
+    const invalid = (field: string) => ({
+      status: 400,
+      body: {
+        code: 50035,
+        errors: { [field]: { _errors: [expect.objectContaining({ code: expect.any(String) })] } },
+      },
+    });
+    expect(await patch({ name: 'x'.repeat(101) })).toMatchObject(invalid('name'));
+    expect(await patch({ name: 42 })).toMatchObject(invalid('name'));
+    expect(await patch({ icon: true })).toMatchObject(invalid('icon'));
+    // A well-formed name beside a bad icon: neither is applied.
+    expect(await patch({ name: 'half', icon: 'data:image/png;base64,AAAA' })).toMatchObject(invalid('icon'));
+    expect(
+      await patch({ name: 'half', icon: `data:text/plain;base64,${PNG.toString('base64')}` }),
+    ).toMatchObject(invalid('icon'));
+    expect((await call('GET', `/channels/${id}`, alice.token)).body).toMatchObject({
+      name: null,
+      icon: null,
+    });
+    // 100 characters is the longest name.
+    expect(await patch({ name: 'x'.repeat(100) })).toMatchObject({
+      status: 200,
+      body: { name: 'x'.repeat(100) },
+    });
+    expect(await patch({ name: 'x' }, bob.token, '4242424242424242')).toMatchObject({
+      status: 404,
+      body: { code: 10003 },
+    });
+  });
+});
+
+describe('READY private_channels', () => {
+  it("lists a person's DMs and group DMs as GET /channels/{id} answers them; a bot's is empty", async () => {
+    const [alice, bob, carol] = await players(3);
+    const group = await groupDm(alice, [bob, carol]);
+    await call('PATCH', `/channels/${group}`, alice.token, { name: 'Trio' });
+    const dm = String(
+      (await call('POST', '/users/@me/channels', alice.token, { recipient_id: bob.user.id })).body!['id'],
+    );
+    const client = await GatewayClient.connect(hearth.url);
+    await client.nextOp(GatewayOpcodes.Hello);
+    client.send({ op: 2, d: { token: alice.token, intents: INTENTS, properties: PROPERTIES } });
+    const ready = (await client.nextDispatch('READY')).d as { private_channels: Data[] };
+    const byId = new Map(ready.private_channels.map((channel) => [channel['id'], channel]));
+    expect([...byId.keys()].sort()).toStrictEqual([dm, group].sort());
+    expect(byId.get(group)).toStrictEqual((await call('GET', `/channels/${group}`, alice.token)).body);
+    expect(byId.get(group)).toMatchObject({ type: 3, name: 'Trio', owner_id: alice.user.id });
+    expect(byId.get(dm)).toStrictEqual((await call('GET', `/channels/${dm}`, alice.token)).body);
+    await client.close();
+
+    // A bot's READY has the empty array, whatever DMs it has.
+    const game = await createGame(hearth);
+    await call('POST', '/users/@me/channels', `Bot ${game.botToken}`, { recipient_id: alice.user.id });
+    const bot = await GatewayClient.connect(hearth.url);
+    await bot.nextOp(GatewayOpcodes.Hello);
+    bot.send({ op: 2, d: { token: game.botToken, intents: 0, properties: PROPERTIES } });
+    expect(((await bot.nextDispatch('READY')).d as Data)['private_channels']).toStrictEqual([]);
+    await bot.close();
   });
 });

@@ -1,14 +1,15 @@
-import { FormErrors, GROUP_DM_MAX_USERS } from '@hearth/protocol';
+import { FormErrors, GROUP_DM_MAX_USERS, Scopes } from '@hearth/protocol';
 import type { Bus, BusEvent } from '../../bus/bus.js';
 import type { Clock } from '../../kernel/clock.js';
 import { HearthError, invalidForm } from '../../kernel/errors.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
 import { type Executor, isUniqueViolation, type Storage } from '../../storage/database.js';
-import { toUserObject, type User } from '../accounts/service.js';
+import { type Image, parseImageData } from '../accounts/images.js';
+import { type StoredImage, toUserObject, type User } from '../accounts/service.js';
 import { toDmChannelObject, toGroupDmChannelObject, type UserObject } from './objects.js';
 import type { Actor } from './places.js';
-import { CreateDM } from './schemas.js';
+import { type AddRecipient, CreateDM, ModifyGroupDm } from './schemas.js';
 import * as store from './store.js';
 
 export interface DmChannelsDeps {
@@ -31,6 +32,17 @@ export interface DmChannelsDeps {
         added: boolean;
       },
     ): Promise<BusEvent>;
+    /** The CHANNEL_NAME_CHANGE (with `name`) or CHANNEL_ICON_CHANGE system message of a group DM. */
+    postChannelChangeMessage(
+      tx: Executor,
+      change: { channelId: string; recipients: readonly string[]; authorId: string; name?: string | null },
+    ): Promise<BusEvent>;
+  };
+  /** The users' OAuth2 access tokens a bot presents to open or join a group DM for them (`gdm.join`). */
+  tokens?: {
+    authenticateAccessToken(
+      token: string,
+    ): Promise<{ applicationId: string; userId: string; scopes: readonly string[] } | undefined>;
   };
   /** A recipient left or was removed from a group DM: it leaves the channel's call if it was in it. */
   recipientRemoved?: (channelId: string, userId: string) => Promise<void>;
@@ -39,15 +51,20 @@ export interface DmChannelsDeps {
 export type DmChannelObject = ReturnType<typeof toDmChannelObject>;
 export type GroupDmChannelObject = ReturnType<typeof toGroupDmChannelObject>;
 
-type GroupDmRow = NonNullable<Awaited<ReturnType<typeof store.findGroupDm>>>;
+type GroupDmRow = Pick<
+  NonNullable<Awaited<ReturnType<typeof store.findGroupDm>>>,
+  'id' | 'owner_id' | 'name' | 'icon' | 'application_id'
+>;
 
 /**
  * DM channels of bots and users (POST /users/@me/channels, GET /channels/{id}): one channel per pair of
  * users, the same row the game DMs of the social layer use, so a pair has one conversation id. And group
  * DMs (type 3): a person opens one with friends (`recipients`), adds friends to it (PUT on a DM makes a new
  * group DM of the three), and its owner removes recipients; each recipient may leave, each change with its
- * RECIPIENT_ADD / RECIPIENT_REMOVE message. At most
- * GROUP_DM_MAX_USERS users, the owner included.
+ * RECIPIENT_ADD / RECIPIENT_REMOVE message. At most GROUP_DM_MAX_USERS users, the owner included. Any
+ * recipient renames it or changes its icon (PATCH /channels/{id}). A bot opens a group DM of users who
+ * granted its application `gdm.join` (their access tokens) and adds more the same way: it owns that group
+ * DM (`managed`, its `application_id`) without being one of its recipients, as bots join no group DM.
  */
 export class DmChannels {
   readonly #deps: DmChannelsDeps;
@@ -62,6 +79,10 @@ export class DmChannels {
    */
   async open(actor: Actor, input: unknown): Promise<DmChannelObject | GroupDmChannelObject> {
     const body = parse(CreateDM, input ?? {});
+    if (body.recipient_id === undefined && body.access_tokens !== undefined) {
+      if (!actor.bot) throw new HearthError('OnlyBotsCanUseEndpoint');
+      return this.#openManaged(actor, body.access_tokens, body.nicks ?? {});
+    }
     if (body.recipient_id === undefined && body.recipients !== undefined) {
       const others = [...new Set(body.recipients)].filter((id) => id !== actor.userId);
       if (others.length !== 1) return this.#openGroup(actor, others);
@@ -77,7 +98,7 @@ export class DmChannels {
     const group = await store.findGroupDm(db, channelId);
     if (group) {
       const recipients = await store.groupDmRecipients(db, channelId);
-      if (!recipients.includes(userId)) throw new HearthError('MissingAccess');
+      if (!canSee(group, recipients, userId)) throw new HearthError('MissingAccess');
       return this.#groupObject(db, group, recipients, userId);
     }
     const row = await store.findDmChannel(db, channelId);
@@ -98,7 +119,7 @@ export class DmChannels {
     channelId: string,
   ): Promise<{ recipients: readonly string[]; withBot: boolean } | undefined> {
     if (await store.findGroupDm(db, channelId)) {
-      // Bots never join a group DM of people (no `gdm.join` path yet).
+      // Bots are never recipients of a group DM (one that manages it owns it from outside).
       return { recipients: await store.groupDmRecipients(db, channelId), withBot: false };
     }
     const row = await store.findDmChannel(db, channelId);
@@ -109,6 +130,19 @@ export class DmChannels {
     return { recipients: [row.user_low, row.user_high], withBot: users.some((user) => user?.bot === true) };
   }
 
+  /** The bytes behind `/channel-icons/{channel}/{hash}.…`: the group DM's current icon of that hash. */
+  async icon(channelId: string, hash: string): Promise<StoredImage | undefined> {
+    const row = await store.findGroupDmIcon(this.#deps.storage.db, channelId, hash);
+    return row && { contentType: row.content_type, bytes: Buffer.from(row.bytes) };
+  }
+
+  /** READY `private_channels`: the user's DM channels and group DMs, as GET /channels/{id} answers each. */
+  async privateChannelsOf(userId: string): Promise<(DmChannelObject | GroupDmChannelObject)[]> {
+    const ids = await this.channelIdsOf(this.#deps.storage.db, userId);
+    const channels = await Promise.all(ids.map((id) => this.find(userId, id)));
+    return channels.filter((channel) => channel !== undefined);
+  }
+
   /** The DM channels and group DMs the user is in (those whose ongoing calls a new session learns of). */
   async channelIdsOf(db: Executor, userId: string): Promise<string[]> {
     return [...(await store.dmChannelIdsOf(db, userId)), ...(await store.groupDmIdsOf(db, userId))];
@@ -117,16 +151,21 @@ export class DmChannels {
   /**
    * PUT /channels/{id}/recipients/{user_id}: a recipient adds a friend. To a group DM (204; CHANNEL_CREATE
    * to the newcomer, CHANNEL_RECIPIENT_ADD to the others; already in: nothing); to a DM, a new group DM of
-   * the three (201 with it). 400 when the group DM is full.
+   * the three (201 with it). 400 when the group DM is full. A bot adds a user to the group DM it manages
+   * with their `access_token` (`gdm.join`) and an optional `nick`.
    */
   async addRecipient(
     actor: Actor,
     channelId: string,
     userId: string,
+    input: AddRecipient = {},
   ): Promise<GroupDmChannelObject | undefined> {
-    const { storage, clock } = this.#deps;
+    if (actor.bot) {
+      await this.#addManaged(actor, channelId, userId, input);
+      return undefined;
+    }
     const events: BusEvent[] = [];
-    const created = await storage.transaction(async (tx) => {
+    const created = await this.#deps.storage.transaction(async (tx) => {
       const group = await store.findGroupDm(tx, channelId);
       if (!group) {
         const dm = await store.findDmChannel(tx, channelId);
@@ -141,28 +180,56 @@ export class DmChannels {
       if (!recipients.includes(actor.userId)) throw new HearthError('MissingAccess');
       if (recipients.includes(userId)) return undefined;
       await this.#invitable(tx, actor.userId, [userId]);
-      if (recipients.length >= GROUP_DM_MAX_USERS) throw new HearthError('GeneralBadRequest');
-      await store.addGroupDmRecipients(tx, channelId, [userId], clock.now());
-      const all = [...recipients, userId];
-      const user = toUserObject((await this.#deps.users.getUserIn(tx, userId))!);
-      events.push(await this.#channelEvent(tx, 'CHANNEL_CREATE', group, all, userId));
-      events.push({
-        type: 'CHANNEL_RECIPIENT_ADD',
-        data: { channel_id: channelId, user },
-        audience: { users: recipients },
-      });
-      const message = await this.#deps.messages?.postRecipientMessage(tx, {
-        channelId,
-        recipients: all,
-        authorId: actor.userId,
-        userId,
-        added: true,
-      });
-      if (message) events.push(message);
+      await this.#add(tx, group, recipients, { userId, nick: null, authorId: actor.userId }, events);
       return undefined;
     });
     for (const event of events) await this.#deps.bus.publish(event);
     return created;
+  }
+
+  /**
+   * PATCH /channels/{id} of a group DM: any recipient (or its managing bot) renames it or sets its icon;
+   * CHANNEL_UPDATE to everyone in it and a CHANNEL_NAME_CHANGE / CHANNEL_ICON_CHANGE message for each
+   * change. 50003 for a DM; undefined when no private channel has this id (a guild channel's, then).
+   */
+  async modify(userId: string, channelId: string, input: unknown): Promise<GroupDmChannelObject | undefined> {
+    const { storage } = this.#deps;
+    if (!(await store.findGroupDm(storage.db, channelId))) {
+      const dm = await store.findDmChannel(storage.db, channelId);
+      if (!dm) return undefined;
+      if (dm.user_low !== userId && dm.user_high !== userId) throw new HearthError('MissingAccess');
+      throw new HearthError('CannotExecuteOnDMChannel');
+    }
+    const events: BusEvent[] = [];
+    const updated = await storage.transaction(async (tx) => {
+      const group = await store.findGroupDm(tx, channelId);
+      if (!group) throw new HearthError('UnknownChannel');
+      const recipients = await store.groupDmRecipients(tx, channelId);
+      if (!canSee(group, recipients, userId)) throw new HearthError('MissingAccess');
+      const { changes, image } = groupDmChanges(group, parse(ModifyGroupDm, input ?? {}));
+      if (Object.keys(changes).length === 0) return this.#groupObject(tx, group, recipients, userId);
+      await store.updateGroupDm(tx, channelId, changes);
+      if (image !== undefined) {
+        const stored = image && { hash: image.hash, content_type: image.type, bytes: image.bytes };
+        await store.replaceGroupDmIcon(
+          tx,
+          channelId,
+          stored && { ...stored, created_at: this.#deps.clock.now() },
+        );
+      }
+      const row = { ...group, ...changes };
+      for (const id of watchers(row, recipients))
+        events.push(await this.#channelEvent(tx, 'CHANNEL_UPDATE', row, recipients, id));
+      const messages = this.#deps.messages;
+      const change = { channelId, recipients, authorId: userId };
+      if (messages && changes.name !== undefined)
+        events.push(await messages.postChannelChangeMessage(tx, { ...change, name: changes.name }));
+      if (messages && changes.icon !== undefined)
+        events.push(await messages.postChannelChangeMessage(tx, change));
+      return this.#groupObject(tx, row, recipients, userId);
+    });
+    for (const event of events) await this.#deps.bus.publish(event);
+    return updated;
   }
 
   /**
@@ -180,7 +247,7 @@ export class DmChannels {
         throw new HearthError('UnknownChannel');
       }
       const recipients = await store.groupDmRecipients(tx, channelId);
-      if (!recipients.includes(actor.userId)) throw new HearthError('MissingAccess');
+      if (!canSee(group, recipients, actor.userId)) throw new HearthError('MissingAccess');
       if (userId !== actor.userId && group.owner_id !== actor.userId)
         throw new HearthError('MissingPermissions');
       if (!recipients.includes(userId)) throw new HearthError('UnknownUser');
@@ -195,7 +262,7 @@ export class DmChannels {
       events.push({
         type: 'CHANNEL_RECIPIENT_REMOVE',
         data: { channel_id: channelId, user: removed ? toUserObject(removed) : { id: userId } },
-        audience: { users: remaining },
+        audience: { users: watchers(group, remaining) },
       });
       const message = await this.#deps.messages?.postRecipientMessage(tx, {
         channelId,
@@ -250,20 +317,139 @@ export class DmChannels {
     }
   }
 
-  /** A new group DM owned by `ownerId`: CHANNEL_CREATE to each recipient; answers the owner's view. */
+  /**
+   * A new group DM owned by `ownerId`: CHANNEL_CREATE to each recipient; answers the owner's view. A bot
+   * owner (`managed`) is no recipient of it, and gives recipients their `nicks`.
+   */
   async #createGroup(
     tx: Executor,
     ownerId: string,
     others: readonly string[],
     events: BusEvent[],
+    managed?: { applicationId: string; nicks: ReadonlyMap<string, string> },
   ): Promise<GroupDmChannelObject> {
     const { snowflakes, clock } = this.#deps;
-    const row = { id: snowflakes.next(), owner_id: ownerId, name: null, icon: null, created_at: clock.now() };
-    const recipients = [ownerId, ...others];
-    await store.insertGroupDm(tx, row, recipients);
-    for (const id of recipients)
+    const row = {
+      id: snowflakes.next(),
+      owner_id: ownerId,
+      name: null,
+      icon: null,
+      application_id: managed?.applicationId ?? null,
+      created_at: clock.now(),
+    };
+    const recipients = managed ? [...others] : [ownerId, ...others];
+    await store.insertGroupDm(tx, row, recipients, managed?.nicks);
+    for (const id of watchers(row, recipients))
       events.push(await this.#channelEvent(tx, 'CHANNEL_CREATE', row, recipients, id));
     return this.#groupObject(tx, row, recipients, ownerId);
+  }
+
+  /**
+   * POST /users/@me/channels with `access_tokens`: a group DM of the users whose tokens the bot holds,
+   * owned and managed by the bot (CHANNEL_CREATE to each and to the bot); `nicks` of others are ignored.
+   */
+  async #openManaged(
+    actor: Actor,
+    tokens: readonly string[],
+    nicks: Readonly<Record<string, string | null>>,
+  ): Promise<GroupDmChannelObject> {
+    const users = await this.#gdmJoinUsers(actor, tokens);
+    const named = new Map<string, string>();
+    for (const id of users) {
+      const nick = nicks[id];
+      if (typeof nick === 'string') named.set(id, nick);
+    }
+    const events: BusEvent[] = [];
+    const created = await this.#deps.storage.transaction((tx) =>
+      this.#createGroup(tx, actor.userId, users, events, {
+        applicationId: actor.applicationId!,
+        nicks: named,
+      }),
+    );
+    for (const event of events) await this.#deps.bus.publish(event);
+    return created;
+  }
+
+  /**
+   * PUT /channels/{id}/recipients/{user_id} by a bot: the user whose `access_token` it holds joins the group
+   * DM it manages (50001 for another's, 50003 for a DM), with `nick`; already in: nothing.
+   */
+  async #addManaged(actor: Actor, channelId: string, userId: string, input: AddRecipient): Promise<void> {
+    if (input.access_token == null) throw invalidForm('access_token', FormErrors.required());
+    await this.#gdmJoinUsers(actor, [input.access_token], userId);
+    const events: BusEvent[] = [];
+    await this.#deps.storage.transaction(async (tx) => {
+      const group = await store.findGroupDm(tx, channelId);
+      if (!group) {
+        if (await store.findDmChannel(tx, channelId)) throw new HearthError('CannotExecuteOnDMChannel');
+        throw new HearthError('UnknownChannel');
+      }
+      if (group.application_id === null || group.owner_id !== actor.userId)
+        throw new HearthError('MissingAccess');
+      const recipients = await store.groupDmRecipients(tx, channelId);
+      if (recipients.includes(userId)) return;
+      await this.#add(
+        tx,
+        group,
+        recipients,
+        { userId, nick: input.nick ?? null, authorId: actor.userId },
+        events,
+      );
+    });
+    for (const event of events) await this.#deps.bus.publish(event);
+  }
+
+  /**
+   * The users of a bot's `gdm.join` access tokens: each must be live, issued to the bot's application
+   * (and to `userId` when given: 50025 otherwise) and hold `gdm.join` (50026).
+   */
+  async #gdmJoinUsers(actor: Actor, tokens: readonly string[], userId?: string): Promise<string[]> {
+    const users: string[] = [];
+    for (const token of tokens) {
+      const grant = await this.#deps.tokens?.authenticateAccessToken(token);
+      if (
+        !grant ||
+        grant.applicationId !== actor.applicationId ||
+        (userId !== undefined && grant.userId !== userId)
+      )
+        throw new HearthError('InvalidOAuth2AccessToken');
+      if (!grant.scopes.includes(Scopes.GdmJoin)) throw new HearthError('MissingOAuth2Scope');
+      users.push(grant.userId);
+    }
+    return [...new Set(users)];
+  }
+
+  /**
+   * `userId` joins the group DM (400 when full): CHANNEL_CREATE to them, CHANNEL_RECIPIENT_ADD to the
+   * others, and the RECIPIENT_ADD message by `authorId`.
+   */
+  async #add(
+    tx: Executor,
+    group: GroupDmRow,
+    recipients: readonly string[],
+    added: { userId: string; nick: string | null; authorId: string },
+    events: BusEvent[],
+  ): Promise<void> {
+    const { userId } = added;
+    if (recipients.length >= GROUP_DM_MAX_USERS) throw new HearthError('GeneralBadRequest');
+    const nicks = new Map(added.nick === null ? [] : [[userId, added.nick]]);
+    await store.addGroupDmRecipients(tx, group.id, [userId], this.#deps.clock.now(), nicks);
+    const all = [...recipients, userId];
+    const user = toUserObject((await this.#deps.users.getUserIn(tx, userId))!);
+    events.push(await this.#channelEvent(tx, 'CHANNEL_CREATE', group, all, userId));
+    events.push({
+      type: 'CHANNEL_RECIPIENT_ADD',
+      data: { channel_id: group.id, user, ...(added.nick === null ? {} : { nick: added.nick }) },
+      audience: { users: watchers(group, recipients) },
+    });
+    const message = await this.#deps.messages?.postRecipientMessage(tx, {
+      channelId: group.id,
+      recipients: all,
+      authorId: added.authorId,
+      userId,
+      added: true,
+    });
+    if (message) events.push(message);
   }
 
   async #channelEvent(
@@ -289,7 +475,9 @@ export class DmChannels {
     const objects = users
       .filter((user) => user !== undefined)
       .map((user) => toUserObject(user) as UserObject);
-    return toGroupDmChannelObject(row, objects, await store.lastMessageId(db, row.id));
+    // Only a managing bot names recipients.
+    const nicks = row.application_id === null ? [] : await store.groupDmNicks(db, row.id);
+    return toGroupDmChannelObject(row, objects, await store.lastMessageId(db, row.id), nicks);
   }
 
   async #channel(low: string, high: string): Promise<string> {
@@ -311,6 +499,35 @@ export class DmChannels {
     }
     return id;
   }
+}
+
+/** Who may see and change a group DM: its recipients, and the bot that manages it. */
+function canSee(group: GroupDmRow, recipients: readonly string[], userId: string): boolean {
+  return recipients.includes(userId) || (group.application_id !== null && group.owner_id === userId);
+}
+
+/** Who hears of a group DM's changes: its recipients, and its managing bot. */
+function watchers(group: GroupDmRow, recipients: readonly string[]): string[] {
+  return group.application_id === null || recipients.includes(group.owner_id)
+    ? [...recipients]
+    : [...recipients, group.owner_id];
+}
+
+/**
+ * What a PATCH changes: the name ("" clears it, as null does) and the icon's hash, with the image checked
+ * and kept (null: removed; undefined: the icon stays).
+ */
+function groupDmChanges(
+  group: GroupDmRow,
+  body: { name?: string | null; icon?: string | null },
+): { changes: { name?: string | null; icon?: string | null }; image?: Image | null } {
+  const changes: { name?: string | null; icon?: string | null } = {};
+  const name = body.name === '' ? null : body.name;
+  if (name !== undefined && name !== group.name) changes.name = name;
+  const image = body.icon == null ? body.icon : parseImageData('icon', body.icon);
+  if (image === undefined || (image?.hash ?? null) === group.icon) return { changes };
+  changes.icon = image?.hash ?? null;
+  return { changes, image };
 }
 
 /** The pair in snowflake order (`user_low` < `user_high`), as the game DMs store it. */

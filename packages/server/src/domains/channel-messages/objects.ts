@@ -176,9 +176,16 @@ export function toDmChannelObject(
 
 /** The group DM channel object (OAS `PrivateGroupChannelResponse`): recipients are the viewer's others. */
 export function toGroupDmChannelObject(
-  row: { id: string; owner_id: string; name: string | null; icon: string | null },
+  row: {
+    id: string;
+    owner_id: string;
+    name: string | null;
+    icon: string | null;
+    application_id: string | null;
+  },
   recipients: readonly UserObject[],
   lastMessageId: string | null,
+  nicks: readonly { id: string; nick: string }[] = [],
 ) {
   return {
     id: row.id,
@@ -189,5 +196,9 @@ export function toGroupDmChannelObject(
     name: row.name,
     icon: row.icon,
     owner_id: row.owner_id,
+    // Opened by a bot through `gdm.join` (GUILDS.md §2.2): its application manages it.
+    ...(row.application_id === null ? {} : { application_id: row.application_id, managed: true }),
+    // The nicknames its bot gave recipients, as the platform's clients read them (`{id, nick}` each).
+    ...(nicks.length === 0 ? {} : { nicks: nicks.map((entry) => ({ ...entry })) }),
   };
 }

@@ -19,11 +19,9 @@ import type { ChannelMessagesService } from './service.js';
 /** Message routes take bot tokens and user sessions (GUILDS.md §4). */
 const MEMBER = { auth: { bot: true, user: true } } as const;
 
-/** Group DM recipients are a person's to manage (the `gdm.join` bot path is not served): bots get 20001. */
-const PERSON = { auth: { user: true } } as const;
-
 type Channel = { Params: Static<typeof ChannelParams> };
 type Recipient = { Params: Static<typeof RecipientParams> };
+type AddRecipientRoute = Recipient & { Body: Static<typeof AddRecipient> | undefined };
 type Message = { Params: Static<typeof MessageParams> };
 
 export function channelMessagesRoutes(messages: ChannelMessagesService, dms: DmChannels): FastifyPluginAsync {
@@ -67,18 +65,18 @@ export function channelMessagesRoutes(messages: ChannelMessagesService, dms: DmC
         return reply.code(204).send();
       },
     );
-    app.put<Recipient>(
+    app.put<AddRecipientRoute>(
       '/channels/:channel_id/recipients/:user_id',
-      { config: PERSON, schema: { params: RecipientParams, body: optionalBody(AddRecipient) } },
+      { config: MEMBER, schema: { params: RecipientParams, body: optionalBody(AddRecipient) } },
       async (request, reply) => {
         const { channel_id, user_id } = request.params;
-        const created = await dms.addRecipient(actorOf(request), channel_id, user_id);
+        const created = await dms.addRecipient(actorOf(request), channel_id, user_id, request.body ?? {});
         return created ? reply.code(201).send(created) : reply.code(204).send();
       },
     );
     app.delete<Recipient>(
       '/channels/:channel_id/recipients/:user_id',
-      { config: PERSON, schema: { params: RecipientParams } },
+      { config: MEMBER, schema: { params: RecipientParams } },
       async (request, reply) => {
         const { channel_id, user_id } = request.params;
         await dms.removeRecipient(actorOf(request), channel_id, user_id);

@@ -25,10 +25,25 @@ export const ChannelParams = Type.Object({ channel_id: Snowflake });
 export const MessageParams = Type.Object({ channel_id: Snowflake, message_id: Snowflake });
 export const RecipientParams = Type.Object({ channel_id: Snowflake, user_id: Snowflake });
 
-/** PUT /channels/{id}/recipients/{user_id} (OAS): a person adds a friend; `access_token` and `nick` are the bots' `gdm.join` path, not served. */
+/** A nickname a bot gives a recipient of the group DM it manages (a member nickname's length). */
+const Nick = Type.String({ maxLength: 32 });
+/** An OAuth2 access token a user granted the bot's application (`gdm.join`). */
+const AccessToken = Type.String({ maxLength: 2048 });
+
+/**
+ * PUT /channels/{id}/recipients/{user_id} (OAS `add_group_dm_user`): a person adds a friend; a bot adds the
+ * user whose `access_token` (scope `gdm.join`) it holds, with an optional `nick`.
+ */
 export const AddRecipient = Type.Object({
-  access_token: Type.Optional(Nullable(Type.String({ maxLength: 2048 }))),
-  nick: Type.Optional(Nullable(Type.String({ maxLength: 32 }))),
+  access_token: Type.Optional(Nullable(AccessToken)),
+  nick: Type.Optional(Nullable(Nick)),
+});
+export type AddRecipient = Static<typeof AddRecipient>;
+
+/** PATCH /channels/{id} of a group DM (OAS `UpdateGroupDMRequestPartial`): its name (null or "" clears it) and icon. */
+export const ModifyGroupDm = Type.Object({
+  name: Type.Optional(Nullable(Type.String({ maxLength: 100 }))),
+  icon: Type.Optional(Nullable(Type.String({ maxLength: 14_000_000 }))),
 });
 
 /** `allowed_mentions` (GUILDS.md §4.6): `parse` and an id list of the same kind exclude each other. */
@@ -92,9 +107,15 @@ export type ListMessagesQuery = Static<typeof ListMessagesQuery>;
 
 /**
  * POST /users/@me/channels (GUILDS.md §2.1 DM): `recipient_id` opens a DM; `recipients` (a person's
- * friends, the official client's form) a group DM, whose users are at most GROUP_DM_MAX_USERS with its owner.
+ * friends, the official client's form) a group DM, whose users are at most GROUP_DM_MAX_USERS with its owner;
+ * `access_tokens` (a bot's, scope `gdm.join`) a group DM of those users that the bot manages, `nicks`
+ * naming them there (user id → nickname).
  */
 export const CreateDM = Type.Object({
   recipient_id: Type.Optional(Snowflake),
   recipients: Type.Optional(Type.Array(Snowflake, { maxItems: GROUP_DM_MAX_USERS - 1 })),
+  access_tokens: Type.Optional(Type.Array(AccessToken, { maxItems: GROUP_DM_MAX_USERS })),
+  nicks: Type.Optional(
+    Nullable(Type.Record(Type.String(), Nullable(Nick), { maxProperties: GROUP_DM_MAX_USERS })),
+  ),
 });

@@ -1170,6 +1170,28 @@ export class ChannelMessagesService {
   }
 
   /**
+   * The system message of a group DM renamed (CHANNEL_NAME_CHANGE, type 4, the new name as content) or
+   * given another icon (CHANNEL_ICON_CHANGE, type 5) by `authorId`, stored in `tx`; answers its MESSAGE_CREATE.
+   */
+  async postChannelChangeMessage(
+    tx: Executor,
+    change: { channelId: string; recipients: readonly string[]; authorId: string; name?: string | null },
+  ): Promise<BusEvent> {
+    const id = this.#deps.snowflakes.next();
+    await store.insertMessage(tx, {
+      id,
+      channel_id: change.channelId,
+      guild_id: null,
+      author_id: change.authorId,
+      type: change.name === undefined ? MessageTypes.ChannelIconChange : MessageTypes.ChannelNameChange,
+      content: change.name ?? '',
+      created_at: snowflakeTimestamp(id),
+    });
+    const row = (await store.findMessage(tx, change.channelId, id))!;
+    return this.#messageEvent(tx, MessageDispatches.MessageCreate, callPlace(change), row);
+  }
+
+  /**
    * A CALL message's `call` changes in `tx`: a participant is added (no event, as the platform keeps it
    * for the end), or the call ended at `endedAt`; then answers the MESSAGE_UPDATE to publish after commit.
    */

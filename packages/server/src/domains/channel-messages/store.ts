@@ -232,16 +232,36 @@ export async function groupDmIdsOf(db: Executor, userId: string): Promise<string
   return rows.map((row) => row.channel_id);
 }
 
+/** The nicknames a managing bot gave a group DM's recipients (`nicks`), in the recipients' order. */
+export async function groupDmNicks(db: Executor, channelId: string): Promise<{ id: string; nick: string }[]> {
+  const rows = await db
+    .selectFrom('group_dm_recipients')
+    .select(['user_id', 'nick'])
+    .where('channel_id', '=', channelId)
+    .where('nick', 'is not', null)
+    .orderBy('added_at')
+    .orderBy('user_id')
+    .execute();
+  return rows.map((row) => ({ id: row.user_id, nick: row.nick! }));
+}
+
 export async function insertGroupDm(
   db: Executor,
-  row: { id: string; owner_id: string; name: string | null; created_at: number },
+  row: {
+    id: string;
+    owner_id: string;
+    name: string | null;
+    application_id: string | null;
+    created_at: number;
+  },
   recipients: readonly string[],
+  nicks: ReadonlyMap<string, string> = new Map(),
 ): Promise<void> {
   await db
     .insertInto('group_dm_channels')
     .values({ ...row, icon: null })
     .execute();
-  await addGroupDmRecipients(db, row.id, recipients, row.created_at);
+  await addGroupDmRecipients(db, row.id, recipients, row.created_at, nicks);
 }
 
 export async function addGroupDmRecipients(
@@ -249,11 +269,19 @@ export async function addGroupDmRecipients(
   channelId: string,
   userIds: readonly string[],
   at: number,
+  nicks: ReadonlyMap<string, string> = new Map(),
 ): Promise<void> {
   if (userIds.length === 0) return;
   await db
     .insertInto('group_dm_recipients')
-    .values(userIds.map((user_id) => ({ channel_id: channelId, user_id, added_at: at })))
+    .values(
+      userIds.map((user_id) => ({
+        channel_id: channelId,
+        user_id,
+        added_at: at,
+        nick: nicks.get(user_id) ?? null,
+      })),
+    )
     .onConflict((oc) => oc.columns(['channel_id', 'user_id']).doNothing())
     .execute();
 }
@@ -269,12 +297,36 @@ export async function removeGroupDmRecipient(db: Executor, channelId: string, us
 export async function updateGroupDm(
   db: Executor,
   channelId: string,
-  changes: { owner_id?: string; name?: string | null },
+  changes: { owner_id?: string; name?: string | null; icon?: string | null },
 ): Promise<void> {
   await db.updateTable('group_dm_channels').set(changes).where('id', '=', channelId).execute();
 }
 
+/** Makes `row` the group DM's icon image (the previous one, if any, is gone); null removes it. */
+export async function replaceGroupDmIcon(
+  db: Executor,
+  channelId: string,
+  row: { hash: string; content_type: string; bytes: Buffer; created_at: number } | null,
+): Promise<void> {
+  await db.deleteFrom('group_dm_icons').where('channel_id', '=', channelId).execute();
+  if (row)
+    await db
+      .insertInto('group_dm_icons')
+      .values({ channel_id: channelId, ...row })
+      .execute();
+}
+
+export function findGroupDmIcon(db: Executor, channelId: string, hash: string) {
+  return db
+    .selectFrom('group_dm_icons')
+    .select(['content_type', 'bytes'])
+    .where('channel_id', '=', channelId)
+    .where('hash', '=', hash)
+    .executeTakeFirst();
+}
+
 export async function deleteGroupDm(db: Executor, channelId: string): Promise<void> {
+  await db.deleteFrom('group_dm_icons').where('channel_id', '=', channelId).execute();
   await db.deleteFrom('group_dm_recipients').where('channel_id', '=', channelId).execute();
   await db.deleteFrom('group_dm_channels').where('id', '=', channelId).execute();
 }

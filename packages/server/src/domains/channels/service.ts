@@ -48,6 +48,12 @@ export interface ChannelsDeps {
   channelDeleted?: (tx: Executor, channelId: string) => Promise<void | (() => Promise<void>)>;
   /** Channels that are not a guild's (DM channels): GET /channels/{id} answers them for a participant. */
   privateChannel?: (userId: string, channelId: string) => Promise<Record<string, unknown> | undefined>;
+  /** PATCH /channels/{id} of a group DM (or its error for a DM); undefined when no private channel has the id. */
+  modifyPrivateChannel?: (
+    userId: string,
+    channelId: string,
+    input: unknown,
+  ) => Promise<Record<string, unknown> | undefined>;
   /** Threads, which the channel routes read, modify and delete too; undefined when no thread has the id. */
   threads?: ThreadChannels;
 }
@@ -250,9 +256,11 @@ export class ChannelsService {
     input: unknown,
     reason: string | null,
   ): Promise<ChannelObject | Record<string, unknown>> {
-    if (this.#deps.threads && !(await store.findChannel(this.#deps.storage.db, channelId))) {
-      const thread = await this.#deps.threads.modify(userId, channelId, input, reason);
+    if (!(await store.findChannel(this.#deps.storage.db, channelId))) {
+      const thread = await this.#deps.threads?.modify(userId, channelId, input, reason);
       if (thread) return thread;
+      const other = await this.#deps.modifyPrivateChannel?.(userId, channelId, input);
+      if (other) return other;
     }
     const body = parse(ModifyChannel, input ?? {});
     const synced: BusEvent[] = [];

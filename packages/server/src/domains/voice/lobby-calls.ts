@@ -35,7 +35,8 @@ export interface LobbyVoiceStateObject {
  * joins that lobby's call (`channel_id: null` leaves the session's lobby call). Members of the lobby receive
  * LOBBY_VOICE_STATE_UPDATE; the joining session then gets LOBBY_VOICE_SERVER_UPDATE `{token, lobby_id,
  * endpoint}` and identifies on the voice gateway with `server_id` = the lobby id. A session is in one lobby
- * call at a time; every lobby member may speak and hear (lobbies have no voice permissions).
+ * call at a time; every lobby member may speak and hear (lobbies have no voice permissions). A person has
+ * one voice connection: a lobby call excludes a DM call and a guild voice channel (the app wires that rule).
  */
 export class LobbyCalls {
   readonly #deps: LobbyCallsDeps;
@@ -107,6 +108,24 @@ export class LobbyCalls {
     if (!row) return [];
     await store.deleteLobbyVoiceState(tx, lobbyId, userId);
     return this.#event(tx, row, null);
+  }
+
+  /**
+   * The user's lobby calls, whichever session is in them, are left for a DM call or a guild's voice (one
+   * voice connection per person): answers the lobbies left.
+   */
+  async leave(userId: string): Promise<string[]> {
+    const events: BusEvent[] = [];
+    const left = await this.#deps.storage.transaction(async (tx) => {
+      const rows = await store.lobbyCallsOfUser(tx, userId);
+      for (const row of rows) {
+        await store.deleteLobbyVoiceState(tx, row.lobby_id, userId);
+        events.push(...(await this.#event(tx, row, null)));
+      }
+      return rows.map((row) => row.lobby_id);
+    });
+    for (const event of events) await this.#deps.bus.publish(event);
+    return left;
   }
 
   /** A gateway session ended for good: it leaves its lobby call. */

@@ -110,6 +110,11 @@ export function lobbyCallsOfSession(db: Executor, userId: string, sessionId: str
     .execute();
 }
 
+/** Every lobby call the user is in, whichever session joined it. */
+export function lobbyCallsOfUser(db: Executor, userId: string) {
+  return db.selectFrom('lobby_voice_states').selectAll().where('user_id', '=', userId).execute();
+}
+
 export function findLobbyVoiceState(db: Executor, lobbyId: string, userId: string) {
   return db
     .selectFrom('lobby_voice_states')

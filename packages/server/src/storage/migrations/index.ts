@@ -29,6 +29,7 @@ import { interactionUploads } from './0035_interaction_uploads.js';
 import { dmCalls } from './0036_dm_calls.js';
 import { ringsAndGroupDms } from './0037_rings_and_group_dms.js';
 import { lobbyMembersVersion } from './0038_lobby_members_version.js';
+import { managedGroupDms } from './0039_managed_group_dms.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
 const migrations: Record<string, Migration> = {
@@ -62,6 +63,7 @@ const migrations: Record<string, Migration> = {
   '0036_dm_calls': dmCalls,
   '0037_rings_and_group_dms': ringsAndGroupDms,
   '0038_lobby_members_version': lobbyMembersVersion,
+  '0039_managed_group_dms': managedGroupDms,
 };
 
 export const migrationProvider: MigrationProvider = {
