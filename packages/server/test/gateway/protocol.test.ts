@@ -171,6 +171,8 @@ describe('Hello, Identify and heartbeats (PROTOCOL.md §D.3)', () => {
           resume_gateway_url: url,
           shard: [0, 1],
           application: { id: game.id, flags: application.flags, flags_new: application.flags_new },
+          // A bot's READY lists no DMs (DOCS Gateway Events, Ready: private_channels).
+          private_channels: [],
         },
       });
       expect(user).toMatchObject({ id: game.botUserId, bot: true });
@@ -227,6 +229,8 @@ describe('Identify with a bearer token: players with gateway.connect (PROTOCOL.m
         application: { id: game.id, flags: application.flags, flags_new: application.flags_new },
         scopes: expect.any(Array),
         lobbies: [],
+        // A game's session lists no DMs of the person (theirs are the person's own client's).
+        private_channels: [],
         // The online friends' presences; this player has none.
         presences: [],
       },
