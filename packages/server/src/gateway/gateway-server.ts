@@ -589,7 +589,11 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     const now = this.clock.now();
     let recorded = 0;
     for (const session of this.registry.candidates(audience)) {
-      if (session.lastEventId !== undefined && compareEventIds(event.id, session.lastEventId) <= 0) continue;
+      if (session.lastEventId !== undefined) {
+        if (compareEventIds(event.id, session.lastEventId) <= 0) continue;
+        // Live delivery has caught up with what the takeover read from the log: nothing more to skip.
+        session.lastEventId = undefined;
+      }
       const waiting =
         audience.guildId === undefined ? undefined : this.#joining.get(session)?.get(audience.guildId);
       if (waiting) waiting.push(event);
@@ -710,10 +714,13 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
         if (after === undefined || compareEventIds(event.id, after) > 0) merged.set(event.id, event);
       }
       session.onRecord = (sent) => this.#persist(session, store, sent);
-      for (const event of [...merged.values()].sort((a, b) => compareEventIds(a.id, b.id))) {
+      const missed = [...merged.values()].sort((a, b) => compareEventIds(a.id, b.id));
+      for (const event of missed) {
         if (wants(session, event))
           record(session, event.type, readableBy(session, event.type, event.data), event.id);
       }
+      // The log can be ahead of this node's live delivery: live events up to here are in the buffer already.
+      session.lastEventId = missed.at(-1)?.id ?? after;
       await this.#loadViews(session);
       this.registry.add(session);
       return session;

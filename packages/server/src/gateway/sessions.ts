@@ -41,10 +41,10 @@ export interface Session {
   /** Called for every recorded dispatch: the gateway copies it to the shared session store. */
   onRecord?: (sent: Sent) => void;
   /**
-   * The newest bus event recorded. A session taken over from another node was filled from the event log,
-   * which can be ahead of this node's live delivery: live events up to this id are already in its buffer.
+   * Set on a session taken over from another node: the newest bus event it was filled with from the event
+   * log, which can be ahead of this node's live delivery. Live events up to it are skipped, then it is cleared.
    */
-  lastEventId?: string;
+  lastEventId?: string | undefined;
 }
 
 /** Where a session's dispatches go while a client is connected. */
@@ -186,7 +186,6 @@ function unindex(map: Map<string, Indexed>, key: string, session: Session): void
 export function record(session: Session, t: string, d: unknown, eventId?: string): Sent {
   session.seq += 1;
   const sent: Sent = { seq: session.seq, t, d, ...(eventId !== undefined ? { eventId } : {}) };
-  if (eventId !== undefined) session.lastEventId = eventId;
   session.onRecord?.(sent);
   // READY is never replayed: whoever resumes holds its session_id, so received it. An idle session would
   // otherwise keep its largest payload for as long as it lives.
