@@ -1154,19 +1154,8 @@ export class ChannelMessagesService {
       added: boolean;
     },
   ): Promise<BusEvent> {
-    const id = this.#deps.snowflakes.next();
-    await store.insertMessage(tx, {
-      id,
-      channel_id: change.channelId,
-      guild_id: null,
-      author_id: change.authorId,
-      type: change.added ? MessageTypes.RecipientAdd : MessageTypes.RecipientRemove,
-      content: '',
-      mentions: JSON.stringify([change.userId]),
-      created_at: snowflakeTimestamp(id),
-    });
-    const row = (await store.findMessage(tx, change.channelId, id))!;
-    return this.#messageEvent(tx, MessageDispatches.MessageCreate, callPlace(change), row);
+    const type = change.added ? MessageTypes.RecipientAdd : MessageTypes.RecipientRemove;
+    return this.#postSystemMessage(tx, change, type, '', [change.userId]);
   }
 
   /**
@@ -1177,18 +1166,30 @@ export class ChannelMessagesService {
     tx: Executor,
     change: { channelId: string; recipients: readonly string[]; authorId: string; name?: string | null },
   ): Promise<BusEvent> {
+    const type = change.name === undefined ? MessageTypes.ChannelIconChange : MessageTypes.ChannelNameChange;
+    return this.#postSystemMessage(tx, change, type, change.name ?? '');
+  }
+
+  async #postSystemMessage(
+    tx: Executor,
+    place: { channelId: string; recipients: readonly string[]; authorId: string },
+    type: number,
+    content: string,
+    mentions?: readonly string[],
+  ): Promise<BusEvent> {
     const id = this.#deps.snowflakes.next();
     await store.insertMessage(tx, {
       id,
-      channel_id: change.channelId,
+      channel_id: place.channelId,
       guild_id: null,
-      author_id: change.authorId,
-      type: change.name === undefined ? MessageTypes.ChannelIconChange : MessageTypes.ChannelNameChange,
-      content: change.name ?? '',
+      author_id: place.authorId,
+      type,
+      content,
+      ...(mentions ? { mentions: JSON.stringify(mentions) } : {}),
       created_at: snowflakeTimestamp(id),
     });
-    const row = (await store.findMessage(tx, change.channelId, id))!;
-    return this.#messageEvent(tx, MessageDispatches.MessageCreate, callPlace(change), row);
+    const row = (await store.findMessage(tx, place.channelId, id))!;
+    return this.#messageEvent(tx, MessageDispatches.MessageCreate, callPlace(place), row);
   }
 
   /**
