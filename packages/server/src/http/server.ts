@@ -35,6 +35,7 @@ import {
   type RouteAuth,
   resolvePrincipal,
 } from './auth.js';
+import { answerCors } from './cors.js';
 import { renderClientError, toWireError } from './error-renderer.js';
 import { type FileUploads, readMultipart, type UploadedFile } from './multipart.js';
 import { applyRateLimits, type RouteBucket, type RouteRateLimit, routeBucket } from './rate-limit.js';
@@ -173,6 +174,10 @@ export function createHttpServer(
       done();
     });
   }
+  // Before the routes' own hooks (authentication, limits): a preflight is answered whatever the route.
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!answerCors(request, reply)) done();
+  });
   // Files a request's owner kept were moved away; whatever is left of them goes, whatever the outcome, and
   // before the answer leaves: a client told "refused" finds nothing of its upload on disk. The hooks every
   // request passes are callbacks, and one per stage: each async hook cost a promise and a microtask turn.
