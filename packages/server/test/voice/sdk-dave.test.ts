@@ -1,11 +1,13 @@
 /**
- * The SDK's DAVE member (packages/sdk/src/voice/dave.ts, on `@snazzah/davey`) against Hearth's DAVE delivery
- * service and a peer that reacts as @discordjs/voice does: they build one MLS group, each decrypts the
- * other's frames, and the group survives a third member joining and leaving.
+ * The SDK's DAVE member (packages/sdk/src/voice/dave.ts) with each of its providers, `@snazzah/davey`
+ * (openmls) and the plain TypeScript one on ts-mls, against Hearth's DAVE delivery service and peers that
+ * react as @discordjs/voice does (davey): they build one MLS group, each decrypts the other's frames, and the
+ * group survives a third member joining and leaving.
  */
 import { VoiceOpcodes } from '@hearth/protocol';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { DaveMember } from '../../../sdk/src/voice/dave.js';
+import { DaveMember, type DaveProvider } from '../../../sdk/src/voice/dave.js';
+import { tsMlsDave } from '../../../sdk/src/voice/dave-ts.js';
 import { nodeVoiceNetwork } from '../../../sdk/src/voice/node-voice.js';
 import type { DaveMemberLink } from '../../src/domains/voice/dave/call.js';
 import { DaveDeliveryService } from '../../src/domains/voice/dave/service.js';
@@ -15,7 +17,10 @@ import { CALL_ID, CHANNEL_ID, DavePeer, settle } from './dave-peers.js';
 const SDK_USER = '158049329150427136';
 const PEER = '246800246800246800';
 const THIRD = '369369369369369369';
-const provider = nodeVoiceNetwork().dave;
+const providers: Array<[string, DaveProvider]> = [
+  ['@snazzah/davey', nodeVoiceNetwork().dave as DaveProvider],
+  ['ts-mls', tsMlsDave()],
+];
 
 /** The SDK's member wired to the service as the voice gateway would: its ops in, the service's ops out. */
 class SdkSide implements DaveMemberLink {
@@ -26,6 +31,7 @@ class SdkSide implements DaveMemberLink {
   readonly #work: Promise<void>[] = [];
 
   constructor(
+    private readonly provider: DaveProvider,
     private readonly service: DaveDeliveryService,
     private readonly roster: Set<string>,
   ) {}
@@ -40,9 +46,9 @@ class SdkSide implements DaveMemberLink {
 
   async connect(): Promise<void> {
     this.roster.add(SDK_USER);
-    const version = this.service.join(CALL_ID, CHANNEL_ID, this, provider?.maxProtocolVersion ?? 0);
+    const version = this.service.join(CALL_ID, CHANNEL_ID, this, this.provider.maxProtocolVersion);
     await this.service.described(CALL_ID, SDK_USER);
-    this.member = new DaveMember(provider as NonNullable<typeof provider>, SDK_USER, CHANNEL_ID, version, {
+    this.member = new DaveMember(this.provider, SDK_USER, CHANNEL_ID, version, {
       sendJson: (op, d) => {
         this.sent.push(op);
         const id = Number((d as { transition_id?: number }).transition_id ?? 0);
@@ -56,7 +62,7 @@ class SdkSide implements DaveMemberLink {
         this.#work.push(this.service.binary(CALL_ID, SDK_USER, op, payload));
       },
       connectedUserIds: () => [...this.roster],
-      log: () => undefined,
+      log: (m) => { if (process.env.DAVE_DEBUG) console.error(m); },
     });
     await this.drain();
   }
@@ -68,6 +74,7 @@ class SdkSide implements DaveMemberLink {
       next();
       handled = true;
     }
+    await this.member?.idle();
     await Promise.all(this.#work.splice(0));
     return handled;
   }
@@ -97,7 +104,7 @@ function expectBothWays(sdk: SdkSide, peer: DavePeer, marker: number): void {
   expect([...member.encrypt(Uint8Array.of(0xf8, 0xff, 0xfe))]).toEqual([0xf8, 0xff, 0xfe]);
 }
 
-describe('the SDK DAVE member with Hearth’s delivery service and a @discordjs/voice-like peer', () => {
+describe.each(providers)('the SDK DAVE member on %s with Hearth’s delivery service and @discordjs/voice-like peers', (_name, provider) => {
   let service: DaveDeliveryService;
   let roster: Set<string>;
 
@@ -110,35 +117,45 @@ describe('the SDK DAVE member with Hearth’s delivery service and a @discordjs/
   });
   afterEach(() => service.close());
 
-  it('offers the protocol version of @snazzah/davey (1)', () => {
-    expect(provider?.maxProtocolVersion).toBe(1);
+  it('offers DAVE protocol version 1', () => {
+    expect(provider.maxProtocolVersion).toBe(1);
   });
 
   it('SDK first, then the peer: one group, frames decrypt both ways', async () => {
-    const sdk = new SdkSide(service, roster);
+    const sdk = new SdkSide(provider, service, roster);
     await sdk.connect();
     const peer = new DavePeer(PEER, service, roster);
+    // The peer holds its commit back, so the group is the SDK's: its commit, and its Welcome to the peer.
+    peer.commitHook = () => undefined;
     await peer.connect();
     await settleAll(service, sdk, [peer]);
     expect(sdk.sent).toContain(VoiceOpcodes.DaveMlsKeyPackage);
+    expect(sdk.sent).toContain(VoiceOpcodes.DaveMlsCommitWelcome);
+    expect(peer.welcomes).toHaveLength(1);
     expectBothWays(sdk, peer, 1);
   });
 
   it('peer first, then the SDK; a third member joins and leaves with the group intact', async () => {
     const peer = new DavePeer(PEER, service, roster);
     await peer.connect();
-    await settleAll(service, new SdkSide(service, new Set()), [peer]);
-    const sdk = new SdkSide(service, roster);
+    await settleAll(service, new SdkSide(provider, service, new Set()), [peer]);
+    const sdk = new SdkSide(provider, service, roster);
     await sdk.connect();
     await settleAll(service, sdk, [peer]);
     expectBothWays(sdk, peer, 3);
 
+    // The SDK adds the third member (the peer holds its commit back); the third joins by the SDK's Welcome.
+    peer.commitHook = () => undefined;
     const third = new DavePeer(THIRD, service, roster);
     await third.connect();
     await settleAll(service, sdk, [peer, third]);
     expectBothWays(sdk, peer, 5);
     expectBothWays(sdk, third, 7);
 
+    expect(third.welcomes).toHaveLength(1);
+
+    // The peer commits the removal this time; the SDK follows its commit.
+    peer.commitHook = undefined;
     await third.disconnect();
     await settleAll(service, sdk, [peer]);
     expectBothWays(sdk, peer, 9);
