@@ -1,7 +1,8 @@
 /**
  * The client side of DAVE, the calls' end-to-end encryption (VOICE-RPC.md §1 DAVE): the MLS member that
  * answers the voice gateway's ops 21–31 and encrypts and decrypts Opus frames. The MLS and frame work is
- * a maintained implementation's (`@snazzah/davey` on Node), injected so the core imports no native code.
+ * `@snazzah/davey`'s (openmls, native, Node) or the plain TypeScript one on `ts-mls` (dave-ts.ts, browsers
+ * and Node's fallback), injected so the core imports no native code.
  */
 import { VoiceOpcodes } from '@hearth/protocol';
 import { isSilenceFrame } from './rtp.js';

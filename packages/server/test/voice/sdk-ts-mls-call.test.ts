@@ -21,7 +21,6 @@ import { adapterFor, identifyBot, startVoiceHearth } from '../../../../test-supp
 import { PushAudioSource } from '../../../sdk/src/voice/audio.js';
 import { Call } from '../../../sdk/src/voice/call.js';
 import { CallStatus } from '../../../sdk/src/voice/call-status.js';
-import { tsMlsDave } from '../../../sdk/src/voice/dave-ts.js';
 import { nodeVoiceNetwork } from '../../../sdk/src/voice/node-voice.js';
 import { connectCall } from '../../../sdk/src/voice/voice.js';
 import { rms, sineFrame } from '../../../sdk/test/voice/signal.js';
@@ -108,7 +107,7 @@ describe('an SDK Call with DAVE on ts-mls and @discordjs/voice 0.19.2 (davey) pe
   let call: Call;
   const source = new PushAudioSource();
   const received = new Map<string, Int16Array[]>();
-  const network = { ...nodeVoiceNetwork({ dave: false }), dave: tsMlsDave() };
+  const network = nodeVoiceNetwork({ dave: 'ts-mls' });
   const encoder = new OpusScript(48_000, 2, OpusScript.Application.VOIP);
 
 
