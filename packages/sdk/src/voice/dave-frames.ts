@@ -177,7 +177,8 @@ export interface ParsedFrame {
 export function parseFrame(frame: Uint8Array): ParsedFrame | undefined {
   const n = frame.length;
   if (n < FIXED_SUPPLEMENTAL_BYTES) return undefined;
-  if (((frame[n - 2] as number) << 8) + (frame[n - 1] as number) !== DAVE_FRAME_MAGIC_MARKER) return undefined;
+  if (((frame[n - 2] as number) << 8) + (frame[n - 1] as number) !== DAVE_FRAME_MAGIC_MARKER)
+    return undefined;
   const supplemental = frame[n - 3] as number;
   if (supplemental < FIXED_SUPPLEMENTAL_BYTES || supplemental > n) return undefined;
   const tagAt = n - supplemental;
@@ -254,7 +255,8 @@ function openTruncated(key: Uint8Array, nonce: Uint8Array, parsed: ParsedFrame):
   const plaintext = ctr(key, counter).decrypt(parsed.ciphertext);
   const sealed = gcm(key, nonce, parsed.authenticated).encrypt(plaintext);
   let diff = 0;
-  for (let i = 0; i < TAG_BYTES; i++) diff |= (sealed[plaintext.length + i] as number) ^ (parsed.tag[i] as number);
+  for (let i = 0; i < TAG_BYTES; i++)
+    diff |= (sealed[plaintext.length + i] as number) ^ (parsed.tag[i] as number);
   return diff === 0 ? plaintext : undefined;
 }
 
@@ -272,7 +274,8 @@ class RatchetWindow {
     const generation = wrappedGeneration(this.#oldest, parsed.truncatedNonce >>> GENERATION_SHIFT);
     if (generation > this.#newest + MAX_GENERATION_GAP) return undefined;
     const big = generation * 2 ** GENERATION_SHIFT + (parsed.truncatedNonce & 0xff_ffff);
-    if (this.#newestNonce !== undefined && big <= this.#newestNonce && !this.#missing.has(big)) return undefined;
+    if (this.#newestNonce !== undefined && big <= this.#newestNonce && !this.#missing.has(big))
+      return undefined;
     const key = this.ratchet.key(generation);
     if (!key) return undefined;
     const plaintext = openTruncated(key, aeadNonce(parsed.truncatedNonce), parsed);
@@ -326,7 +329,8 @@ export class FrameDecryptor {
 
   decrypt(frame: Uint8Array): Uint8Array {
     const now = this.now();
-    while (this.#windows.length > 0 && (this.#windows[0] as RatchetWindow).expiresAt < now) this.#windows.shift();
+    while (this.#windows.length > 0 && (this.#windows[0] as RatchetWindow).expiresAt < now)
+      this.#windows.shift();
     const parsed = parseFrame(frame);
     if (!parsed) {
       if (this.#passthroughUntil > now) return frame;

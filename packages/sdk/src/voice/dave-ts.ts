@@ -251,16 +251,21 @@ class TsMlsDaveSession implements DaveSessionLike {
     const named = new Set(welcome.secrets.map((secret) => bytesToBase64(secret.newMember)));
     let ours: OwnKeyPackage | undefined;
     for (const candidate of this.#keyPackages) {
-      if (named.has(bytesToBase64(await makeKeyPackageRef(candidate.publicPackage, cs.hash)))) ours = candidate;
+      if (named.has(bytesToBase64(await makeKeyPackageRef(candidate.publicPackage, cs.hash))))
+        ours = candidate;
     }
     if (!ours) throw new Error('the Welcome names none of our key packages');
     const state = await joinGroup(welcome, ours.publicPackage, ours.privatePackage, emptyPskIndex, cs);
     const senders = state.groupContext.extensions.filter((e) => e.extensionType === 'external_senders');
     const sendersData = (senders[0] as { extensionData: Uint8Array } | undefined)?.extensionData;
-    if (senders.length !== 1 || !equal(sendersData ?? new Uint8Array(), externalSendersData(externalSender))) {
+    if (
+      senders.length !== 1 ||
+      !equal(sendersData ?? new Uint8Array(), externalSendersData(externalSender))
+    ) {
       throw new Error('the group has another external sender');
     }
-    if (!equal(state.groupContext.groupId, this.#groupId)) throw new Error('the Welcome is for another group');
+    if (!equal(state.groupContext.groupId, this.#groupId))
+      throw new Error('the Welcome is for another group');
     this.#group = state;
     this.#pendingCommit = undefined;
     this.#status = 'active';
@@ -275,7 +280,8 @@ class TsMlsDaveSession implements DaveSessionLike {
     if (!decoded || decoded[1] !== commitBytes.length) throw new Error('not an MLSMessage');
     const [message] = decoded;
     if (message.wireformat !== 'mls_public_message') throw new Error('commit not a PublicMessage');
-    if (!equal(message.publicMessage.content.groupId, this.#groupId)) throw new Error('commit for another group');
+    if (!equal(message.publicMessage.content.groupId, this.#groupId))
+      throw new Error('commit for another group');
     const pending = this.#pendingCommit;
     if (pending && equal(pending.bytes, commitBytes)) {
       // Our own commit won: the state it leads to was computed when we made it.
@@ -308,7 +314,8 @@ class TsMlsDaveSession implements DaveSessionLike {
   }
 
   setPassthroughMode(passthrough: boolean, expirySeconds = RATCHET_EXPIRY_S): void {
-    for (const decryptor of this.#decryptors.values()) decryptor.transitionToPassthrough(passthrough, expirySeconds);
+    for (const decryptor of this.#decryptors.values())
+      decryptor.transitionToPassthrough(passthrough, expirySeconds);
   }
 
   async #keyPackage(): Promise<OwnKeyPackage> {
@@ -365,7 +372,13 @@ class TsMlsDaveSession implements DaveSessionLike {
     }
     const ratchet = async (id: string) =>
       new HashRatchet(
-        await mlsExporter(group.keySchedule.exporterSecret, MEDIA_KEY_LABEL, u64(id, true), MEDIA_KEY_BYTES, cs),
+        await mlsExporter(
+          group.keySchedule.exporterSecret,
+          MEDIA_KEY_LABEL,
+          u64(id, true),
+          MEDIA_KEY_BYTES,
+          cs,
+        ),
       );
     for (const id of members) {
       if (id === this.#userId) continue;

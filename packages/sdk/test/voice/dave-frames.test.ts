@@ -1,11 +1,6 @@
 import { gcm } from '@noble/ciphers/aes.js';
 import { describe, expect, it } from 'vitest';
-import {
-  FrameDecryptor,
-  FrameEncryptor,
-  HashRatchet,
-  parseFrame,
-} from '../../src/voice/dave-frames.js';
+import { FrameDecryptor, FrameEncryptor, HashRatchet, parseFrame } from '../../src/voice/dave-frames.js';
 
 /**
  * DAVE's frame layer in plain TypeScript (protocol.md, Sender Key Derivation and Frame Encryption): the key
@@ -14,7 +9,9 @@ import {
  */
 
 // libdave's HashRatchet test vector (also davey's): a base secret and the key of generation 0.
-const BASE_SECRET = Uint8Array.from([206, 221, 97, 177, 184, 161, 202, 105, 4, 101, 84, 40, 44, 247, 11, 123]);
+const BASE_SECRET = Uint8Array.from([
+  206, 221, 97, 177, 184, 161, 202, 105, 4, 101, 84, 40, 44, 247, 11, 123,
+]);
 const KEY_0 = Uint8Array.from([117, 48, 249, 169, 148, 94, 45, 46, 6, 208, 101, 31, 123, 42, 134, 75]);
 
 const opus = (size: number, fill: number) => new Uint8Array(size).fill(fill);

@@ -27,6 +27,7 @@ class SdkSide implements DaveMemberLink {
   readonly userId = SDK_USER;
   readonly inbox: Array<() => void> = [];
   readonly sent: number[] = [];
+  readonly logs: string[] = [];
   member: DaveMember | undefined;
   readonly #work: Promise<void>[] = [];
 
@@ -62,7 +63,7 @@ class SdkSide implements DaveMemberLink {
         this.#work.push(this.service.binary(CALL_ID, SDK_USER, op, payload));
       },
       connectedUserIds: () => [...this.roster],
-      log: (m) => { if (process.env.DAVE_DEBUG) console.error(m); },
+      log: (message) => this.logs.push(message),
     });
     await this.drain();
   }
@@ -104,60 +105,89 @@ function expectBothWays(sdk: SdkSide, peer: DavePeer, marker: number): void {
   expect([...member.encrypt(Uint8Array.of(0xf8, 0xff, 0xfe))]).toEqual([0xf8, 0xff, 0xfe]);
 }
 
-describe.each(providers)('the SDK DAVE member on %s with Hearth’s delivery service and @discordjs/voice-like peers', (_name, provider) => {
-  let service: DaveDeliveryService;
-  let roster: Set<string>;
+describe.each(providers)(
+  'the SDK DAVE member on %s with Hearth’s delivery service and @discordjs/voice-like peers',
+  (_name, provider) => {
+    let service: DaveDeliveryService;
+    let roster: Set<string>;
 
-  beforeEach(async () => {
-    service = await DaveDeliveryService.create({
-      clock: new ManualClock('2026-03-02T00:00:00Z'),
-      sweepIntervalMs: 0,
+    beforeEach(async () => {
+      service = await DaveDeliveryService.create({
+        clock: new ManualClock('2026-03-02T00:00:00Z'),
+        sweepIntervalMs: 0,
+      });
+      roster = new Set();
     });
-    roster = new Set();
-  });
-  afterEach(() => service.close());
+    afterEach(() => service.close());
 
-  it('offers DAVE protocol version 1', () => {
-    expect(provider.maxProtocolVersion).toBe(1);
-  });
+    it('offers DAVE protocol version 1', () => {
+      expect(provider.maxProtocolVersion).toBe(1);
+    });
 
-  it('SDK first, then the peer: one group, frames decrypt both ways', async () => {
-    const sdk = new SdkSide(provider, service, roster);
-    await sdk.connect();
-    const peer = new DavePeer(PEER, service, roster);
-    // The peer holds its commit back, so the group is the SDK's: its commit, and its Welcome to the peer.
-    peer.commitHook = () => undefined;
-    await peer.connect();
-    await settleAll(service, sdk, [peer]);
-    expect(sdk.sent).toContain(VoiceOpcodes.DaveMlsKeyPackage);
-    expect(sdk.sent).toContain(VoiceOpcodes.DaveMlsCommitWelcome);
-    expect(peer.welcomes).toHaveLength(1);
-    expectBothWays(sdk, peer, 1);
-  });
+    it('SDK first, then the peer: one group, frames decrypt both ways', async () => {
+      const sdk = new SdkSide(provider, service, roster);
+      await sdk.connect();
+      const peer = new DavePeer(PEER, service, roster);
+      // The peer holds its commit back, so the group is the SDK's: its commit, and its Welcome to the peer.
+      peer.commitHook = () => undefined;
+      await peer.connect();
+      await settleAll(service, sdk, [peer]);
+      expect(sdk.sent).toContain(VoiceOpcodes.DaveMlsKeyPackage);
+      expect(sdk.sent).toContain(VoiceOpcodes.DaveMlsCommitWelcome);
+      expect(peer.welcomes).toHaveLength(1);
+      expectBothWays(sdk, peer, 1);
+    });
 
-  it('peer first, then the SDK; a third member joins and leaves with the group intact', async () => {
-    const peer = new DavePeer(PEER, service, roster);
-    await peer.connect();
-    await settleAll(service, new SdkSide(provider, service, new Set()), [peer]);
-    const sdk = new SdkSide(provider, service, roster);
-    await sdk.connect();
-    await settleAll(service, sdk, [peer]);
-    expectBothWays(sdk, peer, 3);
+    it('an Add proposal for a user the gateway did not announce is not committed; the peer’s group takes the SDK in', async () => {
+      const sdk = new SdkSide(provider, service, new Set());
+      await sdk.connect();
+      const peer = new DavePeer(PEER, service, roster);
+      roster.add(SDK_USER);
+      await peer.connect();
+      await settleAll(service, sdk, [peer]);
+      expect(sdk.sent).not.toContain(VoiceOpcodes.DaveMlsCommitWelcome);
+      expect(sdk.logs.some((message) => message.includes('DAVE op 27 failed'))).toBe(true);
+      expectBothWays(sdk, peer, 11);
+    });
 
-    // The SDK adds the third member (the peer holds its commit back); the third joins by the SDK's Welcome.
-    peer.commitHook = () => undefined;
-    const third = new DavePeer(THIRD, service, roster);
-    await third.connect();
-    await settleAll(service, sdk, [peer, third]);
-    expectBothWays(sdk, peer, 5);
-    expectBothWays(sdk, third, 7);
+    it('a commit the SDK cannot process: op 31 and a fresh key package, and the gateway takes it back in', async () => {
+      const sdk = new SdkSide(provider, service, roster);
+      await sdk.connect();
+      const peer = new DavePeer(PEER, service, roster);
+      await peer.connect();
+      await settleAll(service, sdk, [peer]);
+      const keyPackages = sdk.sent.filter((op) => op === VoiceOpcodes.DaveMlsKeyPackage).length;
+      sdk.sendBinary(VoiceOpcodes.DaveMlsAnnounceCommitTransition, Uint8Array.of(0, 7, 1, 2, 3));
+      await settleAll(service, sdk, [peer]);
+      expect(sdk.sent).toContain(VoiceOpcodes.DaveMlsInvalidCommitWelcome);
+      expect(sdk.sent.filter((op) => op === VoiceOpcodes.DaveMlsKeyPackage).length).toBe(keyPackages + 1);
+      expectBothWays(sdk, peer, 13);
+    });
 
-    expect(third.welcomes).toHaveLength(1);
+    it('peer first, then the SDK; a third member joins and leaves with the group intact', async () => {
+      const peer = new DavePeer(PEER, service, roster);
+      await peer.connect();
+      await settleAll(service, new SdkSide(provider, service, new Set()), [peer]);
+      const sdk = new SdkSide(provider, service, roster);
+      await sdk.connect();
+      await settleAll(service, sdk, [peer]);
+      expectBothWays(sdk, peer, 3);
 
-    // The peer commits the removal this time; the SDK follows its commit.
-    peer.commitHook = undefined;
-    await third.disconnect();
-    await settleAll(service, sdk, [peer]);
-    expectBothWays(sdk, peer, 9);
-  });
-});
+      // The SDK adds the third member (the peer holds its commit back); the third joins by the SDK's Welcome.
+      peer.commitHook = () => undefined;
+      const third = new DavePeer(THIRD, service, roster);
+      await third.connect();
+      await settleAll(service, sdk, [peer, third]);
+      expectBothWays(sdk, peer, 5);
+      expectBothWays(sdk, third, 7);
+
+      expect(third.welcomes).toHaveLength(1);
+
+      // The peer commits the removal this time; the SDK follows its commit.
+      peer.commitHook = undefined;
+      await third.disconnect();
+      await settleAll(service, sdk, [peer]);
+      expectBothWays(sdk, peer, 9);
+    });
+  },
+);

@@ -110,7 +110,6 @@ describe('an SDK Call with DAVE on ts-mls and @discordjs/voice 0.19.2 (davey) pe
   const network = nodeVoiceNetwork({ dave: 'ts-mls' });
   const encoder = new OpusScript(48_000, 2, OpusScript.Application.VOIP);
 
-
   async function joinPeer(): Promise<Peer> {
     const game = await addTestBot(hearth, guild);
     const gateway = await identifyBot(hearth, game);
@@ -197,7 +196,8 @@ describe('an SDK Call with DAVE on ts-mls and @discordjs/voice 0.19.2 (davey) pe
     });
     const state = await player.gateway.next(
       (frame) =>
-        frame.t === 'VOICE_STATE_UPDATE' && (frame.d as { user_id?: string }).user_id === player.game.botUserId,
+        frame.t === 'VOICE_STATE_UPDATE' &&
+        (frame.d as { user_id?: string }).user_id === player.game.botUserId,
     );
     const server = await player.gateway.nextDispatch('VOICE_SERVER_UPDATE');
     const { token, endpoint } = server.d as { token: string; endpoint: string };
