@@ -24,10 +24,12 @@ const providers: Array<[string, DaveProvider]> = [
 
 /** The SDK's member wired to the service as the voice gateway would: its ops in, the service's ops out. */
 class SdkSide implements DaveMemberLink {
-  readonly userId = SDK_USER;
   readonly inbox: Array<() => void> = [];
   readonly sent: number[] = [];
   readonly logs: string[] = [];
+  /** The commits this member sent (op 28, without a Welcome) and those the gateway announced to it (op 29). */
+  readonly commits: Buffer[] = [];
+  readonly announced: Buffer[] = [];
   member: DaveMember | undefined;
   readonly #work: Promise<void>[] = [];
 
@@ -35,6 +37,7 @@ class SdkSide implements DaveMemberLink {
     private readonly provider: DaveProvider,
     private readonly service: DaveDeliveryService,
     private readonly roster: Set<string>,
+    readonly userId = SDK_USER,
   ) {}
 
   sendJson(op: number, d: Record<string, unknown>): void {
@@ -42,25 +45,28 @@ class SdkSide implements DaveMemberLink {
   }
 
   sendBinary(op: number, payload: Uint8Array): void {
+    if (op === VoiceOpcodes.DaveMlsAnnounceCommitTransition)
+      this.announced.push(Buffer.from(payload.subarray(2)));
     this.inbox.push(() => this.member?.onBinary(op, Uint8Array.from(payload)));
   }
 
   async connect(): Promise<void> {
-    this.roster.add(SDK_USER);
+    this.roster.add(this.userId);
     const version = this.service.join(CALL_ID, CHANNEL_ID, this, this.provider.maxProtocolVersion);
-    await this.service.described(CALL_ID, SDK_USER);
-    this.member = new DaveMember(this.provider, SDK_USER, CHANNEL_ID, version, {
+    await this.service.described(CALL_ID, this.userId);
+    this.member = new DaveMember(this.provider, this.userId, CHANNEL_ID, version, {
       sendJson: (op, d) => {
         this.sent.push(op);
         const id = Number((d as { transition_id?: number }).transition_id ?? 0);
         if (op === VoiceOpcodes.DaveTransitionReady)
-          this.#work.push(this.service.transitionReady(CALL_ID, SDK_USER, id));
+          this.#work.push(this.service.transitionReady(CALL_ID, this.userId, id));
         if (op === VoiceOpcodes.DaveMlsInvalidCommitWelcome)
-          this.#work.push(this.service.invalidCommitWelcome(CALL_ID, SDK_USER));
+          this.#work.push(this.service.invalidCommitWelcome(CALL_ID, this.userId));
       },
       sendBinary: (op, payload) => {
         this.sent.push(op);
-        this.#work.push(this.service.binary(CALL_ID, SDK_USER, op, payload));
+        if (op === VoiceOpcodes.DaveMlsCommitWelcome) this.commits.push(Buffer.from(payload));
+        this.#work.push(this.service.binary(CALL_ID, this.userId, op, payload));
       },
       connectedUserIds: () => [...this.roster],
       log: (message) => this.logs.push(message),
@@ -81,12 +87,20 @@ class SdkSide implements DaveMemberLink {
   }
 }
 
-async function settleAll(service: DaveDeliveryService, sdk: SdkSide, peers: DavePeer[]): Promise<void> {
+async function settleAll(
+  service: DaveDeliveryService,
+  sdk: SdkSide | SdkSide[],
+  peers: DavePeer[],
+): Promise<void> {
+  const sides = Array.isArray(sdk) ? sdk : [sdk];
   for (let round = 0; round < 50; round++) {
     await settle(service, peers);
-    const handled = await sdk.drain();
+    let handled = false;
+    for (const side of sides) if (await side.drain()) handled = true;
     await service.idle();
-    if (!handled && sdk.inbox.length === 0 && peers.every((peer) => peer.inbox.length === 0)) return;
+    const quiet =
+      sides.every((side) => side.inbox.length === 0) && peers.every((peer) => peer.inbox.length === 0);
+    if (!handled && quiet) return;
   }
 }
 
@@ -191,3 +205,57 @@ describe.each(providers)(
     });
   },
 );
+
+describe('two SDK members on ts-mls with Hearth’s delivery service, and a davey peer joining and leaving', () => {
+  it('each ts-mls member processes the other’s commits and decrypts its frames, across both epochs', async () => {
+    const service = await DaveDeliveryService.create({
+      clock: new ManualClock('2026-03-02T00:00:00Z'),
+      sweepIntervalMs: 0,
+    });
+    const roster = new Set<string>();
+    const provider = tsMlsDave();
+    const first = new SdkSide(provider, service, roster);
+    const second = new SdkSide(provider, service, roster, THIRD);
+    await first.connect();
+    await second.connect();
+    await settleAll(service, [first, second], []);
+    const exchange = (from: SdkSide, to: SdkSide, marker: number) => {
+      const sent = new Uint8Array(40).fill(marker);
+      const received = (to.member as DaveMember).decrypt(
+        from.userId,
+        (from.member as DaveMember).encrypt(sent),
+      );
+      expect([...(received ?? [])]).toEqual([...sent]);
+    };
+    exchange(first, second, 1);
+    exchange(second, first, 2);
+
+    // The second member's commit of the davey peer's addition reaches the gateway first (it is drained
+    // first): the first member processes a ts-mls commit, and the peer joins by a ts-mls Welcome.
+    const peer = new DavePeer(PEER, service, roster);
+    peer.commitHook = () => undefined;
+    await peer.connect();
+    await settleAll(service, [second, first], [peer]);
+    const announced = first.announced.at(-1) as Buffer;
+    expect(second.commits.some((commit) => commit.subarray(0, announced.length).equals(announced))).toBe(
+      true,
+    );
+    expect(first.commits.some((commit) => commit.subarray(0, announced.length).equals(announced))).toBe(
+      false,
+    );
+    expect(peer.welcomes).toHaveLength(1);
+    expect(first.logs).toEqual([]);
+    exchange(first, second, 3);
+    exchange(second, first, 4);
+    const wire = (first.member as DaveMember).encrypt(new Uint8Array(40).fill(5));
+    expect([...peer.session.decrypt(first.userId, 0, Buffer.from(wire))]).toEqual([
+      ...new Uint8Array(40).fill(5),
+    ]);
+
+    await peer.disconnect();
+    await settleAll(service, [first, second], []);
+    exchange(first, second, 6);
+    exchange(second, first, 7);
+    service.close();
+  });
+});
