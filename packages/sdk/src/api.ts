@@ -95,7 +95,8 @@ export {
   VoiceStateHandle,
 } from './voice/call-status.js';
 export { AudioSystem, ClientCreateOptions } from './voice/client-create-options.js';
-export type { DaveProvider, DaveSessionLike } from './voice/dave.js';
+export type { DaveCommitWelcome, DaveProvider, DaveSessionLike, MaybePromise } from './voice/dave.js';
+export { type TsMlsDaveOptions, tsMlsDave } from './voice/dave-ts.js';
 export { AudioModeType } from './voice/gate.js';
 export type { OpusCodec, UdpSocketLike, VoiceNetwork, VoiceSocketLike } from './voice/network.js';
 export { VADThresholdSettings } from './voice/vad.js';

@@ -108,7 +108,7 @@ export interface ClientOptions {
   launchCommandsDir?: string;
   /**
    * What calls run on (voice gateway socket, UDP, ciphers, Opus, DAVE). Default: Node's on the Node entry;
-   * in browsers a WebRTC data channel for the datagrams, and no DAVE (`browserVoiceNetwork`).
+   * in browsers a WebRTC data channel for the datagrams, and DAVE on `ts-mls` (`browserVoiceNetwork`).
    */
   voiceNetwork?: VoiceNetwork;
   /** The Social SDK's ClientCreateOptions, carried; see the class for what applies in JavaScript. */

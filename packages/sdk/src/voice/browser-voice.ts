@@ -3,13 +3,14 @@
  * one WebRTC data channel, unreliable and unordered (`ordered: false, maxRetransmits: 0`), signalled
  * through the voice gateway (op 1 `webrtc_datachannel` with the SDP offer, op 4 with the answer). The
  * datagrams are the UDP path's own: IP discovery, rtpsize-encrypted RTP. Opus is `opusscript`'s WASM
- * libopus; the ciphers are `@noble/ciphers` (WebCrypto has no synchronous AEAD). DAVE has no browser
- * implementation yet, so Identify offers protocol version 0 (calls that require E2EE refuse with 4017).
+ * libopus; the ciphers are `@noble/ciphers` (WebCrypto has no synchronous AEAD). DAVE is the plain
+ * TypeScript provider on `ts-mls` (dave-ts.ts), so browser calls are end-to-end encrypted like Node's.
  */
 import { VoiceEncryptionModes, VoiceProtocols } from '@hearth/protocol';
 import createOpusModule, { type OpusNativeModule } from 'opusscript/build/opusscript_native_wasm.js';
 import { CHANNELS, FRAME_SAMPLES } from './audio.js';
 import type { DaveProvider } from './dave.js';
+import { tsMlsDave } from './dave-ts.js';
 import type { OpusCodec, UdpSocketLike, VoiceNetwork, VoiceSocketLike } from './network.js';
 import { nobleAesGcm, xchachaAead } from './transport-crypto.js';
 
@@ -30,8 +31,8 @@ export interface BrowserVoiceOptions {
   opusWasm?: ArrayBuffer | Uint8Array | string | undefined;
   /** ICE servers; none by default: the voice node answers with its own host candidates. */
   iceServers?: { urls: string | string[]; username?: string; credential?: string }[] | undefined;
-  /** A DAVE implementation that runs in the browser, if the game has one. */
-  dave?: DaveProvider | undefined;
+  /** The DAVE implementation: `tsMlsDave()` by default; false offers none (refused with 4017 from 1 March 2026). */
+  dave?: DaveProvider | false | undefined;
 }
 
 // The few WebRTC and WebSocket shapes used here (the SDK compiles without the DOM library).
@@ -94,7 +95,7 @@ export function browserVoiceNetwork(options: BrowserVoiceOptions = {}): VoiceNet
       if (!loaded) throw new Error('the Opus codec is not loaded yet');
       return opusCodec(loaded);
     },
-    ...(options.dave ? { dave: options.dave } : {}),
+    ...(options.dave === false ? {} : { dave: options.dave ?? tsMlsDave() }),
   };
 }
 

@@ -1,25 +1,38 @@
 /**
  * The client side of DAVE, the calls' end-to-end encryption (VOICE-RPC.md §1 DAVE): the MLS member that
  * answers the voice gateway's ops 21–31 and encrypts and decrypts Opus frames. The MLS and frame work is
- * a maintained implementation's (`@snazzah/davey` on Node), injected so the core imports no native code.
+ * `@snazzah/davey`'s (openmls, native, Node) or the plain TypeScript one on `ts-mls` (dave-ts.ts, browsers
+ * and Node's fallback), injected so the core imports no native code.
  */
 import { VoiceOpcodes } from '@hearth/protocol';
 import { isSilenceFrame } from './rtp.js';
 
-/** What the call needs of a DAVE session (the shape of `@snazzah/davey`'s DAVESession). */
+/** A result now (a native session) or later (an MLS library whose crypto is asynchronous). */
+export type MaybePromise<T> = T | Promise<T>;
+
+/** The commit and, when members were added, the welcome a member answers proposals with (op 28). */
+export interface DaveCommitWelcome {
+  commit?: Uint8Array | undefined;
+  welcome?: Uint8Array | undefined;
+}
+
+/**
+ * What the call needs of a DAVE session (the shape of `@snazzah/davey`'s DAVESession). The MLS steps may
+ * answer with a promise; frames are encrypted and decrypted synchronously, on the media path.
+ */
 export interface DaveSessionLike {
   readonly ready: boolean;
-  reinit(protocolVersion: number, userId: string, channelId: string): void;
+  reinit(protocolVersion: number, userId: string, channelId: string): MaybePromise<void>;
   reset(): void;
-  setExternalSender(externalSender: Uint8Array): void;
-  getSerializedKeyPackage(): Uint8Array;
+  setExternalSender(externalSender: Uint8Array): MaybePromise<void>;
+  getSerializedKeyPackage(): MaybePromise<Uint8Array>;
   processProposals(
     operation: number,
     proposals: Uint8Array,
     recognizedUserIds: string[],
-  ): { commit?: Uint8Array | undefined; welcome?: Uint8Array | undefined };
-  processWelcome(welcome: Uint8Array): void;
-  processCommit(commit: Uint8Array): void;
+  ): MaybePromise<DaveCommitWelcome>;
+  processWelcome(welcome: Uint8Array): MaybePromise<void>;
+  processCommit(commit: Uint8Array): MaybePromise<void>;
   encryptOpus(frame: Uint8Array): Uint8Array;
   decryptOpus(userId: string, frame: Uint8Array): Uint8Array;
   canPassthrough(userId: string): boolean;
@@ -44,11 +57,15 @@ export interface DaveLink {
   log(message: string): void;
 }
 
-/** One call's E2EE state: the protocol version in force, pending transitions, and the session. */
+/**
+ * One call's E2EE state: the protocol version in force, pending transitions, and the session. The
+ * gateway's ops are handled one after the other, each after the previous one's MLS work has finished.
+ */
 export class DaveMember {
   #version: number;
   #session: DaveSessionLike | undefined;
   readonly #pending = new Map<number, number>();
+  #queue: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly provider: DaveProvider,
@@ -58,7 +75,18 @@ export class DaveMember {
     private readonly link: DaveLink,
   ) {
     this.#version = protocolVersion;
-    this.#reinit();
+    this.#enqueue('init', () => this.#reinit());
+  }
+
+  /** Settles when every op received so far has been handled. */
+  idle(): Promise<void> {
+    return this.#queue;
+  }
+
+  #enqueue(what: string, step: () => MaybePromise<void>): void {
+    this.#queue = this.#queue.then(step).catch((error: unknown) => {
+      this.link.log(`DAVE ${what} failed: ${String(error)}`);
+    });
   }
 
   get protocolVersion(): number {
@@ -70,11 +98,11 @@ export class DaveMember {
     return this.#version > 0 && (this.#session?.ready ?? false);
   }
 
-  #reinit(): void {
+  async #reinit(): Promise<void> {
     if (this.#version > 0) {
-      if (this.#session) this.#session.reinit(this.#version, this.userId, this.channelId);
+      if (this.#session) await this.#session.reinit(this.#version, this.userId, this.channelId);
       else this.#session = this.provider.create(this.#version, this.userId, this.channelId);
-      this.link.sendBinary(VoiceOpcodes.DaveMlsKeyPackage, this.#session.getSerializedKeyPackage());
+      this.link.sendBinary(VoiceOpcodes.DaveMlsKeyPackage, await this.#session.getSerializedKeyPackage());
     } else if (this.#session) {
       this.#session.reset();
       this.#session.setPassthroughMode(true, TRANSITION_EXPIRY_S);
@@ -83,6 +111,10 @@ export class DaveMember {
 
   /** A JSON op of the DAVE range (21, 22, 24). */
   onJson(op: number, d: Record<string, unknown>): void {
+    this.#enqueue(`op ${op}`, () => this.#json(op, d));
+  }
+
+  async #json(op: number, d: Record<string, unknown>): Promise<void> {
     const transitionId = Number(d.transition_id ?? 0);
     if (op === VoiceOpcodes.DavePrepareTransition) {
       this.#pending.set(transitionId, Number(d.protocol_version ?? 0));
@@ -93,7 +125,7 @@ export class DaveMember {
     } else if (op === VoiceOpcodes.DavePrepareEpoch && Number(d.epoch) === 1) {
       // Epoch 1 is a new group: start over with a fresh key package.
       this.#version = Number(d.protocol_version ?? this.#version);
-      this.#reinit();
+      await this.#reinit();
     }
   }
 
@@ -106,12 +138,16 @@ export class DaveMember {
 
   /** A binary op (25, 27, 29, 30); the payload follows the op byte. */
   onBinary(op: number, payload: Uint8Array): void {
+    this.#enqueue(`op ${op}`, () => this.#binary(op, payload));
+  }
+
+  async #binary(op: number, payload: Uint8Array): Promise<void> {
     const session = this.#session;
     if (!session) return;
     if (op === VoiceOpcodes.DaveMlsExternalSender) {
-      session.setExternalSender(payload);
+      await session.setExternalSender(payload);
     } else if (op === VoiceOpcodes.DaveMlsProposals) {
-      const { commit, welcome } = session.processProposals(
+      const { commit, welcome } = await session.processProposals(
         payload[0] ?? 0,
         payload.subarray(1),
         this.link.connectedUserIds(),
@@ -124,15 +160,15 @@ export class DaveMember {
     } else if (op === VoiceOpcodes.DaveMlsAnnounceCommitTransition || op === VoiceOpcodes.DaveMlsWelcome) {
       const transitionId = ((payload[0] ?? 0) << 8) | (payload[1] ?? 0);
       try {
-        if (op === VoiceOpcodes.DaveMlsWelcome) session.processWelcome(payload.subarray(2));
-        else session.processCommit(payload.subarray(2));
+        if (op === VoiceOpcodes.DaveMlsWelcome) await session.processWelcome(payload.subarray(2));
+        else await session.processCommit(payload.subarray(2));
       } catch (error) {
         // The gateway removes and re-adds this member (op 31); meanwhile we start over with a new key package.
         this.link.log(
           `DAVE ${op === VoiceOpcodes.DaveMlsWelcome ? 'welcome' : 'commit'} refused: ${String(error)}`,
         );
         this.link.sendJson(VoiceOpcodes.DaveMlsInvalidCommitWelcome, { transition_id: transitionId });
-        this.#reinit();
+        await this.#reinit();
         return;
       }
       if (transitionId !== 0) {

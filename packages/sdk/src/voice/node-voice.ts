@@ -1,7 +1,8 @@
 /**
  * The voice network on Node: `ws` for the voice gateway, `node:dgram` for media, `node:crypto` for
  * AES-256-GCM, `@noble/ciphers` for XChaCha20-Poly1305, `opusscript` (WASM) for Opus and `@snazzah/davey`
- * for DAVE. Only the Node entry imports this file.
+ * for DAVE, or the plain TypeScript DAVE on `ts-mls` where davey's native addon does not load. Only the Node
+ * entry imports this file.
  */
 import { createCipheriv, createDecipheriv } from 'node:crypto';
 import { createSocket } from 'node:dgram';
@@ -13,6 +14,7 @@ import OpusScript from 'opusscript';
 import { WebSocket } from 'ws';
 import { FRAME_SAMPLES } from './audio.js';
 import type { DaveProvider, DaveSessionLike } from './dave.js';
+import { tsMlsDave } from './dave-ts.js';
 import type { OpusCodec, UdpSocketLike, VoiceNetwork, VoiceSocketLike } from './network.js';
 import { type Aead, xchachaAead } from './transport-crypto.js';
 
@@ -72,6 +74,16 @@ function davey(): typeof Davey {
   return daveyModule;
 }
 
+/** Whether davey's addon loads on this platform (it ships prebuilt for some platforms only). */
+function daveyLoads(): boolean {
+  try {
+    davey();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** DAVE through `@snazzah/davey` (openmls, prebuilt for this platform). */
 const daveyProvider: DaveProvider = {
   get maxProtocolVersion() {
@@ -129,8 +141,26 @@ function openUdp(host: string, port: number): Promise<UdpSocketLike> {
 export interface NodeVoiceOptions {
   /** Extra trusted certificates (PEM) for a voice gateway with a private CA; else NODE_EXTRA_CA_CERTS applies. */
   ca?: string | undefined;
-  /** Whether to offer DAVE (end-to-end encryption); true by default. */
-  dave?: boolean | undefined;
+  /**
+   * DAVE (end-to-end encryption): `@snazzah/davey` by default, or `ts-mls` where its addon does not load;
+   * 'ts-mls' asks for the plain TypeScript one; false offers none.
+   */
+  dave?: boolean | 'ts-mls' | undefined;
+}
+
+/** Chosen on first use, so that calls without DAVE never load the addon. */
+function nodeDave(typescript: boolean): DaveProvider {
+  let chosen: DaveProvider | undefined;
+  const pick = () => {
+    chosen ??= !typescript && daveyLoads() ? daveyProvider : tsMlsDave();
+    return chosen;
+  };
+  return {
+    get maxProtocolVersion() {
+      return pick().maxProtocolVersion;
+    },
+    create: (protocolVersion, userId, channelId) => pick().create(protocolVersion, userId, channelId),
+  };
 }
 
 /** The voice network of the Node entry. */
@@ -146,6 +176,6 @@ export function nodeVoiceNetwork(options: NodeVoiceOptions = {}): VoiceNetwork {
       [VoiceEncryptionModes.AeadXChaCha20Poly1305RtpSize]: xchachaAead,
     },
     opus: opusCodec,
-    ...(options.dave === false ? {} : { dave: daveyProvider }),
+    ...(options.dave === false ? {} : { dave: nodeDave(options.dave === 'ts-mls') }),
   };
 }
