@@ -34,12 +34,26 @@ async function bundle(options: BuildOptions): Promise<{
   return { errors: result.errors, metafile: result.metafile, outputFiles: result.outputFiles };
 }
 
-/** Every input or import of the bundle that is a Node built-in. */
+/**
+ * The one Node built-in a browser never loads: HPKE (under ts-mls, the DAVE of browser calls) falls back to
+ * `await import("crypto")` only where `globalThis.crypto` is missing, which no browser is. Bundlers see it:
+ * webpack needs `resolve.fallback: { crypto: false }` (README, the client library).
+ */
+const GUARDED_FALLBACKS = new Set([
+  'node_modules/@hpke/common/esm/src/algorithm.js',
+  'node_modules/@hpke/common/esm/src/utils/misc.js',
+]);
+
+/** Every input or import of the bundle that is a Node built-in (but HPKE's guarded dynamic fallback). */
 function builtinsIn(metafile: Metafile): string[] {
   const found: string[] = [];
   for (const [input, { imports }] of Object.entries(metafile.inputs)) {
     if (isBuiltin(input)) found.push(input);
-    for (const imported of imports) if (isBuiltin(imported.path)) found.push(imported.path);
+    for (const imported of imports) {
+      const guarded =
+        GUARDED_FALLBACKS.has(input) && imported.path === 'crypto' && imported.kind === 'dynamic-import';
+      if (isBuiltin(imported.path) && !guarded) found.push(imported.path);
+    }
   }
   return found;
 }
