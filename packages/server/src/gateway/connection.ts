@@ -5,12 +5,32 @@ import {
   GatewayOpcodes,
   MAX_CLIENT_PAYLOAD_BYTES,
 } from '@hearth/protocol';
-import type { RawData } from 'ws';
+import { type RawData, WebSocket } from 'ws';
 import type { Clock } from '../kernel/clock.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ZlibStream } from './compression.js';
 import type { Sent, Session, SessionSink } from './sessions.js';
-import type { GatewaySocket } from './socket.js';
+
+/**
+ * Closes ws itself sends when a client frame cannot be read: 1009 (larger than `maxPayload`) and 1007
+ * (text that is not UTF-8). The gateway answers both with 4002 Decode error (PROTOCOL.md §D.1: client
+ * payloads over 4096 bytes close with 4002), which clients know how to recover from.
+ */
+const DECODE_FAILURES = new Set([1007, 1009]);
+
+/** The server side of a gateway socket: ws's own read failures close with the gateway's code. */
+export class GatewaySocket extends WebSocket {
+  /** The connection it carries, which its listeners (functions shared by every socket) act on. */
+  connection?: Connection;
+
+  override close(code?: number, data?: string | Buffer): void {
+    if (code !== undefined && DECODE_FAILURES.has(code)) {
+      super.close(GatewayCloseCodes.DecodeError, code === 1009 ? 'Payload too large' : 'Invalid UTF-8');
+      return;
+    }
+    super.close(code, data);
+  }
+}
 
 /** A client frame after decoding: `{op, d}` (PROTOCOL.md §D.1). */
 export interface ClientPayload {

@@ -45,6 +45,7 @@ import {
   Connection,
   type ConnectionContext,
   type DispatchFaults,
+  GatewaySocket,
   HEARTBEAT_TICKS_PER_INTERVAL,
 } from './connection.js';
 import { type GatewayPort, route } from './dispatch.js';
@@ -66,7 +67,6 @@ import {
   sharedApplicationId,
   sharedScopes,
 } from './sessions.js';
-import { GatewaySocket } from './socket.js';
 
 export interface GatewayServerDeps {
   clock: Clock;
