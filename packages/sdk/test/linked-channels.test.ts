@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addTestBot } from '../../../test-support/guilds.js';
 import { startHearth, type TestHearth } from '../../../test-support/hearth.js';
 import { createGame, createPlayer, grantTokens, type TestGame } from '../../../test-support/oauth.js';
+import { until } from '../../../test-support/wait.js';
 
 /**
  * Linked channels through the library (issue 16; seed: GetUserGuilds, GetGuildChannels, LinkedChannel;
@@ -15,14 +16,6 @@ import { createGame, createPlayer, grantTokens, type TestGame } from '../../../t
 const { Status } = sdkpp.Client;
 const { ViewChannel, SendMessages, ReadMessageHistory } = PermissionFlags;
 const SCOPES = 'openid sdk.social_layer';
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 interface Player {
   client: sdkpp.Client;

@@ -5,6 +5,7 @@ import type { Clock } from '@hearth/server';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHearth, type TestHearth } from '../../../test-support/hearth.js';
 import { createGame, createPlayer, grantTokens, type TestGame } from '../../../test-support/oauth.js';
+import { until } from '../../../test-support/wait.js';
 
 /**
  * Lobbies through the library (issue 6; seed: CreateOrJoinLobby, GetLobbyMessagesWithLimit, MessageHandle):
@@ -17,14 +18,6 @@ const SCOPES = 'openid sdk.social_layer';
 
 /** What one client's callbacks reported, in order. */
 type Seen = string[];
-
-async function until(condition: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 describe('lobbies through the library', () => {
   let hearth: TestHearth;

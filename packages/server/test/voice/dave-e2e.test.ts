@@ -17,6 +17,7 @@ import type { TestHearth } from '../../../../test-support/hearth.js';
 import type { TestGame } from '../../../../test-support/oauth.js';
 import { adapterFor, identifyBot, startVoiceHearth } from '../../../../test-support/voice.js';
 import { type Peer, receive, speak } from '../../../../test-support/voice-audio.js';
+import { until } from '../../../../test-support/wait.js';
 import { ManualClock } from '../../src/kernel/clock.js';
 
 const E2EE_ONLY = '2026-03-02T00:00:00Z';
@@ -45,14 +46,6 @@ function inEpoch(peers: readonly Peer[], epoch: bigint): boolean {
       dave?.session?.ready === true && dave.session.epoch === epoch && dave.pendingTransitions.size === 0
     );
   });
-}
-
-async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 /** The speaker waits until every listener maps its SSRC (op 5), then sends its frames. */

@@ -11,6 +11,7 @@ import { chromiumAvailable, launchChromium } from '../../../../test-support/brow
 import type { TestHearth } from '../../../../test-support/hearth.js';
 import { createGame, createPlayer, grantTokens, type TestGame } from '../../../../test-support/oauth.js';
 import { startVoiceHearth } from '../../../../test-support/voice.js';
+import { until } from '../../../../test-support/wait.js';
 import type * as BrowserSdk from '../../../sdk/src/browser.js';
 import { rms, sineFrame } from '../../../sdk/test/voice/signal.js';
 import { ManualClock } from '../../src/kernel/clock.js';
@@ -32,14 +33,6 @@ const SCOPES = 'openid sdk.social_layer';
 const PEAK = 8000;
 const FRAMES = 30;
 const PAGE_PATH = '/voice-test/';
-
-async function until(condition: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
 
 /** The browser entry, bundled as a game's web build would bundle it, with the test signals. */
 async function bundleSdk(): Promise<string> {

@@ -19,6 +19,7 @@ import type { TestHearth } from '../../../../test-support/hearth.js';
 import type { TestGame } from '../../../../test-support/oauth.js';
 import { TcpProxy } from '../../../../test-support/tcp-proxy.js';
 import { adapterFor, identifyBot, startVoiceHearth } from '../../../../test-support/voice.js';
+import { pause, until } from '../../../../test-support/wait.js';
 import { PushAudioSource } from '../../../sdk/src/voice/audio.js';
 import { Call } from '../../../sdk/src/voice/call.js';
 import { CallStatus } from '../../../sdk/src/voice/call-status.js';
@@ -36,16 +37,6 @@ import { ManualClock } from '../../src/kernel/clock.js';
 
 const PEAK = 8000;
 const SILENCE = Buffer.from([0xf8, 0xff, 0xfe]);
-
-async function until(condition: () => boolean, what: string, timeoutMs = 8_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** What the @discordjs/voice side heard from one user: audio frames decoded, silence frames counted. */
 interface Heard {

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestHearth } from '../../../../test-support/hearth.js';
 import { createGame, createPlayer, grantTokens, type TestGame } from '../../../../test-support/oauth.js';
 import { startVoiceHearth } from '../../../../test-support/voice.js';
+import { pause, until } from '../../../../test-support/wait.js';
 import { rms, sineFrame } from '../../../sdk/test/voice/signal.js';
 import { ManualClock } from '../../src/kernel/clock.js';
 
@@ -16,16 +17,6 @@ const { Status } = sdkpp.Client;
 const CallStatus = sdkpp.Call.Status;
 const SCOPES = 'openid sdk.social_layer';
 const PEAK = 8000;
-
-async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 interface Player {
   client: sdkpp.Client;

@@ -18,6 +18,7 @@ import {
 import type { TestHearth } from '../../../../test-support/hearth.js';
 import type { TestGame } from '../../../../test-support/oauth.js';
 import { adapterFor, identifyBot, startVoiceHearth } from '../../../../test-support/voice.js';
+import { pause, until } from '../../../../test-support/wait.js';
 import { PushAudioSource } from '../../../sdk/src/voice/audio.js';
 import { Call } from '../../../sdk/src/voice/call.js';
 import { CallStatus } from '../../../sdk/src/voice/call-status.js';
@@ -34,16 +35,6 @@ import { ManualClock } from '../../src/kernel/clock.js';
  */
 
 const PEAK = 8000;
-
-async function until(condition: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-}
-
-const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Mean RMS after the codec's first frames. */
 function meanRms(frames: Int16Array[]): number {
