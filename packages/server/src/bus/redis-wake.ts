@@ -22,7 +22,9 @@ export class RedisWake implements BusWake {
     this.#channel = `${redis.options.keyPrefix ?? ''}bus:wake`;
     // Subscribed again on every `ready` below, where a failure is caught: ioredis's own resubscription
     // after a reconnection leaves a rejection unhandled when the connection drops again meanwhile.
-    this.#subscriber = redis.duplicate({ autoResubscribe: false });
+    // `lazyConnect` is not inherited: a lazy subscriber would wait for a command that never comes, and
+    // every other node would then read only at its poll interval.
+    this.#subscriber = redis.duplicate({ autoResubscribe: false, lazyConnect: false });
     this.#subscriber.on('error', () => {
       // Reconnection is ioredis's (it subscribes again); meanwhile the log is polled.
     });
