@@ -1,5 +1,6 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Executor } from '../../storage/database.js';
+import { prepared } from '../../storage/prepared.js';
 import type { ExternalIdentitiesTable, IdentityProvidersTable, UserBansTable } from '../../storage/schema.js';
 
 export type IdentityRow = Selectable<ExternalIdentitiesTable>;
@@ -13,15 +14,21 @@ export interface IdentityKey {
   externalUserId: string;
 }
 
+/** On every provisional token request: prepared. */
+const findIdentityRow = prepared(
+  4,
+  (db, applicationId: string, providerType: string, providerId: string, externalUserId: string) =>
+    db
+      .selectFrom('external_identities')
+      .selectAll()
+      .where('application_id', '=', applicationId)
+      .where('provider_type', '=', providerType)
+      .where('provider_id', '=', providerId)
+      .where('external_user_id', '=', externalUserId),
+);
+
 export function findIdentity(db: Executor, key: IdentityKey): Promise<IdentityRow | undefined> {
-  return db
-    .selectFrom('external_identities')
-    .selectAll()
-    .where('application_id', '=', key.applicationId)
-    .where('provider_type', '=', key.providerType)
-    .where('provider_id', '=', key.providerId)
-    .where('external_user_id', '=', key.externalUserId)
-    .executeTakeFirst();
+  return findIdentityRow(db, key.applicationId, key.providerType, key.providerId, key.externalUserId);
 }
 
 export async function insertIdentity(db: Executor, row: Insertable<ExternalIdentitiesTable>): Promise<void> {
