@@ -31,6 +31,28 @@ export function findIdentity(db: Executor, key: IdentityKey): Promise<IdentityRo
   return findIdentityRow(db, key.applicationId, key.providerType, key.providerId, key.externalUserId);
 }
 
+/** On every provisional token request: the account behind an identity, and what the request checks of it. */
+export const findIdentityAccount: (
+  db: Executor,
+  key: IdentityKey,
+) => Promise<{ user_id: string; provisional: number | null; global_name: string | null } | undefined> = (
+  db,
+  key,
+) => findIdentityAccountRow(db, key.applicationId, key.providerType, key.providerId, key.externalUserId);
+
+const findIdentityAccountRow = prepared(
+  4,
+  (db, applicationId: string, providerType: string, providerId: string, externalUserId: string) =>
+    db
+      .selectFrom('external_identities')
+      .leftJoin('users', 'users.id', 'external_identities.user_id')
+      .select(['external_identities.user_id', 'users.provisional', 'users.global_name'])
+      .where('external_identities.application_id', '=', applicationId)
+      .where('external_identities.provider_type', '=', providerType)
+      .where('external_identities.provider_id', '=', providerId)
+      .where('external_identities.external_user_id', '=', externalUserId),
+);
+
 export async function insertIdentity(db: Executor, row: Insertable<ExternalIdentitiesTable>): Promise<void> {
   await db.insertInto('external_identities').values(row).execute();
 }

@@ -110,7 +110,7 @@ export class AccountLinkService implements ProvisionalMerge {
       const { oauth2, storage } = this.#deps;
       const sign = await oauth2.signer();
       const issued = await storage.transaction((tx) =>
-        oauth2.issueProvisional(tx, application, user.id, { withRefresh: false }),
+        oauth2.issueProvisional(tx, application.id, user.id, { withRefresh: false }),
       );
       return oauth2.completeProvisional(issued, sign);
     }
@@ -139,12 +139,11 @@ export class AccountLinkService implements ProvisionalMerge {
     };
     const attempt = () =>
       this.#tokens.run(async (tx) => {
-        const application = await this.#enabledApplicationIn(tx, applicationId);
-        const existing = await store.findIdentity(tx, key);
+        await this.#assertEnabledIn(tx, applicationId);
+        const existing = await store.findIdentityAccount(tx, key);
         let userId: string;
         if (existing) {
-          const user = await accounts.getUserIn(tx, existing.user_id);
-          if (!user?.provisional) {
+          if (existing.provisional !== 1) {
             throw new HearthError('ProvisionalAccountNonProvisional', {
               extra: {
                 user_id: existing.user_id,
@@ -154,15 +153,15 @@ export class AccountLinkService implements ProvisionalMerge {
               },
             });
           }
-          if (identity.displayName !== undefined && identity.displayName !== user.globalName) {
-            await accounts.setDisplayName(tx, user.id, identity.displayName);
+          if (identity.displayName !== undefined && identity.displayName !== existing.global_name) {
+            await accounts.setDisplayName(tx, existing.user_id, identity.displayName);
           }
-          userId = user.id;
+          userId = existing.user_id;
         } else {
           const user = await accounts.createProvisionalUser(tx, identity.displayName ?? null);
           await store.insertIdentity(tx, {
             id: snowflakes.next(),
-            application_id: application.id,
+            application_id: applicationId,
             provider_type: identity.providerType,
             provider_id: identity.providerId,
             external_user_id: identity.externalUserId,
@@ -172,7 +171,7 @@ export class AccountLinkService implements ProvisionalMerge {
           });
           userId = user.id;
         }
-        return oauth2.issueProvisional(tx, application, userId, { withRefresh });
+        return oauth2.issueProvisional(tx, applicationId, userId, { withRefresh });
       });
     let issued: IssuedProvisional;
     try {
@@ -421,16 +420,19 @@ export class AccountLinkService implements ProvisionalMerge {
   // ---- Shared checks ----
 
   async #enabledApplication(applicationId: string): Promise<Application> {
-    return this.#enabledApplicationIn(this.#deps.storage.db, applicationId);
-  }
-
-  async #enabledApplicationIn(db: Executor, applicationId: string): Promise<Application> {
-    const application = await this.#deps.applications.getApplicationIn(db, applicationId);
-    if (!application) throw new HearthError('UnknownApplication');
+    const application = await this.#deps.applications.requireApplication(applicationId);
     if (!hasFlag(application, ApplicationFlags.ProvisionalAccountsEnabled)) {
       throw new HearthError('ProvisionalAccountsNotEnabled');
     }
     return application;
+  }
+
+  /** The approval read in the token transaction: only the flags, and as fresh as the rows written with it. */
+  async #assertEnabledIn(tx: Executor, applicationId: string): Promise<void> {
+    const flags = await this.#deps.applications.flagsIn(tx, applicationId);
+    if (flags === undefined) throw new HearthError('UnknownApplication');
+    const enabled = ApplicationFlags.ProvisionalAccountsEnabled;
+    if ((flags & enabled) !== enabled) throw new HearthError('ProvisionalAccountsNotEnabled');
   }
 
   /** Client authentication of the unauthenticated endpoints: the secret, unless the client is public (530007). */

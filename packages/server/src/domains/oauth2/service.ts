@@ -451,7 +451,7 @@ export class OAuth2Service {
       if (!(await store.spendCode(tx, codeHash, now))) throw invalidCode();
       if (merge) events.push(...(await merge(tx)));
       return this.#issue(tx, {
-        application,
+        applicationId: application.id,
         userId: row.user_id,
         scopes: row.scopes.split(' ') as Scope[],
         codeHash,
@@ -508,7 +508,7 @@ export class OAuth2Service {
       if (!(await store.spendRefresh(tx, row.id))) throw invalid();
       if (!(await store.findGrant(tx, application.id, row.user_id))) throw invalid();
       return this.#issue(tx, {
-        application,
+        applicationId: application.id,
         userId: row.user_id,
         scopes: requested,
         familyId: row.family_id,
@@ -535,7 +535,13 @@ export class OAuth2Service {
     // The token stands for the application's owner, or for its bot user when it has none.
     const userId = application.ownerId ?? application.botUserId;
     const issued = await this.#deps.storage.transaction((tx) =>
-      this.#issue(tx, { application, userId, scopes, withRefresh: false, clientCredentials: true }),
+      this.#issue(tx, {
+        applicationId: application.id,
+        userId,
+        scopes,
+        withRefresh: false,
+        clientCredentials: true,
+      }),
     );
     return issued.response;
   }
@@ -543,7 +549,7 @@ export class OAuth2Service {
   async #issue(
     tx: Executor,
     options: {
-      application: Application;
+      applicationId: string;
       userId: string;
       scopes: Scope[];
       familyId?: string;
@@ -566,7 +572,7 @@ export class OAuth2Service {
       family_id: options.familyId ?? id,
       code_hash: options.codeHash ?? null,
       parent_family_id: null,
-      application_id: options.application.id,
+      application_id: options.applicationId,
       user_id: options.userId,
       scopes: options.scopes.join(' '),
       expires_at: now + ACCESS_TOKEN_TTL_SECONDS * 1000,
@@ -580,7 +586,7 @@ export class OAuth2Service {
       ...(refreshToken ? { refresh_token: refreshToken } : {}),
       scope: options.scopes.join(' '),
     };
-    return { response, applicationId: options.application.id, userId: options.userId };
+    return { response, applicationId: options.applicationId, userId: options.userId };
   }
 
   /**
@@ -693,14 +699,14 @@ export class OAuth2Service {
    */
   async issueProvisional(
     tx: Executor,
-    application: Application,
+    applicationId: string,
     userId: string,
     options: { withRefresh: boolean },
   ): Promise<IssuedProvisional> {
     const now = this.#deps.clock.now();
-    if (!(await store.findGrant(tx, application.id, userId))) {
+    if (!(await store.findGrant(tx, applicationId, userId))) {
       await store.saveGrant(tx, {
-        application_id: application.id,
+        application_id: applicationId,
         user_id: userId,
         scopes: Scopes.SdkSocialLayer,
         integration_type: null,
@@ -708,14 +714,14 @@ export class OAuth2Service {
       });
     }
     const { response } = await this.#issue(tx, {
-      application,
+      applicationId,
       userId,
       scopes: [Scopes.SdkSocialLayer, Scopes.OpenId],
       withRefresh: options.withRefresh,
     });
     return {
       response: { ...response, scope: Scopes.SdkSocialLayer },
-      applicationId: application.id,
+      applicationId,
       userId,
       authTime: now,
     };
