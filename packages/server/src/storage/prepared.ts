@@ -1,4 +1,4 @@
-import type { Compilable, CompiledQuery, Kysely, QueryResult } from 'kysely';
+import type { Compilable, CompiledQuery, Insertable, Kysely, QueryResult } from 'kysely';
 import type { Executor } from './database.js';
 import type { Schema } from './schema.js';
 
@@ -51,5 +51,22 @@ function compiledOnce<Row, P extends readonly unknown[]>(
     }
     const parameters = entry.slots.map((slot) => params[slot]);
     return db.executeQuery<Row>({ ...entry.query, parameters });
+  };
+}
+
+/**
+ * An insert of exactly these columns, prepared: a column the row leaves out is written as NULL, so list only
+ * columns whose default, if any, is NULL (the others take their defaults, as in any insert that omits them).
+ */
+export function preparedInsert<T extends keyof Schema & string>(
+  table: T,
+  columns: readonly (keyof Schema[T] & string)[],
+): (db: Executor, row: Insertable<Schema[T]>) => Promise<void> {
+  const run = preparedWrite(columns.length, (db, ...values: unknown[]) =>
+    db.insertInto(table).values(Object.fromEntries(columns.map((column, i) => [column, values[i]])) as never),
+  );
+  return async (db, row) => {
+    const given = row as Record<string, unknown>;
+    await run(db, ...columns.map((column) => given[column] ?? null));
   };
 }

@@ -1,6 +1,6 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Executor } from '../../storage/database.js';
-import { prepared } from '../../storage/prepared.js';
+import { prepared, preparedInsert } from '../../storage/prepared.js';
 import type { ExternalIdentitiesTable, IdentityProvidersTable, UserBansTable } from '../../storage/schema.js';
 
 export type IdentityRow = Selectable<ExternalIdentitiesTable>;
@@ -53,9 +53,18 @@ const findIdentityAccountRow = prepared(
       .where('external_identities.external_user_id', '=', externalUserId),
 );
 
-export async function insertIdentity(db: Executor, row: Insertable<ExternalIdentitiesTable>): Promise<void> {
-  await db.insertInto('external_identities').values(row).execute();
-}
+/** On every new provisional account: prepared. */
+export const insertIdentity: (db: Executor, row: Insertable<ExternalIdentitiesTable>) => Promise<void> =
+  preparedInsert('external_identities', [
+    'id',
+    'application_id',
+    'provider_type',
+    'provider_id',
+    'external_user_id',
+    'user_id',
+    'restricted_by',
+    'created_at',
+  ]);
 
 /** Every identity a user holds, in every application. */
 export function identitiesOfUser(db: Executor, userId: string): Promise<IdentityRow[]> {

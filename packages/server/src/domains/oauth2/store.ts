@@ -20,16 +20,37 @@ export const findGrant: (
     .where('user_id', '=', userId),
 );
 
+const upsertGrant = preparedWrite(
+  5,
+  (
+    db,
+    application_id: string,
+    user_id: string,
+    scopes: string,
+    integration_type: number | null,
+    created_at: number,
+  ) =>
+    db
+      .insertInto('oauth_grants')
+      .values({ application_id, user_id, scopes, integration_type, created_at })
+      .onConflict((oc) =>
+        oc.columns(['application_id', 'user_id']).doUpdateSet((eb) => ({
+          scopes: eb.ref('excluded.scopes'),
+          integration_type: eb.ref('excluded.integration_type'),
+        })),
+      ),
+);
+
+/** Records a grant, or replaces an existing one's scopes and integration type (its creation time stays). */
 export async function saveGrant(db: Executor, row: Insertable<OAuthGrantsTable>): Promise<void> {
-  await db
-    .insertInto('oauth_grants')
-    .values(row)
-    .onConflict((oc) =>
-      oc
-        .columns(['application_id', 'user_id'])
-        .doUpdateSet({ scopes: row.scopes, integration_type: row.integration_type }),
-    )
-    .execute();
+  await upsertGrant(
+    db,
+    row.application_id,
+    row.user_id,
+    row.scopes,
+    row.integration_type ?? null,
+    row.created_at,
+  );
 }
 
 export async function deleteGrant(db: Executor, applicationId: string, userId: string): Promise<boolean> {
