@@ -120,7 +120,9 @@ setInterval(() => {
     shm = undefined;
     return;
   }
-  if (word(16) - word(96) >= workerData.thresholdFrames) db.pragma('wal_checkpoint(PASSIVE)');
+  if (word(16) - word(96) < workerData.thresholdFrames) return;
+  // Another process's checkpoint under way, or a lock held: the next tick tries again.
+  try { db.pragma('wal_checkpoint(PASSIVE)'); } catch {}
 }, 100);
 `;
 
