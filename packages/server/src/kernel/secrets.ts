@@ -1,4 +1,4 @@
-import { createHash, randomBytes, scrypt, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, randomFillSync, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 
 const scryptAsync = promisify(scrypt) as (
@@ -9,18 +9,40 @@ const scryptAsync = promisify(scrypt) as (
 ) => Promise<Buffer>;
 
 /**
+ * Random bytes for tokens, drawn from a pool filled 4 KiB at a time: each call to the system's generator
+ * costs more than the few bytes a secret takes (an exchange draws two). Each byte is handed out once, and
+ * zeroed in the pool once handed out.
+ */
+const POOL_SIZE = 4096;
+const pool = Buffer.alloc(POOL_SIZE);
+let poolOffset = POOL_SIZE;
+
+function randomString(bytes: number): string {
+  if (bytes > POOL_SIZE) return randomBytes(bytes).toString('base64url');
+  if (poolOffset + bytes > POOL_SIZE) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const end = poolOffset + bytes;
+  const text = pool.toString('base64url', poolOffset, end);
+  pool.fill(0, poolOffset, end);
+  poolOffset = end;
+  return text;
+}
+
+/**
  * A bearer secret shaped like the platform's tokens: `base64url(owner id).base64url(time).random`. Clients
  * that log tokens mask everything after the second dot, so the random part never reaches their logs.
  */
 export function generateToken(ownerId: string, nowMs: number): string {
   const owner = Buffer.from(ownerId).toString('base64url');
   const time = Buffer.from(Math.floor(nowMs / 1000).toString()).toString('base64url');
-  return `${owner}.${time}.${randomBytes(27).toString('base64url')}`;
+  return `${owner}.${time}.${randomString(27)}`;
 }
 
 /** A random secret with no structure (client secrets, authorization codes). */
 export function generateSecret(bytes = 24): string {
-  return randomBytes(bytes).toString('base64url');
+  return randomString(bytes);
 }
 
 /** Tokens are stored only as this hash; a lookup hashes the presented token. */

@@ -46,3 +46,14 @@ export function currentRequestId(): string | undefined {
   const context = storage.getStore();
   return context?.active ? context.requestId : undefined;
 }
+
+const outsideRequests = <R>(work: () => R): R => work();
+
+/**
+ * What runs work later in the current request's context, as `AsyncLocalStorage.snapshot()` would for this
+ * one store, at a fraction of its cost (a bound resource per call): outside a request, it runs work as is.
+ */
+export function captureRequest(): <R>(work: () => R) => R {
+  const context = storage.getStore();
+  return context === undefined ? outsideRequests : (work) => storage.run(context, work);
+}

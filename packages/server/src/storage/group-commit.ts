@@ -1,5 +1,5 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Transaction } from 'kysely';
+import { captureRequest } from '../ops/request-context.js';
 import type { Storage } from './database.js';
 import type { Schema } from './schema.js';
 
@@ -33,7 +33,7 @@ export class GroupCommit {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({
         work,
-        inContext: AsyncLocalStorage.snapshot(),
+        inContext: captureRequest(),
         resolve: resolve as (value: unknown) => void,
         reject,
       });

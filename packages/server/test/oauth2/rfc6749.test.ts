@@ -229,6 +229,37 @@ describe('RFC 6749 §4.1.3 access token request', () => {
     expect((await exchange(code, { redirect_uri: 'http://127.0.0.1:5555/callback' })).status).toBe(200);
   });
 
+  it('exchanges made at once each get their own answer: a refused one fails none of the others', async () => {
+    const twice = await authorizationCode(hearth, game, player.token);
+    const fresh = await authorizationCode(hearth, game, player.token);
+    // A code whose grant was ended (revocation deauthorizes) before it was exchanged.
+    const leaver = await createPlayer(hearth);
+    const orphan = await authorizationCode(hearth, game, leaver.token);
+    const left = (await (
+      await exchange(await authorizationCode(hearth, game, leaver.token))
+    ).json()) as Tokens;
+    const revoked = await tokenRequest(
+      hearth,
+      { token: left.access_token, client_id: game.id, client_secret: game.clientSecret },
+      { path: '/oauth2/token/revoke' },
+    );
+    expect(revoked.status).toBe(200);
+
+    const [first, second, third, fourth] = await Promise.all([
+      exchange(twice),
+      exchange(twice),
+      exchange(fresh),
+      exchange(orphan),
+    ]);
+    // One of the two spends the code; the other is refused (whether it also revokes depends on the order).
+    expect([first!.status, second!.status].sort()).toEqual([200, 400]);
+    await expectOAuthError([first!, second!].find((r) => r.status === 400)!, 400, invalidCode);
+    expect(third!.status).toBe(200);
+    const tokens = (await third!.json()) as Tokens;
+    expect((await me(tokens.access_token)).status).toBe(200);
+    await expectOAuthError(fourth!, 400, invalidCode);
+  });
+
   it('refuses a code that does not exist', async () => {
     await expectOAuthError(await exchange('not-a-real-code'), 400, invalidCode);
   });

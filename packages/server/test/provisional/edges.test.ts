@@ -127,6 +127,45 @@ describe('POST /partner-sdk/token/bot (PROTOCOL.md §B.2)', () => {
     });
   });
 
+  it('a revoked approval refuses the very next request, and a new one admits it again', async () => {
+    const target = await enabledGame();
+    expect((await botToken({ external_user_id: 'approval' }, target)).status).toBe(200);
+    await hearth.services.applications.adminUpdate(target.id, {
+      revoke_flags: ['ProvisionalAccountsEnabled'],
+    });
+    await expectBody(botToken({ external_user_id: 'approval' }, target), 400, {
+      code: 530000,
+      message: 'Application is not enabled for provisional accounts',
+    });
+    await hearth.services.applications.adminUpdate(target.id, {
+      grant_flags: ['ProvisionalAccountsEnabled'],
+    });
+    expect((await botToken({ external_user_id: 'approval' }, target)).status).toBe(200);
+  });
+
+  it('requests made at once each get their own answer; one new identity asked twice is one account', async () => {
+    const full = await createPlayer(hearth);
+    const claimed = await provisional();
+    const claimedMerge = await merge(full.token, claimed.token);
+    expect(claimedMerge.status).toBe(200);
+    const ids = ['burst-a', 'burst-b', 'burst-same', 'burst-same', claimed.externalId];
+    const answers = await Promise.all(ids.map((id) => botToken({ external_user_id: id })));
+    expect(answers.slice(0, 4).map((r) => r.status)).toEqual([200, 200, 200, 200]);
+    // The merged identity is a full account now: refused, and the requests beside it still committed.
+    expect(answers[4]!.status).toBe(400);
+    expect(((await answers[4]!.json()) as { code: number }).code).toBe(530010);
+    const users = await Promise.all(
+      answers.slice(0, 4).map(async (answer) => {
+        const { access_token } = (await answer.json()) as { access_token: string };
+        const me = await hearth.api('/users/@me', { auth: `Bearer ${access_token}` });
+        expect(me.status).toBe(200);
+        return ((await me.json()) as { id: string }).id;
+      }),
+    );
+    expect(new Set(users).size).toBe(3);
+    expect(users[2]).toBe(users[3]);
+  });
+
   it("keeps each application's identities apart: the same external id is another account elsewhere", async () => {
     const other = await enabledGame();
     const here = await botToken({ external_user_id: 'shared-id' });

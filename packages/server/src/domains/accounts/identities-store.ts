@@ -1,5 +1,6 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Executor } from '../../storage/database.js';
+import { prepared, preparedInsert } from '../../storage/prepared.js';
 import type { ExternalIdentitiesTable, IdentityProvidersTable, UserBansTable } from '../../storage/schema.js';
 
 export type IdentityRow = Selectable<ExternalIdentitiesTable>;
@@ -13,20 +14,57 @@ export interface IdentityKey {
   externalUserId: string;
 }
 
+/** On every provisional token request: prepared. */
+const findIdentityRow = prepared(
+  4,
+  (db, applicationId: string, providerType: string, providerId: string, externalUserId: string) =>
+    db
+      .selectFrom('external_identities')
+      .selectAll()
+      .where('application_id', '=', applicationId)
+      .where('provider_type', '=', providerType)
+      .where('provider_id', '=', providerId)
+      .where('external_user_id', '=', externalUserId),
+);
+
 export function findIdentity(db: Executor, key: IdentityKey): Promise<IdentityRow | undefined> {
-  return db
-    .selectFrom('external_identities')
-    .selectAll()
-    .where('application_id', '=', key.applicationId)
-    .where('provider_type', '=', key.providerType)
-    .where('provider_id', '=', key.providerId)
-    .where('external_user_id', '=', key.externalUserId)
-    .executeTakeFirst();
+  return findIdentityRow(db, key.applicationId, key.providerType, key.providerId, key.externalUserId);
 }
 
-export async function insertIdentity(db: Executor, row: Insertable<ExternalIdentitiesTable>): Promise<void> {
-  await db.insertInto('external_identities').values(row).execute();
-}
+/** On every provisional token request: the account behind an identity, and what the request checks of it. */
+export const findIdentityAccount: (
+  db: Executor,
+  key: IdentityKey,
+) => Promise<{ user_id: string; provisional: number | null; global_name: string | null } | undefined> = (
+  db,
+  key,
+) => findIdentityAccountRow(db, key.applicationId, key.providerType, key.providerId, key.externalUserId);
+
+const findIdentityAccountRow = prepared(
+  4,
+  (db, applicationId: string, providerType: string, providerId: string, externalUserId: string) =>
+    db
+      .selectFrom('external_identities')
+      .leftJoin('users', 'users.id', 'external_identities.user_id')
+      .select(['external_identities.user_id', 'users.provisional', 'users.global_name'])
+      .where('external_identities.application_id', '=', applicationId)
+      .where('external_identities.provider_type', '=', providerType)
+      .where('external_identities.provider_id', '=', providerId)
+      .where('external_identities.external_user_id', '=', externalUserId),
+);
+
+/** On every new provisional account: prepared. */
+export const insertIdentity: (db: Executor, row: Insertable<ExternalIdentitiesTable>) => Promise<void> =
+  preparedInsert('external_identities', [
+    'id',
+    'application_id',
+    'provider_type',
+    'provider_id',
+    'external_user_id',
+    'user_id',
+    'restricted_by',
+    'created_at',
+  ]);
 
 /** Every identity a user holds, in every application. */
 export function identitiesOfUser(db: Executor, userId: string): Promise<IdentityRow[]> {

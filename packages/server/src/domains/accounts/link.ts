@@ -12,6 +12,7 @@ import { HearthError } from '../../kernel/errors.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
 import { type Executor, isUniqueViolation, type Storage } from '../../storage/database.js';
+import { GroupCommit } from '../../storage/group-commit.js';
 import { type Application, type ApplicationsService, hasFlag } from '../applications/service.js';
 import type { IssuedProvisional, OAuth2Service, ProvisionalMerge, TokenResponse } from '../oauth2/service.js';
 import * as store from './identities-store.js';
@@ -72,9 +73,15 @@ export type ProvisionalTokenResponse = TokenResponse & { id_token: string };
  */
 export class AccountLinkService implements ProvisionalMerge {
   readonly #deps: AccountLinkDeps;
+  /**
+   * Provisional token requests of the same turn commit together: on SQLite a commit writes every page it
+   * touched to the log again (the token table's indexes), most of what a request cost.
+   */
+  readonly #tokens: GroupCommit;
 
   constructor(deps: AccountLinkDeps) {
     this.#deps = deps;
+    this.#tokens = new GroupCommit(deps.storage, (error) => error instanceof HearthError);
   }
 
   // ---- Tokens ----
@@ -82,14 +89,14 @@ export class AccountLinkService implements ProvisionalMerge {
   /** POST /partner-sdk/token/bot: the game's server vouches for its player's id. */
   async botToken(applicationId: string, input: unknown): Promise<ProvisionalTokenResponse> {
     const body = parse(BotTokenRequest, input);
-    const application = await this.#enabledApplication(applicationId);
     const identity: ExternalIdentity = {
       providerType: BOT_PROVIDER_TYPE,
       providerId: '',
       externalUserId: body.external_user_id,
       displayName: body.preferred_global_name ?? undefined,
     };
-    return this.#findOrCreate(application, identity, false);
+    // The application (its approval) is read in the token transaction: one read fewer, and as fresh.
+    return this.#findOrCreate(applicationId, identity, false);
   }
 
   /** POST /partner-sdk/token: an identity provider's credential, from the game's client or server. */
@@ -103,36 +110,40 @@ export class AccountLinkService implements ProvisionalMerge {
       const { oauth2, storage } = this.#deps;
       const sign = await oauth2.signer();
       const issued = await storage.transaction((tx) =>
-        oauth2.issueProvisional(tx, application, user.id, { withRefresh: false }),
+        oauth2.issueProvisional(tx, application.id, user.id, { withRefresh: false }),
       );
       return oauth2.completeProvisional(issued, sign);
     }
     const identity = await this.#deps.providers.verify(application.id, type, body.external_auth_token);
     // The refresh grant survives only for OIDC on confidential clients, and is deprecated (seed, Authentication 5).
     const withRefresh = type === ExternalAuthTypes.OIDC && !application.publicClient;
-    return this.#findOrCreate(application, identity, withRefresh);
+    return this.#findOrCreate(application.id, identity, withRefresh);
   }
 
+  /**
+   * Finds or creates the identity's provisional account and issues its token, in one transaction shared with
+   * the other token requests of the same turn (`#tokens`): every refusal comes before the first write.
+   */
   async #findOrCreate(
-    application: Application,
+    applicationId: string,
     identity: ExternalIdentity,
     withRefresh: boolean,
   ): Promise<ProvisionalTokenResponse> {
-    const { storage, accounts, oauth2, clock, snowflakes } = this.#deps;
+    const { accounts, oauth2, clock, snowflakes } = this.#deps;
     const sign = await oauth2.signer();
     const key = {
-      applicationId: application.id,
+      applicationId,
       providerType: identity.providerType,
       providerId: identity.providerId,
       externalUserId: identity.externalUserId,
     };
     const attempt = () =>
-      storage.transaction(async (tx) => {
-        const existing = await store.findIdentity(tx, key);
+      this.#tokens.run(async (tx) => {
+        await this.#assertEnabledIn(tx, applicationId);
+        const existing = await store.findIdentityAccount(tx, key);
         let userId: string;
         if (existing) {
-          const user = await accounts.getUserIn(tx, existing.user_id);
-          if (!user?.provisional) {
+          if (existing.provisional !== 1) {
             throw new HearthError('ProvisionalAccountNonProvisional', {
               extra: {
                 user_id: existing.user_id,
@@ -142,15 +153,15 @@ export class AccountLinkService implements ProvisionalMerge {
               },
             });
           }
-          if (identity.displayName !== undefined && identity.displayName !== user.globalName) {
-            await accounts.setDisplayName(tx, user.id, identity.displayName);
+          if (identity.displayName !== undefined && identity.displayName !== existing.global_name) {
+            await accounts.setDisplayName(tx, existing.user_id, identity.displayName);
           }
-          userId = user.id;
+          userId = existing.user_id;
         } else {
           const user = await accounts.createProvisionalUser(tx, identity.displayName ?? null);
           await store.insertIdentity(tx, {
             id: snowflakes.next(),
-            application_id: application.id,
+            application_id: applicationId,
             provider_type: identity.providerType,
             provider_id: identity.providerId,
             external_user_id: identity.externalUserId,
@@ -160,7 +171,7 @@ export class AccountLinkService implements ProvisionalMerge {
           });
           userId = user.id;
         }
-        return oauth2.issueProvisional(tx, application, userId, { withRefresh });
+        return oauth2.issueProvisional(tx, applicationId, userId, { withRefresh });
       });
     let issued: IssuedProvisional;
     try {
@@ -414,6 +425,14 @@ export class AccountLinkService implements ProvisionalMerge {
       throw new HearthError('ProvisionalAccountsNotEnabled');
     }
     return application;
+  }
+
+  /** The approval read in the token transaction: only the flags, and as fresh as the rows written with it. */
+  async #assertEnabledIn(tx: Executor, applicationId: string): Promise<void> {
+    const flags = await this.#deps.applications.flagsIn(tx, applicationId);
+    if (flags === undefined) throw new HearthError('UnknownApplication');
+    const enabled = ApplicationFlags.ProvisionalAccountsEnabled;
+    if ((flags & enabled) !== enabled) throw new HearthError('ProvisionalAccountsNotEnabled');
   }
 
   /** Client authentication of the unauthenticated endpoints: the secret, unless the client is public (530007). */

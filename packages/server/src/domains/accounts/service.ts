@@ -294,7 +294,7 @@ export class AccountsService {
       provisional: 0,
       created_at: clock.now(),
     };
-    await store.insertUser(tx, row);
+    await store.insertProvisionalUser(tx, row);
     return toUser(row);
   }
 

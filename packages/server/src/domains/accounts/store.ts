@@ -1,6 +1,6 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Executor } from '../../storage/database.js';
-import { prepared } from '../../storage/prepared.js';
+import { prepared, preparedInsert } from '../../storage/prepared.js';
 import type { ConnectionsTable, SessionsTable, UserImagesTable, UsersTable } from '../../storage/schema.js';
 
 /** A user with the tag and badge of the guild they wear as `primary_guild` (GUILDS.md §3.4). */
@@ -31,6 +31,24 @@ export async function discriminatorsOf(db: Executor, username: string): Promise<
 export async function insertUser(db: Executor, row: Insertable<UsersTable>): Promise<void> {
   await db.insertInto('users').values(row).execute();
 }
+
+/** A provisional account's row (one per new player of a game): prepared, these columns only. */
+export const insertProvisionalUser: (db: Executor, row: Insertable<UsersTable>) => Promise<void> =
+  preparedInsert('users', [
+    'id',
+    'username',
+    'discriminator',
+    'global_name',
+    'email',
+    'password_hash',
+    'avatar',
+    'banner',
+    'bot',
+    'flags',
+    'premium_type',
+    'provisional',
+    'created_at',
+  ]);
 
 export const findUserById: (db: Executor, id: string) => Promise<UserRow | undefined> = prepared(
   1,

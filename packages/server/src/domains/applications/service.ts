@@ -190,6 +190,12 @@ export class ApplicationsService {
     return this.getApplicationIn(this.#deps.storage.db, id);
   }
 
+  /** An application's flags read through `db`, or undefined for an unknown application. */
+  async flagsIn(db: Executor, id: string): Promise<bigint | undefined> {
+    const row = await store.findApplicationFlags(db, id);
+    return row && BigInt(row.flags);
+  }
+
   /** The application read through `db`: inside a caller's transaction (one SQLite connection). */
   async getApplicationIn(db: Executor, id: string): Promise<Application | undefined> {
     const row = await store.findApplicationById(db, id);

@@ -12,6 +12,10 @@ export async function insertApplication(db: Executor, row: Insertable<Applicatio
 export const findApplicationById: (db: Executor, id: string) => Promise<ApplicationRow | undefined> =
   prepared(1, (db, id: string) => db.selectFrom('applications').selectAll().where('id', '=', id));
 
+/** An application's flags alone (an approval checked inside a transaction): prepared. */
+export const findApplicationFlags: (db: Executor, id: string) => Promise<{ flags: number } | undefined> =
+  prepared(1, (db, id: string) => db.selectFrom('applications').select('flags').where('id', '=', id));
+
 /** On every bot request: prepared. */
 export const findApplicationByBotToken: (
   db: Executor,

@@ -1,35 +1,56 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Executor } from '../../storage/database.js';
-import { prepared } from '../../storage/prepared.js';
+import { prepared, preparedWrite } from '../../storage/prepared.js';
 import type { OAuthCodesTable, OAuthGrantsTable, OAuthTokensTable } from '../../storage/schema.js';
 
 export type GrantRow = Selectable<OAuthGrantsTable>;
 export type CodeRow = Selectable<OAuthCodesTable>;
 export type TokenRow = Selectable<OAuthTokensTable>;
 
-export function findGrant(
+/** On every token request: prepared. */
+export const findGrant: (
   db: Executor,
   applicationId: string,
   userId: string,
-): Promise<GrantRow | undefined> {
-  return db
+) => Promise<GrantRow | undefined> = prepared(2, (db, applicationId: string, userId: string) =>
+  db
     .selectFrom('oauth_grants')
     .selectAll()
     .where('application_id', '=', applicationId)
-    .where('user_id', '=', userId)
-    .executeTakeFirst();
-}
+    .where('user_id', '=', userId),
+);
 
+const upsertGrant = preparedWrite(
+  5,
+  (
+    db,
+    application_id: string,
+    user_id: string,
+    scopes: string,
+    integration_type: number | null,
+    created_at: number,
+  ) =>
+    db
+      .insertInto('oauth_grants')
+      .values({ application_id, user_id, scopes, integration_type, created_at })
+      .onConflict((oc) =>
+        oc.columns(['application_id', 'user_id']).doUpdateSet((eb) => ({
+          scopes: eb.ref('excluded.scopes'),
+          integration_type: eb.ref('excluded.integration_type'),
+        })),
+      ),
+);
+
+/** Records a grant, or replaces an existing one's scopes and integration type (its creation time stays). */
 export async function saveGrant(db: Executor, row: Insertable<OAuthGrantsTable>): Promise<void> {
-  await db
-    .insertInto('oauth_grants')
-    .values(row)
-    .onConflict((oc) =>
-      oc
-        .columns(['application_id', 'user_id'])
-        .doUpdateSet({ scopes: row.scopes, integration_type: row.integration_type }),
-    )
-    .execute();
+  await upsertGrant(
+    db,
+    row.application_id,
+    row.user_id,
+    row.scopes,
+    row.integration_type ?? null,
+    row.created_at,
+  );
 }
 
 export async function deleteGrant(db: Executor, applicationId: string, userId: string): Promise<boolean> {
@@ -62,23 +83,64 @@ export async function insertCode(db: Executor, row: Insertable<OAuthCodesTable>)
   await db.insertInto('oauth_codes').values(row).execute();
 }
 
-export function findCode(db: Executor, codeHash: string): Promise<CodeRow | undefined> {
-  return db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', codeHash).executeTakeFirst();
-}
+export const findCode: (db: Executor, codeHash: string) => Promise<CodeRow | undefined> = prepared(
+  1,
+  (db, codeHash: string) => db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', codeHash),
+);
 
-/** Spends a code; false when it was already spent (a replay). */
-export async function spendCode(db: Executor, codeHash: string, now: number): Promise<boolean> {
-  const result = await db
+const spendCodeRow = preparedWrite(2, (db, codeHash: string, now: number) =>
+  db
     .updateTable('oauth_codes')
     .set({ used_at: now })
     .where('code_hash', '=', codeHash)
-    .where('used_at', 'is', null)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+    .where('used_at', 'is', null),
+);
+
+/** Spends a code; false when it was already spent (a replay). */
+export async function spendCode(db: Executor, codeHash: string, now: number): Promise<boolean> {
+  return (await spendCodeRow(db, codeHash, now)) === 1;
 }
 
+/** The token row's columns, in the order the prepared insert takes their values. */
+const TOKEN_COLUMNS = [
+  'id',
+  'access_hash',
+  'refresh_hash',
+  'refresh_spent',
+  'refresh_expires_at',
+  'family_id',
+  'code_hash',
+  'parent_family_id',
+  'application_id',
+  'user_id',
+  'scopes',
+  'expires_at',
+  'created_at',
+  'client_credentials',
+] as const satisfies readonly (keyof OAuthTokensTable)[];
+
+const insertTokenRow = preparedWrite(TOKEN_COLUMNS.length, (db, ...values: unknown[]) =>
+  db
+    .insertInto('oauth_tokens')
+    .values(
+      Object.fromEntries(
+        TOKEN_COLUMNS.map((column, i) => [column, values[i]]),
+      ) as Insertable<OAuthTokensTable>,
+    ),
+);
+
+/** On every token issued: prepared, so every column is given (the counters 0, the rest null, when absent). */
 export async function insertToken(db: Executor, row: Insertable<OAuthTokensTable>): Promise<void> {
-  await db.insertInto('oauth_tokens').values(row).execute();
+  const complete: Required<Insertable<OAuthTokensTable>> = {
+    ...row,
+    refresh_hash: row.refresh_hash ?? null,
+    refresh_spent: row.refresh_spent ?? 0,
+    refresh_expires_at: row.refresh_expires_at ?? null,
+    code_hash: row.code_hash ?? null,
+    parent_family_id: row.parent_family_id ?? null,
+    client_credentials: row.client_credentials ?? 0,
+  };
+  await insertTokenRow(db, ...TOKEN_COLUMNS.map((column) => complete[column]));
 }
 
 /** On every bearer request: prepared. */
