@@ -13,6 +13,7 @@ import {
   redisAvailable,
   redisPrefix,
 } from '../../../test-support/services.js';
+import { until } from '../../../test-support/wait.js';
 import { type Bus, type BusEvent, compareEventIds, type DeliveredEvent, MemoryBus } from '../src/bus/bus.js';
 import { DatabaseBus, type DatabaseBusOptions } from '../src/bus/database-bus.js';
 import { BUS_STREAM, RedisStreamsBus, type RedisStreamsBusOptions } from '../src/bus/redis-bus.js';
@@ -284,6 +285,29 @@ function busContract(underTest: BusUnderTest): void {
       const events = await recorder.until((received) => received.length === 30);
       expect(events.map((event) => event.data['i'])).toEqual(Array.from({ length: 30 }, (_, i) => i));
       expectIncreasingIds(events);
+    });
+
+    it('afterDelivery follows every run of deliveries, and a local publish settles only after its run ended', async () => {
+      const bus = await open();
+      const log: Array<number | 'end'> = [];
+      bus.subscribe((event) => log.push(event.data['i'] as number), { afterDelivery: () => log.push('end') });
+      const settledAfter: Array<number | 'end' | undefined> = [];
+      await Promise.all(
+        Array.from({ length: 8 }, (_, i) =>
+          bus.publish({ type: 'RUN', data: { i } }).then(() => settledAfter.push(log.at(-1))),
+        ),
+      );
+      await until(
+        () => log.filter((entry) => entry !== 'end').length === 8 && log.at(-1) === 'end',
+        'every event delivered and its run ended',
+      );
+      expect(log.filter((entry) => entry !== 'end')).toEqual(Array.from({ length: 8 }, (_, i) => i));
+      // No run is empty, and none is left open.
+      expect(log[0]).not.toBe('end');
+      for (let i = 1; i < log.length; i++) expect(log[i] === 'end' && log[i - 1] === 'end').toBe(false);
+      // Redis settles a publish on its XADD, before its reader delivers; the others deliver their own first.
+      if (!underTest.name.startsWith('Redis'))
+        expect(settledAfter.every((last) => last === 'end')).toBe(true);
     });
 
     it('two subscribers each receive every event once, with the same ids', async () => {

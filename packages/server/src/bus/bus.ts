@@ -37,6 +37,15 @@ export interface DeliveredEvent extends BusEvent {
 
 export type BusListener = (event: DeliveredEvent) => void;
 
+export interface SubscribeOptions {
+  /**
+   * Called when a run of deliveries ends: after the events an adapter delivers together in one synchronous
+   * loop (a read or an append of several), or after a lone one, and always before the bus settles a
+   * publish or yields. The gateway holds its socket writes during a run and writes them here, in order.
+   */
+  afterDelivery?: () => void;
+}
+
 /** Where a bus reports what it cannot throw: a listener's exception (with its event), a failed read. */
 export type BusErrorReporter = (error: unknown, event?: DeliveredEvent) => void;
 
@@ -49,7 +58,7 @@ export interface Bus {
   /** Delivers `event` to every subscriber on every node, in publish order. Call after the change committed. */
   publish(event: BusEvent): Promise<void>;
   /** Every event published after this returns reaches `listener` once, in order, until unsubscribed. */
-  subscribe(listener: BusListener): () => void;
+  subscribe(listener: BusListener, options?: SubscribeOptions): () => void;
   /**
    * The retained events published after `afterId`, in order: how a gateway node taking a session over
    * finds what the previous owner had not recorded yet.
@@ -122,27 +131,57 @@ export const reportToStderr: BusErrorReporter = (error, event) => {
  * order, one throwing does not starve the others, and each subscription is its own even for one function.
  */
 export class Subscribers {
-  readonly #entries = new Set<{ listener: BusListener }>();
+  readonly #entries = new Set<{ listener: BusListener; afterDelivery: (() => void) | undefined }>();
   readonly #onError: BusErrorReporter;
+  /** Nested `run`s under way: only the outermost one ends the run. */
+  #depth = 0;
+  /** Whether the run under way delivered anything: a read that found nothing tells nobody. */
+  #delivered = false;
 
   constructor(onError: BusErrorReporter = reportToStderr) {
     this.#onError = onError;
   }
 
-  add(listener: BusListener): () => void {
-    const entry = { listener };
+  add(listener: BusListener, options: SubscribeOptions = {}): () => void {
+    const entry = { listener, afterDelivery: options.afterDelivery };
     this.#entries.add(entry);
     return () => {
       this.#entries.delete(entry);
     };
   }
 
+  /** Delivers one event; outside `run`, it is a run of its own. */
   deliver(event: DeliveredEvent): void {
+    if (this.#depth === 0) {
+      this.run(() => this.deliver(event));
+      return;
+    }
+    this.#delivered = true;
     for (const { listener } of this.#entries) {
       try {
         listener(event);
       } catch (error) {
         this.#onError(error, event);
+      }
+    }
+  }
+
+  /** Runs `deliveries` (synchronous calls of `deliver`), then tells the subscribers that asked. */
+  run(deliveries: () => void): void {
+    this.#depth++;
+    try {
+      deliveries();
+    } finally {
+      if (--this.#depth === 0 && this.#delivered) {
+        this.#delivered = false;
+        for (const { afterDelivery } of this.#entries) {
+          if (afterDelivery === undefined) continue;
+          try {
+            afterDelivery();
+          } catch (error) {
+            this.#onError(error);
+          }
+        }
       }
     }
   }
@@ -158,17 +197,37 @@ export class MemoryBus implements Bus {
   readonly #history: DeliveredEvent[] = [];
   #lastMs = 0;
   #sequence = 0;
+  /** Published, not yet delivered: the publishes of one turn, delivered together. */
+  #pending: Array<{ event: DeliveredEvent; settle: () => void }> = [];
 
   constructor(options: BusOptions = {}) {
     this.#subscribers = new Subscribers(options.onError);
   }
 
-  async publish(event: BusEvent): Promise<void> {
+  /**
+   * The event gets its id at once; delivery (and its place in `history`) waits for the publishes of the
+   * same turn, a fan-out of several events, to be delivered together in publish order, before any of them
+   * settles: the gateway then writes each socket's frames of the run with one system call.
+   */
+  publish(event: BusEvent): Promise<void> {
     const delivered = { ...event, id: this.#nextId() };
-    this.#history.push(delivered);
-    if (this.#history.length > BUS_HISTORY_SIZE)
-      this.#history.splice(0, this.#history.length - BUS_HISTORY_SIZE);
-    this.#subscribers.deliver(delivered);
+    return new Promise<void>((settle) => {
+      this.#pending.push({ event: delivered, settle });
+      if (this.#pending.length === 1) queueMicrotask(() => this.#deliverPending());
+    });
+  }
+
+  #deliverPending(): void {
+    const pending = this.#pending;
+    this.#pending = [];
+    this.#subscribers.run(() => {
+      for (const { event } of pending) {
+        this.#history.push(event);
+        if (this.#history.length > BUS_HISTORY_SIZE) this.#history.shift();
+        this.#subscribers.deliver(event);
+      }
+    });
+    for (const { settle } of pending) settle();
   }
 
   async history(afterId: string): Promise<DeliveredEvent[]> {
@@ -179,8 +238,8 @@ export class MemoryBus implements Bus {
     return this.#history.at(-1)?.id ?? '0-0';
   }
 
-  subscribe(listener: BusListener): () => void {
-    return this.#subscribers.add(listener);
+  subscribe(listener: BusListener, options?: SubscribeOptions): () => void {
+    return this.#subscribers.add(listener, options);
   }
 
   async close(): Promise<void> {

@@ -11,6 +11,7 @@ import {
   decodeEvent,
   encodeEvent,
   reportToStderr,
+  type SubscribeOptions,
   Subscribers,
 } from './bus.js';
 
@@ -126,10 +127,12 @@ export class DatabaseBus implements Bus {
       if (!this.#closed) {
         // Nothing of another process came in between: deliver now, without reading back (lobby chat).
         if (first === this.#last + 1 && last === this.#last + rows.length) {
-          for (const row of rows) {
-            this.#last = row.id;
-            this.#deliver(row);
-          }
+          this.#subscribers.run(() => {
+            for (const row of rows) {
+              this.#last = row.id;
+              this.#deliver(row);
+            }
+          });
         } else {
           await this.#readThrough(last);
         }
@@ -142,8 +145,8 @@ export class DatabaseBus implements Bus {
     for (const queued of batch) queued.settle();
   }
 
-  subscribe(listener: BusListener): () => void {
-    return this.#subscribers.add(listener);
+  subscribe(listener: BusListener, options?: SubscribeOptions): () => void {
+    return this.#subscribers.add(listener, options);
   }
 
   async history(afterId: string): Promise<DeliveredEvent[]> {
@@ -222,11 +225,14 @@ export class DatabaseBus implements Bus {
   async #readThrough(through: number): Promise<void> {
     while (!this.#closed && this.#last < through) {
       const rows = await this.#rows(this.#last, through, this.#batchSize);
-      for (const row of rows) {
-        if (this.#closed) return;
-        this.#last = Number(row.id);
-        this.#deliver(row);
-      }
+      this.#subscribers.run(() => {
+        for (const row of rows) {
+          if (this.#closed) return;
+          this.#last = Number(row.id);
+          this.#deliver(row);
+        }
+      });
+      if (this.#closed) return;
       if (rows.length < this.#batchSize) return;
     }
   }

@@ -13,6 +13,7 @@ import {
   decodeEvent,
   encodeEvent,
   reportToStderr,
+  type SubscribeOptions,
   Subscribers,
 } from './bus.js';
 
@@ -116,8 +117,8 @@ export class RedisStreamsBus implements Bus {
     return this.#lastId;
   }
 
-  subscribe(listener: BusListener): () => void {
-    return this.#subscribers.add(listener);
+  subscribe(listener: BusListener, options?: SubscribeOptions): () => void {
+    return this.#subscribers.add(listener, options);
   }
 
   async close(): Promise<void> {
@@ -172,9 +173,11 @@ export class RedisStreamsBus implements Bus {
           ),
         );
         failures = 0;
-        for (const [, entries] of reply ?? []) {
-          for (const [id, fields] of entries) this.#deliver(id, fields);
-        }
+        this.#subscribers.run(() => {
+          for (const [, entries] of reply ?? []) {
+            for (const [id, fields] of entries) this.#deliver(id, fields);
+          }
+        });
       } catch (error) {
         if (this.#closed) return;
         this.#onError(error);

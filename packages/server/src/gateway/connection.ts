@@ -1,3 +1,4 @@
+import type { Duplex } from 'node:stream';
 import {
   CLIENT_EVENTS_LIMIT,
   type GatewayCloseCode,
@@ -55,6 +56,13 @@ export interface ConnectionContext {
   dispatchesSent: number;
   /** Emulator mode's fault rules (emulator/faults.ts); undefined otherwise, and then nothing is asked. */
   faults?: DispatchFaults | undefined;
+  /**
+   * True while the bus delivers a run of events (one synchronous loop): a connection written to then holds
+   * its writes (corks its TCP socket) and is handed to `hold`; the gateway releases them all when the run
+   * ends, before the bus settles a publish or yields, so nothing written later can overtake them.
+   */
+  readonly holdingWrites: boolean;
+  hold(transport: Duplex): void;
 }
 
 /** A hook on every dispatch a connection is about to send: true when it took the dispatch over. */
@@ -101,6 +109,8 @@ function dispatchFrame(sent: Sent): string {
  */
 export class Connection implements SessionSink {
   readonly #socket: GatewaySocket;
+  /** The TCP socket under the WebSocket: corked while the bus delivers a run of events (see `hold`). */
+  readonly #transport: Duplex;
   readonly #context: ConnectionContext;
   readonly #zlib: ZlibStream | undefined;
   readonly version: number;
@@ -139,9 +149,10 @@ export class Connection implements SessionSink {
   constructor(
     socket: GatewaySocket,
     context: ConnectionContext,
-    options: { version: number; address: string; zlib?: ZlibStream },
+    options: { version: number; address: string; transport: Duplex; zlib?: ZlibStream },
   ) {
     this.#socket = socket;
+    this.#transport = options.transport;
     this.#context = context;
     this.#zlib = options.zlib;
     this.version = options.version;
@@ -284,6 +295,13 @@ export class Connection implements SessionSink {
     const zlib = this.#zlib;
     // Plain frames are handed to ws at once and in order; only compression is asynchronous and needs the queue.
     if (!zlib) {
+      // During a run of bus deliveries a socket gets one write system call for all of the run's frames
+      // instead of one each; ws's own cork around each frame nests inside this one.
+      const transport = this.#transport;
+      if (this.#context.holdingWrites && transport.writableCorked === 0) {
+        transport.cork();
+        this.#context.hold(transport);
+      }
       this.#socket.send(text);
       return;
     }

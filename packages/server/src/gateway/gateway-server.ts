@@ -197,6 +197,9 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
   readonly #views = new GuildViews();
   /** Sessions whose GUILD_CREATE for a guild they just joined is loading: that guild's events wait here. */
   readonly #joining = new Map<Session, Map<string, DeliveredEvent[]>>();
+  #holdingWrites = false;
+  /** The sockets corked during the current run of bus deliveries (connection.ts `hold`). */
+  readonly #held: Duplex[] = [];
 
   constructor(deps: GatewayServerDeps) {
     this.#deps = deps;
@@ -204,7 +207,13 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     this.logger = deps.logger;
     this.heartbeatIntervalMs = deps.heartbeatIntervalMs;
     this.identifyTimeoutMs = deps.identifyTimeoutMs;
-    this.#unsubscribe = deps.bus.subscribe((event) => this.deliver(event));
+    this.#unsubscribe = deps.bus.subscribe(
+      (event) => {
+        this.#holdingWrites = true;
+        this.deliver(event);
+      },
+      { afterDelivery: () => this.#releaseWrites() },
+    );
     this.#sweeper = setInterval(() => this.#sweep(this.clock.now()), SWEEP_INTERVAL_MS);
     this.#sweeper.unref();
     this.#heartbeats = setInterval(() => {
@@ -234,7 +243,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       socket.once('close', release);
       this.#wss.handleUpgrade(request, socket, head, (ws) => {
         socket.off('close', release);
-        this.#open(ws as GatewaySocket, url.searchParams, address);
+        this.#open(ws as GatewaySocket, url.searchParams, address, socket);
       });
     });
   }
@@ -253,10 +262,15 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     else this.#perAddress.delete(address);
   }
 
-  #open(ws: GatewaySocket, query: URLSearchParams, address: string): void {
+  #open(ws: GatewaySocket, query: URLSearchParams, address: string, transport: Duplex): void {
     const version = Number(query.get('v') ?? '10');
     const zlib = query.get('compress') === 'zlib-stream' ? new ZlibStream() : undefined;
-    const connection = new Connection(ws, this, { version, address, ...(zlib ? { zlib } : {}) });
+    const connection = new Connection(ws, this, {
+      version,
+      address,
+      transport,
+      ...(zlib ? { zlib } : {}),
+    });
     this.#connections.add(connection);
     if (!(GATEWAY_VERSIONS as readonly number[]).includes(version)) {
       connection.close(GatewayCloseCodes.InvalidAPIVersion, 'Invalid API version');
@@ -575,6 +589,26 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
 
   // ---- Fan-out ----
 
+  get holdingWrites(): boolean {
+    return this.#holdingWrites;
+  }
+
+  hold(transport: Duplex): void {
+    this.#held.push(transport);
+  }
+
+  /** The bus's run of deliveries ended: every frame of it goes out now, in the order it was sent. */
+  #releaseWrites(): void {
+    this.#holdingWrites = false;
+    const held = this.#held;
+    for (let i = 0; i < held.length; i++) {
+      const transport = held[i]!;
+      // A socket ended meanwhile was uncorked by its end().
+      if (transport.writableCorked > 0) transport.uncork();
+    }
+    held.length = 0;
+  }
+
   /** Hands a bus event to every session of this node it is for, filtered by intents. */
   deliver(event: DeliveredEvent): void {
     if (event.type === 'APPLICATION_DEAUTHORIZED') this.#deauthorized(event.data);
@@ -828,6 +862,8 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
   async close(): Promise<void> {
     this.#draining = true;
     this.#unsubscribe();
+    // Unsubscribed in the middle of a run, the bus would not end it for this gateway.
+    this.#releaseWrites();
     clearInterval(this.#sweeper);
     clearInterval(this.#heartbeats);
     for (const connection of this.#connections) {
