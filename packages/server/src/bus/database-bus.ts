@@ -122,6 +122,8 @@ export class DatabaseBus implements Bus {
     if (this.#queued.length > 0) void this.#serially(() => this.#appendQueued());
     try {
       const rows = await this.#append(batch.map((queued) => queued.text));
+      // The rows are committed: the other nodes start reading while this one delivers its own.
+      this.#wake?.notify();
       const first = rows[0]!.id;
       const last = rows.at(-1)!.id;
       if (!this.#closed) {
@@ -141,7 +143,6 @@ export class DatabaseBus implements Bus {
       for (const queued of batch) queued.fail(error);
       return;
     }
-    this.#wake?.notify();
     for (const queued of batch) queued.settle();
   }
 
