@@ -20,3 +20,9 @@ export function rms(samples: Int16Array): number {
   for (const sample of samples) sum += sample * sample;
   return Math.sqrt(sum / Math.max(1, samples.length));
 }
+
+/** The mean RMS of decoded frames after the codec's start-up (its first five frames). */
+export function steadyRms(frames: readonly Int16Array[]): number {
+  const steady = frames.slice(5);
+  return steady.reduce((sum, frame) => sum + rms(frame), 0) / Math.max(1, steady.length);
+}

@@ -3,10 +3,9 @@
  * DAVE on, after 1 March 2026 (calls are end-to-end encrypted only), build their MLS group through Hearth's
  * external sender and exchange audio; the forwarder only ever carries DAVE frames.
  */
-import { entersState, joinVoiceChannel, VoiceConnectionStatus } from '@discordjs/voice';
+import { VoiceConnectionStatus } from '@discordjs/voice';
 import { ChannelTypes } from '@hearth/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GatewayClient } from '../../../../test-support/gateway.js';
 import {
   addTestBot,
   createTestGuild,
@@ -14,8 +13,12 @@ import {
   type TestGuild,
 } from '../../../../test-support/guilds.js';
 import type { TestHearth } from '../../../../test-support/hearth.js';
-import type { TestGame } from '../../../../test-support/oauth.js';
-import { adapterFor, identifyBot, startVoiceHearth } from '../../../../test-support/voice.js';
+import {
+  daveOf as daveOfConnection,
+  identifyBot,
+  joinWithDiscordJs,
+  startVoiceHearth,
+} from '../../../../test-support/voice.js';
 import { type Peer, receive, speak } from '../../../../test-support/voice-audio.js';
 import { until } from '../../../../test-support/wait.js';
 import { ManualClock } from '../../src/kernel/clock.js';
@@ -24,18 +27,10 @@ const E2EE_ONLY = '2026-03-02T00:00:00Z';
 const BEFORE_E2EE_ONLY = '2026-02-01T00:00:00Z';
 const FRAMES = 100;
 
-interface DaveState {
-  session?: { epoch: bigint | null; ready: boolean };
-  pendingTransitions: Map<number, number>;
-}
-
-function daveOf(peer: Peer): DaveState | undefined {
-  const state = peer.connection.state as { networking?: { state: { dave?: DaveState } } };
-  return state.networking?.state.dave;
-}
+const daveOf = (peer: Peer) => daveOfConnection(peer.connection);
 
 function versionOf(peer: Peer): number | undefined {
-  return (daveOf(peer) as { protocolVersion?: number } | undefined)?.protocolVersion;
+  return daveOf(peer)?.protocolVersion;
 }
 
 /** Every peer's session is in `epoch`, with no transition left to execute. */
@@ -74,26 +69,6 @@ async function exchangeAll(peers: readonly Peer[], firstTag: number): Promise<nu
   return received.map((seen) => seen.size);
 }
 
-async function joinWithDave(
-  client: GatewayClient,
-  game: TestGame,
-  guildId: string,
-  channelId: string,
-  daveEncryption = true,
-) {
-  const connection = joinVoiceChannel({
-    guildId,
-    channelId,
-    group: game.botUserId,
-    selfDeaf: false,
-    selfMute: false,
-    daveEncryption,
-    adapterCreator: adapterFor(client, game.botUserId),
-  });
-  await entersState(connection, VoiceConnectionStatus.Ready, 10_000);
-  return connection;
-}
-
 describe('DAVE with unmodified @discordjs/voice 0.19.2 clients in a voice channel, after 1 March 2026', () => {
   let hearth: TestHearth;
   let guild: TestGuild;
@@ -103,7 +78,7 @@ describe('DAVE with unmodified @discordjs/voice 0.19.2 clients in a voice channe
   async function join(): Promise<Peer> {
     const game = await addTestBot(hearth, guild);
     const gateway = await identifyBot(hearth, game);
-    const connection = await joinWithDave(gateway, game, guild.id, channel);
+    const connection = await joinWithDiscordJs(gateway, game, guild.id, channel, { dave: true });
     const peer = { game, gateway, connection };
     peers.push(peer);
     return peer;
@@ -170,10 +145,10 @@ describe('DAVE in a mixed call before 1 March 2026 (protocol.md, Initial Transit
   let channel: string;
   const peers: Peer[] = [];
 
-  async function join(daveEncryption = true): Promise<Peer> {
+  async function join(dave = true): Promise<Peer> {
     const game = await addTestBot(hearth, guild);
     const gateway = await identifyBot(hearth, game);
-    const connection = await joinWithDave(gateway, game, guild.id, channel, daveEncryption);
+    const connection = await joinWithDiscordJs(gateway, game, guild.id, channel, { dave });
     const peer = { game, gateway, connection };
     peers.push(peer);
     return peer;

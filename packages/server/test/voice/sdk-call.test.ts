@@ -1,11 +1,5 @@
-import {
-  type VoiceConnection as DiscordJsConnection,
-  EndBehaviorType,
-  entersState,
-  joinVoiceChannel,
-  VoiceConnectionStatus,
-} from '@discordjs/voice';
-import { ChannelTypes, GatewayOpcodes } from '@hearth/protocol';
+import { type VoiceConnection as DiscordJsConnection, EndBehaviorType } from '@discordjs/voice';
+import { ChannelTypes } from '@hearth/protocol';
 import OpusScript from 'opusscript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../../../../test-support/gateway.js';
@@ -18,7 +12,13 @@ import {
 import type { TestHearth } from '../../../../test-support/hearth.js';
 import type { TestGame } from '../../../../test-support/oauth.js';
 import { TcpProxy } from '../../../../test-support/tcp-proxy.js';
-import { adapterFor, identifyBot, startVoiceHearth } from '../../../../test-support/voice.js';
+import {
+  daveOf,
+  identifyBot,
+  joinWithDiscordJs,
+  requestVoiceServer,
+  startVoiceHearth,
+} from '../../../../test-support/voice.js';
 import { pause, until } from '../../../../test-support/wait.js';
 import { PushAudioSource } from '../../../sdk/src/voice/audio.js';
 import { Call } from '../../../sdk/src/voice/call.js';
@@ -26,7 +26,7 @@ import { CallStatus } from '../../../sdk/src/voice/call-status.js';
 import { AudioModeType } from '../../../sdk/src/voice/gate.js';
 import { nodeVoiceNetwork } from '../../../sdk/src/voice/node-voice.js';
 import { connectCall } from '../../../sdk/src/voice/voice.js';
-import { rms, sineFrame } from '../../../sdk/test/voice/signal.js';
+import { rms, sineFrame, steadyRms } from '../../../sdk/test/voice/signal.js';
 import { ManualClock } from '../../src/kernel/clock.js';
 
 /**
@@ -59,22 +59,6 @@ function listen(connection: DiscordJsConnection, userId: string): Heard {
   return heard;
 }
 
-/** The mean RMS of frames after the codec's start-up (the first five). */
-function steadyRms(frames: Int16Array[]): number {
-  const steady = frames.slice(5);
-  return steady.reduce((sum, frame) => sum + rms(frame), 0) / Math.max(1, steady.length);
-}
-
-/** The DAVE session of a @discordjs/voice connection, once it has one. */
-interface DaveyLike {
-  ready: boolean;
-  getDecryptionStats(userId: string, mediaType: number): { successes: number; passthroughs: number } | null;
-}
-function daveOf(connection: DiscordJsConnection): { session?: DaveyLike } | undefined {
-  const state = connection.state as { networking?: { state: { dave?: { session?: DaveyLike } } } };
-  return state.networking?.state.dave;
-}
-
 describe.each([
   { when: 'before 1 March 2026, without DAVE', clock: '2026-02-01T00:00:00Z', dave: false },
   { when: 'after 1 March 2026, end-to-end encrypted with DAVE', clock: '2026-03-02T00:00:00Z', dave: true },
@@ -93,16 +77,7 @@ describe.each([
     channel = await seedTestChannel(hearth, guild.id, { type: ChannelTypes.GuildVoice });
     const game = await addTestBot(hearth, guild);
     const gateway = await identifyBot(hearth, game);
-    const connection = joinVoiceChannel({
-      guildId: guild.id,
-      channelId: channel,
-      group: game.botUserId,
-      selfDeaf: false,
-      selfMute: false,
-      daveEncryption: dave,
-      adapterCreator: adapterFor(gateway, game.botUserId),
-    });
-    await entersState(connection, VoiceConnectionStatus.Ready, 10_000);
+    const connection = await joinWithDiscordJs(gateway, game, guild.id, channel, { dave });
     peer = { game, gateway, connection };
     const playerGame = await addTestBot(hearth, guild);
     player = { game: playerGame, gateway: await identifyBot(hearth, playerGame) };
@@ -115,22 +90,6 @@ describe.each([
     await proxy?.close();
     await hearth.close();
   });
-
-  /** op 4 on the player's main gateway, answered by its voice state and VOICE_SERVER_UPDATE. */
-  async function signal(): Promise<{ sessionId: string; token: string; endpoint: string }> {
-    const { gateway, game } = player;
-    gateway.send({
-      op: GatewayOpcodes.VoiceStateUpdate,
-      d: { guild_id: guild.id, channel_id: channel, self_mute: false, self_deaf: false },
-    });
-    const state = await gateway.next(
-      (frame) =>
-        frame.t === 'VOICE_STATE_UPDATE' && (frame.d as { user_id?: string }).user_id === game.botUserId,
-    );
-    const server = await gateway.nextDispatch('VOICE_SERVER_UPDATE');
-    const { token, endpoint } = server.d as { token: string; endpoint: string };
-    return { sessionId: (state.d as { session_id: string }).session_id, token, endpoint };
-  }
 
   interface SdkSide {
     call: Call;
@@ -146,7 +105,12 @@ describe.each([
 
   /** A Call of the SDK connected through the proxy in front of the voice gateway. */
   async function startSdkCall(): Promise<SdkSide> {
-    const { sessionId, token, endpoint } = await signal();
+    const { sessionId, token, endpoint } = await requestVoiceServer(
+      player.gateway,
+      player.game.botUserId,
+      guild.id,
+      channel,
+    );
     const [host, port] = [
       endpoint.slice(0, endpoint.lastIndexOf(':')),
       Number(endpoint.slice(endpoint.lastIndexOf(':') + 1)),

@@ -4,7 +4,7 @@ import type { TestHearth } from '../../../../test-support/hearth.js';
 import { createGame, createPlayer, grantTokens, type TestGame } from '../../../../test-support/oauth.js';
 import { startVoiceHearth } from '../../../../test-support/voice.js';
 import { pause, until } from '../../../../test-support/wait.js';
-import { rms, sineFrame } from '../../../sdk/test/voice/signal.js';
+import { rms, sineFrame, steadyRms } from '../../../sdk/test/voice/signal.js';
 import { ManualClock } from '../../src/kernel/clock.js';
 
 /**
@@ -118,11 +118,9 @@ describe('a lobby call between two players’ Clients (after 1 March 2026: DAVE)
     }
     await until(() => bob.heard.get(alice.id)?.length === 30, 'alice at bob');
     await until(() => alice.heard.get(bob.id)?.length === 30, 'bob at alice');
-    const steady = (frames: Int16Array[]) =>
-      frames.slice(5).reduce((sum, f) => sum + rms(f), 0) / (frames.length - 5);
     const sent = rms(sineFrame(0, PEAK));
-    expect(Math.abs(steady(bob.heard.get(alice.id) ?? []) - sent) / sent).toBeLessThan(0.1);
-    expect(Math.abs(steady(alice.heard.get(bob.id) ?? []) - sent / 2) / (sent / 2)).toBeLessThan(0.1);
+    expect(Math.abs(steadyRms(bob.heard.get(alice.id) ?? []) - sent) / sent).toBeLessThan(0.1);
+    expect(Math.abs(steadyRms(alice.heard.get(bob.id) ?? []) - sent / 2) / (sent / 2)).toBeLessThan(0.1);
     expect(alice.captured).toBe(30);
   });
 

@@ -1,11 +1,9 @@
 import {
   type VoiceConnection as DiscordJsConnection,
   EndBehaviorType,
-  entersState,
-  joinVoiceChannel,
   VoiceConnectionStatus,
 } from '@discordjs/voice';
-import { ChannelTypes, GatewayOpcodes } from '@hearth/protocol';
+import { ChannelTypes } from '@hearth/protocol';
 import OpusScript from 'opusscript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../../../../test-support/gateway.js';
@@ -17,14 +15,20 @@ import {
 } from '../../../../test-support/guilds.js';
 import type { TestHearth } from '../../../../test-support/hearth.js';
 import type { TestGame } from '../../../../test-support/oauth.js';
-import { adapterFor, identifyBot, startVoiceHearth } from '../../../../test-support/voice.js';
+import {
+  daveOf,
+  identifyBot,
+  joinWithDiscordJs,
+  requestVoiceServer,
+  startVoiceHearth,
+} from '../../../../test-support/voice.js';
 import { pause, until } from '../../../../test-support/wait.js';
 import { PushAudioSource } from '../../../sdk/src/voice/audio.js';
 import { Call } from '../../../sdk/src/voice/call.js';
 import { CallStatus } from '../../../sdk/src/voice/call-status.js';
 import { nodeVoiceNetwork } from '../../../sdk/src/voice/node-voice.js';
 import { connectCall } from '../../../sdk/src/voice/voice.js';
-import { rms, sineFrame } from '../../../sdk/test/voice/signal.js';
+import { rms, sineFrame, steadyRms } from '../../../sdk/test/voice/signal.js';
 import { ManualClock } from '../../src/kernel/clock.js';
 
 /**
@@ -36,21 +40,9 @@ import { ManualClock } from '../../src/kernel/clock.js';
 
 const PEAK = 8000;
 
-/** Mean RMS after the codec's first frames. */
-function meanRms(frames: Int16Array[]): number {
-  const steady = frames.slice(5);
-  return steady.reduce((sum, frame) => sum + rms(frame), 0) / Math.max(1, steady.length);
-}
-
 function expectSine(frames: Int16Array[]): void {
   const sent = rms(sineFrame(0, PEAK));
-  expect(Math.abs(meanRms(frames) - sent) / sent).toBeLessThan(0.1);
-}
-
-interface Davey {
-  ready: boolean;
-  epoch: bigint | null;
-  getDecryptionStats(userId: string, mediaType: number): { successes: number; passthroughs: number } | null;
+  expect(Math.abs(steadyRms(frames) - sent) / sent).toBeLessThan(0.1);
 }
 
 /** A bot in the call through @discordjs/voice with DAVE, and the decoded frames it heard from the SDK. */
@@ -64,16 +56,8 @@ interface Peer {
   listening: boolean;
 }
 
-/** @discordjs/voice's DAVE state: its davey session and the transitions it has not executed yet. */
-function daveOf(peer: Peer): { session?: Davey; pendingTransitions: Map<number, number> } | undefined {
-  const state = peer.connection.state as {
-    networking?: { state: { dave?: { session?: Davey; pendingTransitions: Map<number, number> } } };
-  };
-  return state.networking?.state.dave;
-}
-
-function daveyOf(peer: Peer): Davey | undefined {
-  return daveOf(peer)?.session;
+function daveyOf(peer: Peer) {
+  return daveOf(peer.connection)?.session;
 }
 
 /**
@@ -85,7 +69,7 @@ function transitioned(peers: Peer[], epoch: bigint): boolean {
   return (
     first > epoch &&
     peers.every((peer) => daveyOf(peer)?.ready === true && daveyOf(peer)?.epoch === first) &&
-    peers.every((peer) => daveOf(peer)?.pendingTransitions.size === 0)
+    peers.every((peer) => daveOf(peer.connection)?.pendingTransitions.size === 0)
   );
 }
 
@@ -104,16 +88,7 @@ describe('an SDK Call with DAVE on ts-mls and @discordjs/voice 0.19.2 (davey) pe
   async function joinPeer(): Promise<Peer> {
     const game = await addTestBot(hearth, guild);
     const gateway = await identifyBot(hearth, game);
-    const connection = joinVoiceChannel({
-      guildId: guild.id,
-      channelId: channel,
-      group: game.botUserId,
-      selfDeaf: false,
-      selfMute: false,
-      daveEncryption: true,
-      adapterCreator: adapterFor(gateway, game.botUserId),
-    });
-    await entersState(connection, VoiceConnectionStatus.Ready, 10_000);
+    const connection = await joinWithDiscordJs(gateway, game, guild.id, channel, { dave: true });
     const peer: Peer = { game, gateway, connection, heard: [], listening: true };
     const stream = connection.receiver.subscribe(player.game.botUserId, {
       end: { behavior: EndBehaviorType.Manual },
@@ -181,17 +156,12 @@ describe('an SDK Call with DAVE on ts-mls and @discordjs/voice 0.19.2 (davey) pe
 
   it('builds one end-to-end encrypted group with the first peer; audio flows both ways', async () => {
     const first = await joinPeer();
-    player.gateway.send({
-      op: GatewayOpcodes.VoiceStateUpdate,
-      d: { guild_id: guild.id, channel_id: channel, self_mute: false, self_deaf: false },
-    });
-    const state = await player.gateway.next(
-      (frame) =>
-        frame.t === 'VOICE_STATE_UPDATE' &&
-        (frame.d as { user_id?: string }).user_id === player.game.botUserId,
+    const { sessionId, token, endpoint } = await requestVoiceServer(
+      player.gateway,
+      player.game.botUserId,
+      guild.id,
+      channel,
     );
-    const server = await player.gateway.nextDispatch('VOICE_SERVER_UPDATE');
-    const { token, endpoint } = server.d as { token: string; endpoint: string };
     call = new Call({
       channelId: channel,
       network,
@@ -211,7 +181,7 @@ describe('an SDK Call with DAVE on ts-mls and @discordjs/voice 0.19.2 (davey) pe
       {
         endpoint,
         token,
-        sessionId: (state.d as { session_id: string }).session_id,
+        sessionId,
         userId: player.game.botUserId,
         serverId: guild.id,
         channelId: channel,
