@@ -9,6 +9,8 @@ export interface Figures {
   latencyP99Ms?: number;
   /** Throughput of each round, in run order, to show the noise. */
   rounds: number[];
+  /** HTTP benchmarks: the server process's CPU time per request, median over rounds, microseconds. */
+  cpuPerRequestUs?: number;
 }
 
 export interface Result {

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Benchmark, Result } from './benchmark.js';
 import type { ServerProcess } from './lib/children.js';
 import { createUser, startBareFastify, startHearth, startMinimalWork } from './lib/hearth.js';
-import { compare, type LoadPlan } from './lib/load.js';
+import { compare, cpuNote, type LoadPlan } from './lib/load.js';
 import { progress } from './lib/progress.js';
 import { scratchDir } from './lib/scratch.js';
 
@@ -59,6 +59,7 @@ const readPath: Benchmark = {
         url: `${hearth.url}${ROUTE}`,
         headers,
         assertAlive: () => hearth.assertAlive(),
+        cpuSeconds: () => hearth.cpuSeconds(),
       };
       const figures = await compare(
         {
@@ -66,6 +67,7 @@ const readPath: Benchmark = {
           url: `${bare.url}${ROUTE}`,
           headers,
           assertAlive: () => bare.assertAlive(),
+          cpuSeconds: () => bare.cpuSeconds(),
         },
         hearthTarget,
         PLAN,
@@ -76,6 +78,7 @@ const readPath: Benchmark = {
           url: `${minimal.url}${ROUTE}`,
           headers,
           assertAlive: () => minimal.assertAlive(),
+          cpuSeconds: () => minimal.cpuSeconds(),
         },
         hearthTarget,
         PLAN,
@@ -91,6 +94,7 @@ const readPath: Benchmark = {
             `${PLAN.connections} connections, pipelining ${PLAN.pipelining}, ${PLAN.warmupSeconds} s warm-up, ` +
               `${PLAN.rounds} rounds of ${PLAN.roundSeconds} s per side (AB BA AB), medians`,
             `identical ${Buffer.byteLength(body)}-byte JSON body from all three; every response 200`,
+            ...optional(cpuNote(figures.subject, figures.baseline)),
           ],
         },
         {
@@ -102,6 +106,7 @@ const readPath: Benchmark = {
           notes: [
             'minimal work: the token hashed (SHA-256), its session and user read in one indexed SQLite ' +
               'lookup (WAL, statement prepared once), the user serialized through a response schema',
+            ...optional(cpuNote(minimalFigures.subject, minimalFigures.baseline)),
           ],
         },
       ];
@@ -121,3 +126,5 @@ async function fetchBody(url: string, headers: Record<string, string>): Promise<
   if (response.status !== 200) throw new Error(`GET ${url} answered ${response.status}: ${text}`);
   return text;
 }
+
+const optional = (note: string | undefined): string[] => (note === undefined ? [] : [note]);

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { type IpcRequest, isIpcReply } from './ipc.js';
 
@@ -33,6 +34,8 @@ export interface ServerCommand extends Command {
 export interface ServerProcess {
   readonly name: string;
   readonly url: string;
+  /** CPU seconds (user + system) the process has used so far, from /proc; undefined where there is none. */
+  cpuSeconds(): number | undefined;
   /** Throws, with the end of its stderr, if the server has exited. */
   assertAlive(): void;
   /** SIGTERM, then SIGKILL after `graceMs` (default 5 s); resolves once the process is gone. */
@@ -100,6 +103,7 @@ export async function startServer(command: ServerCommand): Promise<ServerProcess
   return {
     name: command.name,
     url,
+    cpuSeconds: () => cpuSecondsOf(child.process.pid),
     assertAlive() {
       if (exit !== undefined) throw new Error(`${command.name} ${exit}\n${child.stderrTail()}`);
     },
@@ -175,4 +179,25 @@ function start(command: Command): Started {
       return text ? `--- ${command.name} stderr (end) ---\n${text.split('\n').slice(-20).join('\n')}` : '';
     },
   };
+}
+
+/** USER_HZ, the unit of /proc/<pid>/stat's CPU times: 100 on every Linux architecture Node runs on. */
+const CLOCK_TICKS_PER_SECOND = 100;
+
+/** utime + stime of a process (fields 14 and 15 of /proc/<pid>/stat, counted after its parenthesised name). */
+export function cpuSecondsOf(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // After the name, field 3 (state) is index 0: utime (14) and stime (15) are indexes 11 and 12.
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return Number.isFinite(utime) && Number.isFinite(stime)
+    ? (utime + stime) / CLOCK_TICKS_PER_SECOND
+    : undefined;
 }

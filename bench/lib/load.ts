@@ -39,12 +39,15 @@ export interface Target {
   check?: (status: number, body: string) => string | undefined;
   /** Throws if the server behind `url` has died (so that its stderr, not a wall of ECONNREFUSED, is shown). */
   assertAlive(): void;
+  /** The server process's CPU seconds so far (`ServerProcess.cpuSeconds`): gives each round's CPU per request. */
+  cpuSeconds?: () => number | undefined;
 }
 
 interface Round {
   requestsPerSecond: number;
   latencyP50Ms: number;
   latencyP99Ms: number;
+  cpuPerRequestUs: number | undefined;
 }
 
 /**
@@ -181,6 +184,7 @@ async function drive(target: Target, plan: LoadPlan, span: Span): Promise<Round>
   // autocannon's own latency histogram has 1 ms resolution, too coarse on loopback: keep each sample.
   const latencies: number[] = [];
   let lastResponse = 0;
+  const cpuBefore = target.cpuSeconds?.();
   const started = performance.now();
   const instance = autocannon({
     url: target.url,
@@ -197,6 +201,7 @@ async function drive(target: Target, plan: LoadPlan, span: Span): Promise<Round>
     lastResponse = performance.now();
   });
   const result = await instance;
+  const cpuAfter = target.cpuSeconds?.();
   target.assertAlive();
   if (result.non2xx > 0 || result.errors > 0 || result.timeouts > 0 || result['2xx'] === 0) {
     const statuses = Object.entries(result.statusCodeStats)
@@ -227,17 +232,33 @@ async function drive(target: Target, plan: LoadPlan, span: Span): Promise<Round>
         : (result['2xx'] * 1000) / (lastResponse - started),
     latencyP50Ms: percentile(sorted, 0.5),
     latencyP99Ms: percentile(sorted, 0.99),
+    cpuPerRequestUs:
+      cpuBefore === undefined || cpuAfter === undefined
+        ? undefined
+        : ((cpuAfter - cpuBefore) * 1e6) / result['2xx'],
   };
 }
 
 function summarise(target: Target, rounds: Round[]): Figures {
+  const cpu = rounds.flatMap((r) => (r.cpuPerRequestUs === undefined ? [] : [r.cpuPerRequestUs]));
   return {
     label: target.label,
     throughput: median(rounds.map((r) => r.requestsPerSecond)),
     latencyP50Ms: median(rounds.map((r) => r.latencyP50Ms)),
     latencyP99Ms: median(rounds.map((r) => r.latencyP99Ms)),
     rounds: rounds.map((r) => r.requestsPerSecond),
+    ...(cpu.length === rounds.length ? { cpuPerRequestUs: median(cpu) } : {}),
   };
+}
+
+/**
+ * A note giving each side's server CPU per request (median of its rounds), which the load generator sharing
+ * the machine's cores does not confound the way it does throughput; undefined where /proc gave none.
+ */
+export function cpuNote(...sides: Figures[]): string | undefined {
+  if (sides.some((side) => side.cpuPerRequestUs === undefined)) return undefined;
+  const each = sides.map((side) => `${side.label} ${side.cpuPerRequestUs!.toFixed(0)} µs`).join(', ');
+  return `server CPU per request (user + system from /proc, median of rounds): ${each}`;
 }
 
 /** Nearest-rank percentile of sorted samples. */
