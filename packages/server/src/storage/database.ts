@@ -14,6 +14,7 @@ import {
   type Transaction,
 } from 'kysely';
 import pg from 'pg';
+import { type ChangeStamps, noStamps, totalChangesStamps, walIndexStamps } from './change-stamp.js';
 import { migrationProvider } from './migrations/index.js';
 import type { Schema } from './schema.js';
 
@@ -37,6 +38,8 @@ export interface Storage {
   pendingMigrations(): Promise<string[]>;
   /** The PostgreSQL pool's connections (metrics); undefined on SQLite, which has one connection. */
   pool(): { total: number; idle: number; waiting: number } | undefined;
+  /** Differs after every commit, by any process (`ReadCache`); on PostgreSQL never known. */
+  readonly changeStamps: ChangeStamps;
   close(): Promise<void>;
 }
 
@@ -62,15 +65,17 @@ function openSqlite(path: string): Storage {
   // The checkpointer copies the log into the file; this connection does it only if the log grows far beyond
   // the usual 1,000 pages (the checkpointer stopped or cannot keep up), so the log stays bounded either way.
   if (checkpointer) sqlite.pragma(`wal_autocheckpoint = ${CHECKPOINT_FALLBACK_PAGES}`);
+  const walIndex = inMemory ? undefined : walIndexStamps(resolve(path));
   const storage = wrap(
     'sqlite',
     new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) }),
+    walIndex ?? totalChangesStamps(sqlite),
   );
-  if (!checkpointer) return storage;
   return {
     ...storage,
     async close() {
-      await checkpointer.terminate();
+      await checkpointer?.terminate();
+      walIndex?.close();
       await storage.close();
     },
   };
@@ -176,6 +181,7 @@ async function openPostgres(url: string): Promise<Storage> {
   return wrap(
     'postgres',
     new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) }),
+    noStamps,
     migrationSchema,
     () => ({
       total: pool.totalCount,
@@ -192,6 +198,7 @@ async function openPostgres(url: string): Promise<Storage> {
 function wrap(
   engine: Engine,
   db: Database,
+  changeStamps: ChangeStamps,
   migrationSchema?: string,
   pool: Storage['pool'] = () => undefined,
 ): Storage {
@@ -205,6 +212,7 @@ function wrap(
   return {
     engine,
     db,
+    changeStamps,
     async transaction(work) {
       let open: Transaction<Schema> | undefined;
       const result = await db.transaction().execute((tx) => {

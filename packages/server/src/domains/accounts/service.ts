@@ -10,6 +10,7 @@ import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
 import type { Quotas } from '../../ratelimit/quota.js';
 import { type Executor, isUniqueViolation, type Storage } from '../../storage/database.js';
+import { ReadCache } from '../../storage/read-cache.js';
 import { findBan } from './identities-store.js';
 import { type Image, parseImageData } from './images.js';
 import {
@@ -83,11 +84,14 @@ type ImageKind = 'avatar' | 'banner';
 /** Users and their session tokens. */
 export class AccountsService {
   readonly #deps: AccountsDeps;
+  /** Live sessions by token hash, with their user: until the next commit. */
+  readonly #sessions: ReadCache<{ user: User; authTime: number; expiresAt: number }>;
   /** The user a request's credential already loaded, keyed by that request's principal object. */
   readonly #loaded = new WeakMap<object, User>();
 
   constructor(deps: AccountsDeps) {
     this.#deps = deps;
+    this.#sessions = new ReadCache(deps.storage.changeStamps);
   }
 
   /** Registers a person; answers the user and a first session token. */
@@ -310,16 +314,28 @@ export class AccountsService {
     return token;
   }
 
-  /** The user of a live session token, and when they signed in (OIDC `auth_time`). */
+  /**
+   * The user of a live session token, and when they signed in (OIDC `auth_time`). Every authenticated
+   * request asks: the answer is kept until the next commit (`ReadCache`), and its expiry checked on each use.
+   */
   async authenticateSession(token: string): Promise<{ user: User; authTime: number } | undefined> {
-    const now = this.#deps.clock.now();
-    const row = await store.findSessionUser(
-      this.#deps.storage.db,
-      hashToken(token),
-      now,
-      now - this.#deps.sessionLifetimeMs,
-    );
-    return row && { user: toUser(row), authTime: Number(row.session_created_at) };
+    const { clock, storage, sessionLifetimeMs } = this.#deps;
+    const now = clock.now();
+    const tokenHash = hashToken(token);
+    const session = await this.#sessions.get(tokenHash, async () => {
+      const row = await store.findSessionUser(storage.db, tokenHash, now, now - sessionLifetimeMs);
+      if (!row) return undefined;
+      const authTime = Number(row.session_created_at);
+      // Shared by the requests the entry answers: frozen, so that none can change what the next one sees.
+      const user = Object.freeze(toUser(row));
+      return { user, authTime, expiresAt: Number(row.session_expires_at ?? authTime + sessionLifetimeMs) };
+    });
+    if (session === undefined) return undefined;
+    if (now >= session.expiresAt) {
+      this.#sessions.delete(tokenHash);
+      return undefined;
+    }
+    return { user: session.user, authTime: session.authTime };
   }
 
   /** Logout: the session token stops working at once; an unknown one changes nothing. */

@@ -85,16 +85,15 @@ export const findSessionUser: (
   now: number,
   /** Sessions stored without an expiry (before lifetimes existed) live until created_at + lifetime. */
   undatedCreatedAfter: number,
-) => Promise<(UserRow & { session_created_at: number }) | undefined> = prepared(
-  3,
-  (db, tokenHash: string, now: number, undatedCreatedAfter: number) =>
+) => Promise<(UserRow & { session_created_at: number; session_expires_at: number | null }) | undefined> =
+  prepared(3, (db, tokenHash: string, now: number, undatedCreatedAfter: number) =>
     db
       .selectFrom('sessions')
       .innerJoin('users', 'users.id', 'sessions.user_id')
       .leftJoin('guilds as primary_guild', 'primary_guild.id', 'users.primary_guild_id')
       .selectAll('users')
       .select(['primary_guild.tag as primary_guild_tag', 'primary_guild.badge as primary_guild_badge'])
-      .select('sessions.created_at as session_created_at')
+      .select(['sessions.created_at as session_created_at', 'sessions.expires_at as session_expires_at'])
       .where('sessions.token_hash', '=', tokenHash)
       .where((eb) =>
         eb.or([
@@ -105,7 +104,7 @@ export const findSessionUser: (
           ]),
         ]),
       ),
-);
+  );
 
 export async function deleteSession(db: Executor, tokenHash: string): Promise<void> {
   await db.deleteFrom('sessions').where('token_hash', '=', tokenHash).execute();

@@ -1,0 +1,47 @@
+import type { ChangeStamps } from './change-stamp.js';
+
+/**
+ * Values read from the database, kept only until the next commit (`ChangeStamps`): a hit answers what the
+ * read would have answered, whichever process or node wrote since. Any commit empties it, so it pays only
+ * where reads repeat between writes (the session lookup of every authenticated request).
+ */
+export class ReadCache<V> {
+  readonly #stamps: ChangeStamps;
+  readonly #max: number;
+  readonly #entries = new Map<string, V>();
+  /** The stamp under which every entry was read. */
+  #stamp: string | undefined;
+
+  constructor(stamps: ChangeStamps, max = 10_000) {
+    this.#stamps = stamps;
+    this.#max = max;
+  }
+
+  /**
+   * The value of `key`: kept, or read by `read` and kept if nothing was committed since before the read began
+   * (a commit in between leaves the entry under the older stamp, which the next use then drops).
+   */
+  async get(key: string, read: () => Promise<V | undefined>): Promise<V | undefined> {
+    const before = this.#stamps();
+    if (before !== undefined) {
+      if (before === this.#stamp) {
+        const kept = this.#entries.get(key);
+        if (kept !== undefined) return kept;
+      } else {
+        this.#entries.clear();
+        this.#stamp = before;
+      }
+    }
+    const value = await read();
+    if (value !== undefined && before !== undefined && before === this.#stamp) {
+      if (this.#entries.size >= this.#max) this.#entries.delete(this.#entries.keys().next().value as string);
+      this.#entries.set(key, value);
+    }
+    return value;
+  }
+
+  /** Forgets `key` (an entry that answered something no longer true without a commit: an expiry). */
+  delete(key: string): void {
+    this.#entries.delete(key);
+  }
+}

@@ -1,0 +1,151 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHearth, type TestHearth } from '../../../test-support/hearth.js';
+import { POSTGRES_URL, postgresAvailable, postgresSchema } from '../../../test-support/services.js';
+
+/**
+ * The session lookup of every authenticated request is answered from memory until the next commit
+ * (storage/read-cache.ts, storage/change-stamp.ts). Whoever changes a session or its user, this server or
+ * another process on the same database, the very next request sees it. (Expiry, logout, password changes
+ * and bans through this server: sessions.test.ts.)
+ */
+
+const BIN = fileURLToPath(new URL('../bin/hearth.js', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const UNAUTHORIZED = { code: 0, message: '401: Unauthorized' };
+const withPostgres = await postgresAvailable();
+
+/** A CLI command in a process of its own, as an operator runs it beside the server. */
+async function cli(databaseUrl: string, args: string[]): Promise<string> {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('HEARTH_')) env[key] = value;
+  const { stdout } = await promisify(execFile)(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: { ...env, HEARTH_DATABASE_URL: databaseUrl },
+    timeout: 60_000,
+  });
+  return stdout;
+}
+
+let counter = 0;
+
+async function register(hearth: TestHearth): Promise<{ token: string; userId: string }> {
+  const name = `cache${++counter}`;
+  const response = await hearth.api('/auth/register', {
+    method: 'POST',
+    body: { username: name, email: `${name}@example.com`, password: 'first password' },
+  });
+  expect(response.status).toBe(201);
+  const { token, user_id } = (await response.json()) as { token: string; user_id: string };
+  return { token, userId: user_id };
+}
+
+async function me(hearth: TestHearth, token: string): Promise<{ status: number; body: unknown }> {
+  const response = await hearth.api('/users/@me', { auth: token });
+  return { status: response.status, body: await response.json() };
+}
+
+describe('on a SQLite file, changed by the CLI in another process', () => {
+  const directory = mkdtempSync(join(tmpdir(), 'hearth-session-cache-'));
+  const databaseUrl = `sqlite:${join(directory, 'hearth.sqlite')}`;
+  let hearth: TestHearth;
+
+  beforeAll(async () => {
+    hearth = await startHearth({ databaseUrl });
+  });
+  afterAll(async () => {
+    await hearth.close();
+    rmSync(directory, { recursive: true, force: true });
+  });
+
+  it('a subscription set by `hearth users update` shows in the very next GET /users/@me', async () => {
+    const { token, userId } = await register(hearth);
+    // Asked twice: the second answer comes from memory.
+    expect(await me(hearth, token)).toMatchObject({ status: 200, body: { id: userId, premium_type: 0 } });
+    expect(await me(hearth, token)).toMatchObject({ status: 200, body: { id: userId, premium_type: 0 } });
+    await cli(databaseUrl, ['users', 'update', '--id', userId, '--premium-type', '2']);
+    expect(await me(hearth, token)).toMatchObject({ status: 200, body: { id: userId, premium_type: 2 } });
+  }, 90_000);
+
+  it('a ban by `hearth users ban` refuses the very next request', async () => {
+    const { token, userId } = await register(hearth);
+    expect((await me(hearth, token)).status).toBe(200);
+    expect((await me(hearth, token)).status).toBe(200);
+    await cli(databaseUrl, ['users', 'ban', '--id', userId]);
+    expect(await me(hearth, token)).toEqual({ status: 401, body: UNAUTHORIZED });
+  }, 90_000);
+
+  it('a session deleted by another connection is refused at once; others stay answered', async () => {
+    const { token } = await register(hearth);
+    const other = await register(hearth);
+    expect((await me(hearth, token)).status).toBe(200);
+    expect((await me(hearth, other.token)).status).toBe(200);
+    const SQLite = (await import('better-sqlite3')).default;
+    const connection = new SQLite(join(directory, 'hearth.sqlite'));
+    try {
+      connection.pragma('busy_timeout = 5000');
+      connection
+        .prepare('DELETE FROM sessions WHERE user_id = (SELECT id FROM users WHERE username = ?)')
+        .run(`cache${counter - 1}`);
+    } finally {
+      connection.close();
+    }
+    expect(await me(hearth, token)).toEqual({ status: 401, body: UNAUTHORIZED });
+    expect((await me(hearth, other.token)).status).toBe(200);
+  });
+});
+
+describe('in memory, changed through this server', () => {
+  let hearth: TestHearth;
+  beforeAll(async () => {
+    hearth = await startHearth();
+  });
+  afterAll(() => hearth.close());
+
+  it('a changed profile shows in the next GET, and the answer a request got is never changed under it', async () => {
+    const { token } = await register(hearth);
+    const before = await me(hearth, token);
+    expect(before).toMatchObject({ status: 200, body: { global_name: null } });
+    const patched = await hearth.api('/users/@me', {
+      method: 'PATCH',
+      auth: token,
+      body: { global_name: 'Kept' },
+    });
+    expect(patched.status).toBe(200);
+    expect(await me(hearth, token)).toMatchObject({ status: 200, body: { global_name: 'Kept' } });
+    expect(before.body).toMatchObject({ global_name: null });
+  });
+});
+
+describe.skipIf(!withPostgres)(`on PostgreSQL (${POSTGRES_URL}), where nothing is kept`, () => {
+  const schema = postgresSchema();
+  let hearth: TestHearth;
+  beforeAll(async () => {
+    hearth = await startHearth({ databaseUrl: schema.url });
+  });
+  afterAll(async () => {
+    await hearth?.close();
+    await schema.drop();
+  });
+
+  it('a session deleted by another connection (another node) is refused at once', async () => {
+    const { token, userId } = await register(hearth);
+    expect((await me(hearth, token)).status).toBe(200);
+    expect((await me(hearth, token)).status).toBe(200);
+    const client = new pg.Client({ connectionString: POSTGRES_URL });
+    await client.connect();
+    try {
+      const name = new URL(schema.url).searchParams.get('schema')!;
+      await client.query(`DELETE FROM "${name}".sessions WHERE user_id = $1`, [userId]);
+    } finally {
+      await client.end();
+    }
+    expect(await me(hearth, token)).toEqual({ status: 401, body: UNAUTHORIZED });
+  });
+});
