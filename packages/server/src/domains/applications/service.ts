@@ -17,6 +17,7 @@ import { generateSecret, generateToken, hashToken } from '../../kernel/secrets.j
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
 import type { Executor, Storage } from '../../storage/database.js';
+import { ReadCache } from '../../storage/read-cache.js';
 import { type Image, parseImageData } from '../accounts/images.js';
 import type { AccountsService, StoredImage, User } from '../accounts/service.js';
 import { toUserObject } from '../accounts/service.js';
@@ -118,9 +119,12 @@ export interface ApplicationsDeps {
 /** Applications (games), their credentials, their bot users and their approvals. */
 export class ApplicationsService {
   readonly #deps: ApplicationsDeps;
+  /** Bot tokens' applications by token hash: until the next commit. */
+  readonly #bots: ReadCache<Application>;
 
   constructor(deps: ApplicationsDeps) {
     this.#deps = deps;
+    this.#bots = new ReadCache(deps.storage.changeStamps);
   }
 
   async createApplication(input: unknown): Promise<CreatedApplication> {
@@ -170,9 +174,14 @@ export class ApplicationsService {
   }
 
   /** The application whose bot token this is, or undefined. */
+  /** Every request of a bot asks: the answer is kept until the next commit (`ReadCache`). */
   async authenticateBot(token: string): Promise<Application | undefined> {
-    const row = await store.findApplicationByBotToken(this.#deps.storage.db, hashToken(token));
-    return row && toApplication(row);
+    const tokenHash = hashToken(token);
+    return this.#bots.get(tokenHash, async () => {
+      const row = await store.findApplicationByBotToken(this.#deps.storage.db, tokenHash);
+      // Shared by the requests the entry answers: frozen, so that none can change what the next one sees.
+      return row && Object.freeze(toApplication(row));
+    });
   }
 
   /** The application if `secret` is its client secret; compared in constant time. */

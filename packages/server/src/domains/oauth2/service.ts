@@ -39,6 +39,7 @@ import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import type { Executor, Storage } from '../../storage/database.js';
 import { GroupCommit } from '../../storage/group-commit.js';
 import { recordWebhookEvent } from '../../storage/outbox.js';
+import { ReadCache } from '../../storage/read-cache.js';
 import { type AccountsService, toUserObject } from '../accounts/service.js';
 import { type Application, type ApplicationsService, hasFlag } from '../applications/service.js';
 import type { BotInstalls } from '../guilds/bot-install.js';
@@ -128,9 +129,9 @@ export interface AccessGrant {
   familyId: string;
   applicationId: string;
   userId: string;
-  scopes: Scope[];
+  scopes: readonly Scope[];
   /** Scopes an umbrella scope implies that the application is not approved for (SCOPE_APPROVALS). */
-  withheld?: Scope[];
+  withheld?: readonly Scope[];
   expiresAt: number;
 }
 
@@ -140,6 +141,8 @@ const MAX_NONCE_LENGTH = 512;
 /** The authorization server (RFC 6749, RFC 7636, RFC 7009, RFC 8252, OIDC Core). */
 export class OAuth2Service {
   readonly #deps: OAuth2Deps;
+  /** Access tokens' grants by token hash: until the next commit, their expiry checked on each use. */
+  readonly #grants: ReadCache<AccessGrant>;
   /**
    * Code exchanges asked for in the same turn commit together: on SQLite each commit writes every page it
    * touched to the log again (the token table's indexes), and that, not the statements, was most of an
@@ -150,6 +153,7 @@ export class OAuth2Service {
   constructor(deps: OAuth2Deps) {
     this.#deps = deps;
     this.#exchanges = new GroupCommit(deps.storage, isRefusal);
+    this.#grants = new ReadCache(deps.storage.changeStamps);
   }
 
   // ---- Authorization endpoint (RFC 6749 §4.1.1) ----
@@ -859,10 +863,21 @@ export class OAuth2Service {
 
   // ---- Resource server side ----
 
-  /** The grant behind a live access token, or undefined (unknown, expired or revoked). */
+  /**
+   * The grant behind a live access token, or undefined (unknown, expired or revoked). Every request of a
+   * Bearer token asks: the answer is kept until the next commit (`ReadCache`), its expiry checked on each use.
+   */
   async authenticateAccessToken(token: string): Promise<AccessGrant | undefined> {
-    const row = await store.findTokenByAccess(this.#deps.storage.db, hashToken(token));
-    if (!row || row.expires_at <= this.#deps.clock.now()) return undefined;
+    const tokenHash = hashToken(token);
+    const grant = await this.#grants.get(tokenHash, () => this.#accessGrant(tokenHash));
+    if (grant === undefined || grant.expiresAt <= this.#deps.clock.now()) return undefined;
+    return grant;
+  }
+
+  /** What an access token grants, read from storage; its expiry is the caller's to check. */
+  async #accessGrant(tokenHash: string): Promise<AccessGrant | undefined> {
+    const row = await store.findTokenByAccess(this.#deps.storage.db, tokenHash);
+    if (!row) return undefined;
     let scopes = row.scopes.split(' ').filter(isScope);
     // A client_credentials token holds only that grant's scopes, whatever it was once issued with.
     if (row.client_credentials === 1)
@@ -877,15 +892,15 @@ export class OAuth2Service {
       scopes = scopes.filter((scope) => eligibleFor(application, scope));
       withheld = RESTRICTED_SCOPES.filter((scope) => !eligibleFor(application, scope));
     }
-    return {
+    return Object.freeze({
       tokenId: row.id,
       familyId: row.family_id,
       applicationId: row.application_id,
       userId: row.user_id,
-      scopes,
-      withheld,
+      scopes: Object.freeze(scopes),
+      withheld: Object.freeze(withheld),
       expiresAt: Number(row.expires_at),
-    };
+    });
   }
 
   /** The authorize page (outside `/api`) with `search` (`?…` or empty) as it came. */

@@ -7,13 +7,15 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHearth, type TestHearth } from '../../../test-support/hearth.js';
+import { createGame, grantTokens } from '../../../test-support/oauth.js';
 import { POSTGRES_URL, postgresAvailable, postgresSchema } from '../../../test-support/services.js';
 
 /**
- * The session lookup of every authenticated request is answered from memory until the next commit
- * (storage/read-cache.ts, storage/change-stamp.ts). Whoever changes a session or its user, this server or
- * another process on the same database, the very next request sees it. (Expiry, logout, password changes
- * and bans through this server: sessions.test.ts.)
+ * The credential lookup of every authenticated request (a session, a bot token, a Bearer token) is answered
+ * from memory until the next commit (storage/read-cache.ts, storage/change-stamp.ts). Whoever changes a
+ * credential or what it stands for, this server or another process on the same database, the very next
+ * request sees it. (Expiry, logout, password changes and bans through this server: sessions.test.ts; an
+ * approval revoked through this server: applications.test.ts.)
  */
 
 const BIN = fileURLToPath(new URL('../bin/hearth.js', import.meta.url));
@@ -46,6 +48,18 @@ async function register(hearth: TestHearth): Promise<{ token: string; userId: st
   return { token, userId: user_id };
 }
 
+/** Another connection to the same SQLite file, as another process or the CLI holds one. */
+async function writeAside(path: string, statement: string, ...parameters: string[]): Promise<void> {
+  const SQLite = (await import('better-sqlite3')).default;
+  const connection = new SQLite(path);
+  try {
+    connection.pragma('busy_timeout = 5000');
+    expect(connection.prepare(statement).run(...parameters).changes).toBeGreaterThan(0);
+  } finally {
+    connection.close();
+  }
+}
+
 async function me(hearth: TestHearth, token: string): Promise<{ status: number; body: unknown }> {
   const response = await hearth.api('/users/@me', { auth: token });
   return { status: response.status, body: await response.json() };
@@ -53,7 +67,8 @@ async function me(hearth: TestHearth, token: string): Promise<{ status: number; 
 
 describe('on a SQLite file, changed by the CLI in another process', () => {
   const directory = mkdtempSync(join(tmpdir(), 'hearth-session-cache-'));
-  const databaseUrl = `sqlite:${join(directory, 'hearth.sqlite')}`;
+  const file = join(directory, 'hearth.sqlite');
+  const databaseUrl = `sqlite:${file}`;
   let hearth: TestHearth;
 
   beforeAll(async () => {
@@ -82,23 +97,38 @@ describe('on a SQLite file, changed by the CLI in another process', () => {
   }, 90_000);
 
   it('a session deleted by another connection is refused at once; others stay answered', async () => {
-    const { token } = await register(hearth);
+    const { token, userId } = await register(hearth);
     const other = await register(hearth);
     expect((await me(hearth, token)).status).toBe(200);
     expect((await me(hearth, other.token)).status).toBe(200);
-    const SQLite = (await import('better-sqlite3')).default;
-    const connection = new SQLite(join(directory, 'hearth.sqlite'));
-    try {
-      connection.pragma('busy_timeout = 5000');
-      connection
-        .prepare('DELETE FROM sessions WHERE user_id = (SELECT id FROM users WHERE username = ?)')
-        .run(`cache${counter - 1}`);
-    } finally {
-      connection.close();
-    }
+    await writeAside(file, 'DELETE FROM sessions WHERE user_id = ?', userId);
     expect(await me(hearth, token)).toEqual({ status: 401, body: UNAUTHORIZED });
     expect((await me(hearth, other.token)).status).toBe(200);
   });
+
+  it('a bot token replaced by another process is refused at once', async () => {
+    const game = await createGame(hearth);
+    const bot = `Bot ${game.botToken}`;
+    expect(await me(hearth, bot)).toMatchObject({ status: 200, body: { id: game.botUserId, bot: true } });
+    expect((await me(hearth, bot)).status).toBe(200);
+    await writeAside(file, "UPDATE applications SET bot_token_hash = 'replaced' WHERE id = ?", game.id);
+    expect(await me(hearth, bot)).toEqual({ status: 401, body: UNAUTHORIZED });
+  });
+
+  it('a Bearer token: an approval withdrawn by `hearth apps update --revoke` applies to the very next request, a deleted token refuses it', async () => {
+    const game = await createGame(hearth);
+    await hearth.services.applications.adminUpdate(game.id, { grant_flags: ['IdentifyPremiumApproved'] });
+    const subscriber = await register(hearth);
+    await hearth.services.accounts.setPremiumType(subscriber.userId, 2);
+    const tokens = await grantTokens(hearth, game, subscriber.token, 'identify identify.premium');
+    const bearer = `Bearer ${tokens.access_token}`;
+    expect(await me(hearth, bearer)).toMatchObject({ status: 200, body: { premium_type: 2 } });
+    expect(await me(hearth, bearer)).toMatchObject({ status: 200, body: { premium_type: 2 } });
+    await cli(databaseUrl, ['apps', 'update', '--id', game.id, '--revoke', 'IdentifyPremiumApproved']);
+    expect(await me(hearth, bearer)).toMatchObject({ status: 200, body: { premium_type: 0 } });
+    await writeAside(file, 'DELETE FROM oauth_tokens WHERE application_id = ?', game.id);
+    expect(await me(hearth, bearer)).toEqual({ status: 401, body: UNAUTHORIZED });
+  }, 90_000);
 });
 
 describe('in memory, changed through this server', () => {
