@@ -20,7 +20,7 @@ import { GroupCommit } from '../../storage/group-commit.js';
 import { recordWebhookEvent } from '../../storage/outbox.js';
 import type { Schema } from '../../storage/schema.js';
 import type { AccountsService, User } from '../accounts/service.js';
-import { type ApplicationsService, hasFlag } from '../applications/service.js';
+import type { ApplicationsService } from '../applications/service.js';
 import { type MemberList, MemberLists } from './member-lists.js';
 import {
   type StringMap,
@@ -751,8 +751,10 @@ export class LobbiesService {
 
   /** The pre-approval limit of a route family, unless the application is approved (§A.3). */
   async #spend(applicationId: string, family: QuotaFamily): Promise<void> {
-    const application = await this.#deps.applications.getApplication(applicationId);
-    if (application && hasFlag(application, ApplicationFlags.CommunicationFeaturesApproved)) return;
+    // The flags alone (one column, prepared): read on every message, so a revoked approval applies at once.
+    const flags = await this.#deps.applications.flagsIn(this.#deps.storage.db, applicationId);
+    const approved = ApplicationFlags.CommunicationFeaturesApproved;
+    if (flags !== undefined && (flags & approved) === approved) return;
     await this.#deps.quotas.spend(`lobbies:${family}:${applicationId}`, PRE_APPROVAL_LIMIT);
   }
 
