@@ -25,7 +25,10 @@ export interface ApiInit extends Omit<RequestInit, 'body'> {
 }
 
 /** What createHearth takes besides config and clock: gateway timing (short heartbeats for 4009 tests). */
-export type StartOptions = Pick<HearthOptions, 'gateway' | 'voice' | 'shared' | 'accountLinkParticipants'>;
+export type StartOptions = Pick<
+  HearthOptions,
+  'gateway' | 'voice' | 'shared' | 'accountLinkParticipants' | 'deliverWebhooks'
+>;
 
 /**
  * A server in this process on a random port, on in-memory SQLite unless told otherwise. Every response it

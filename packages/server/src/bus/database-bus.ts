@@ -72,7 +72,7 @@ export class DatabaseBus implements Bus {
   #lastTrim = 0;
   #closed = false;
   /** Publishes waiting for the next append, in call order. */
-  #queued: Array<{ text: string; settle: () => void; fail: (error: unknown) => void }> = [];
+  #queued: Array<{ event: BusEvent; text: string; settle: () => void; fail: (error: unknown) => void }> = [];
   readonly #wake: BusWake | undefined;
   readonly #stopListening: (() => void) | undefined;
 
@@ -106,7 +106,7 @@ export class DatabaseBus implements Bus {
   async publish(event: BusEvent): Promise<void> {
     const text = encodeEvent(event);
     await new Promise<void>((settle, fail) => {
-      this.#queued.push({ text, settle, fail });
+      this.#queued.push({ event, text, settle, fail });
       // The first of a batch puts the append on the chain; those published until it runs join it.
       if (this.#queued.length === 1) void this.#serially(() => this.#appendQueued());
     });
@@ -128,12 +128,18 @@ export class DatabaseBus implements Bus {
       const last = rows.at(-1)!.id;
       if (!this.#closed) {
         // Nothing of another process came in between: deliver now, without reading back (lobby chat).
+        // The events are those just published, in row order: delivered as they are, not parsed back from
+        // their text (as the memory bus delivers them).
         if (first === this.#last + 1 && last === this.#last + rows.length) {
           this.#subscribers.run(() => {
-            for (const row of rows) {
+            rows.forEach((row, i) => {
+              const { type, data, audience } = batch[i]!.event;
               this.#last = row.id;
-              this.#deliver(row);
-            }
+              const id = `${row.ms}-${row.id}`;
+              this.#subscribers.deliver(
+                audience === undefined ? { type, data, id } : { type, data, audience, id },
+              );
+            });
           });
         } else {
           await this.#readThrough(last);
@@ -193,15 +199,15 @@ export class DatabaseBus implements Bus {
    * so that numbers are taken and committed in one order and no reader skips a row committed late. The
    * rows are numbered in the order of `texts` and answered in that order.
    */
-  async #append(texts: readonly string[]): Promise<Array<{ id: number; ms: number; event: string }>> {
+  async #append(texts: readonly string[]): Promise<Array<{ id: number; ms: number }>> {
     const now = Date.now();
     const { db, engine } = this.#storage;
     // Ordinals as literals: parameters in VALUES would be text on PostgreSQL, and sort as text.
     const values = sql.join(texts.map((text, i) => sql`(${sql.lit(i)}, ${text})`));
-    const insert = (largest: RawBuilder<unknown>) => sql<Row>`INSERT INTO event_log (ms, event)
+    const insert = (largest: RawBuilder<unknown>) => sql<Omit<Row, 'event'>>`INSERT INTO event_log (ms, event)
       SELECT ${largest}(${now}, coalesce((SELECT ms FROM event_log ORDER BY id DESC LIMIT 1), 0)), v.column2
       FROM (VALUES ${values}) AS v ORDER BY v.column1
-      RETURNING id, ms, event`;
+      RETURNING id, ms`;
     const { rows } =
       engine === 'sqlite'
         ? await insert(sql.raw('max')).execute(db)
@@ -211,9 +217,7 @@ export class DatabaseBus implements Bus {
           });
     if (rows.length !== texts.length) throw new Error(`event log: the append returned ${rows.length} rows`);
     // RETURNING promises no order; the ids are the rows' order.
-    return rows
-      .map((row) => ({ id: Number(row.id), ms: Number(row.ms), event: row.event }))
-      .sort((a, b) => a.id - b.id);
+    return rows.map((row) => ({ id: Number(row.id), ms: Number(row.ms) })).sort((a, b) => a.id - b.id);
   }
 
   async #rows(after: number, through: number, limit: number): Promise<Row[]> {

@@ -185,7 +185,8 @@ function unindex(map: Map<string, Indexed>, key: string, session: Session): void
 /** Records a dispatch in the session and hands it to the live connection, if any. */
 export function record(session: Session, t: string, d: unknown, eventId?: string): Sent {
   session.seq += 1;
-  const sent: Sent = { seq: session.seq, t, d, ...(eventId !== undefined ? { eventId } : {}) };
+  // Two literals rather than a spread: one allocation per recipient of every bus event.
+  const sent: Sent = eventId !== undefined ? { seq: session.seq, t, d, eventId } : { seq: session.seq, t, d };
   session.onRecord?.(sent);
   // READY is never replayed: whoever resumes holds its session_id, so received it. An idle session would
   // otherwise keep its largest payload for as long as it lives.

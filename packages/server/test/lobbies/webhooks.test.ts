@@ -80,4 +80,72 @@ describe('lobby message webhook events', () => {
     expect(lobbyBackend.events.map((e) => e.type)).toEqual(types);
     expect(backend.events.map((e) => e.type)).toEqual(['LOBBY_MESSAGE_CREATE']);
   });
+
+  it('a message the game has no webhook for is logged skipped at once; a subscription applies to the next one', async () => {
+    const game = await lobbyGame(hearth);
+    const { bot } = game;
+    const player = await lobbyPlayer(hearth, game);
+    const lobby = await call<{ id: string }>(hearth, 'POST', '/lobbies', bot, {
+      members: [{ id: player.id }],
+    });
+    const path = `/lobbies/${lobby.body.id}/messages`;
+    const unheard = await call<{ id: string }>(hearth, 'POST', path, player.bearer, {
+      content: 'no one listens',
+    });
+    expect(unheard.status).toBe(201);
+    const messageEvents = async () =>
+      (await hearth.services.webhooks.log(game.id)).filter((event) => event.type === 'LOBBY_MESSAGE_CREATE');
+    const [logged] = await messageEvents();
+    expect(logged).toMatchObject({ status: 'skipped', attempts: 0 });
+    expect(logged?.lastError).toBe('no event webhooks URL');
+
+    const app = await call<{ verify_key: string }>(hearth, 'GET', '/applications/@me', bot);
+    const backend = await receiver(app.body.verify_key);
+    await call(hearth, 'PATCH', '/applications/@me', bot, {
+      event_webhooks_url: backend.url,
+      event_webhooks_types: ['LOBBY_MESSAGE_UPDATE'],
+    });
+    await call(hearth, 'POST', path, player.bearer, { content: 'not a subscribed type' });
+    const [notSubscribed] = await messageEvents();
+    expect(notSubscribed?.lastError).toBe('LOBBY_MESSAGE_CREATE not subscribed');
+
+    await call(hearth, 'PATCH', '/applications/@me', bot, {
+      event_webhooks_types: ['LOBBY_MESSAGE_CREATE'],
+    });
+    const heard = await call<{ id: string }>(hearth, 'POST', path, player.bearer, {
+      content: 'now it listens',
+    });
+    const [created] = await backend.untilEvents('LOBBY_MESSAGE_CREATE');
+    expect(created?.body.event?.data).toEqual(heard.body);
+
+    // Skipped events stay replayable: the first one reaches the backend once queued again.
+    expect(await hearth.services.webhooks.replay(game.id, logged?.id)).toBe(1);
+    const [, replayed] = await backend.untilEvents('LOBBY_MESSAGE_CREATE', 2);
+    expect(replayed?.body.event?.data).toEqual(unheard.body);
+  });
+
+  it('without a delivery worker, an unsubscribed event is settled skipped by the request itself', async () => {
+    const quiet = await startHearth({}, undefined, { deliverWebhooks: false });
+    try {
+      const game = await lobbyGame(quiet);
+      const player = await lobbyPlayer(quiet, game);
+      const lobby = await call<{ id: string }>(quiet, 'POST', '/lobbies', game.bot, {
+        members: [{ id: player.id }],
+      });
+      await call(quiet, 'POST', `/lobbies/${lobby.body.id}/messages`, player.bearer, { content: 'hi' });
+      const app = await call<{ verify_key: string }>(quiet, 'GET', '/applications/@me', game.bot);
+      const backend = await receiver(app.body.verify_key);
+      await call(quiet, 'PATCH', '/applications/@me', game.bot, {
+        event_webhooks_url: backend.url,
+        event_webhooks_types: ['LOBBY_MESSAGE_CREATE'],
+      });
+      await call(quiet, 'POST', `/lobbies/${lobby.body.id}/messages`, player.bearer, { content: 'hello' });
+      // Newest first: the subscribed message waits for a worker; the first was never going to be sent.
+      const logged = await quiet.services.webhooks.log(game.id);
+      const messages = logged.filter((event) => event.type === 'LOBBY_MESSAGE_CREATE');
+      expect(messages.map((event) => event.status)).toEqual(['pending', 'skipped']);
+    } finally {
+      await quiet.close();
+    }
+  });
 });

@@ -222,6 +222,19 @@ describe('counters move', () => {
     expect(value(await scrape(), 'hearth_webhook_queue_depth')).toBe(0);
   });
 
+  it('counts an event the application is not sent as skipped, though no delivery round settles it', async () => {
+    const game = await createGame(hearth);
+    const before = await scrape();
+    const { token } = await createPlayer(hearth);
+    await grantTokens(hearth, game, token);
+    // APPLICATION_AUTHORIZED with no webhook URL: recorded already skipped, counted once it commits.
+    expect(value(await scrape(), 'hearth_webhook_deliveries_total', { outcome: 'skipped' })).toBe(
+      value(before, 'hearth_webhook_deliveries_total', { outcome: 'skipped' }) + 1,
+    );
+    const [event] = await hearth.services.webhooks.log(game.id);
+    expect(event).toMatchObject({ type: 'APPLICATION_AUTHORIZED', status: 'skipped', attempts: 0 });
+  });
+
   it('counts rate-limit refusals by scope', async () => {
     // A fresh window; then one address past the global limit (50 per second) on an anonymous route.
     clock.advance(60_000);

@@ -1,12 +1,15 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Executor } from '../../storage/database.js';
+import { prepared } from '../../storage/prepared.js';
 import type { LobbyChannelLinksTable } from '../../storage/schema.js';
 
 export type LinkRow = Selectable<LobbyChannelLinksTable>;
 
-export function findLinkOfLobby(db: Executor, lobbyId: string): Promise<LinkRow | undefined> {
-  return db.selectFrom('lobby_channel_links').selectAll().where('lobby_id', '=', lobbyId).executeTakeFirst();
-}
+/** Asked for every lobby message (is it forwarded?): prepared. */
+export const findLinkOfLobby: (db: Executor, lobbyId: string) => Promise<LinkRow | undefined> = prepared(
+  1,
+  (db, lobbyId: string) => db.selectFrom('lobby_channel_links').selectAll().where('lobby_id', '=', lobbyId),
+);
 
 export function findLinkOfChannel(db: Executor, channelId: string): Promise<LinkRow | undefined> {
   return db

@@ -225,19 +225,22 @@ export class LobbyLinking {
     return channel ? { linked_channel: channel } : {};
   }
 
+  /** The channel a lobby is linked to, read through `db` (the lobby message's own transaction), if any. */
+  async linkedChannelOf(db: Executor, lobbyId: string): Promise<string | undefined> {
+    return (await linkStore.findLinkOfLobby(db, lobbyId))?.channel_id;
+  }
+
   /**
-   * A lobby message, once stored, goes to the linked channel too. A refusal there (AutoMod, a channel gone)
-   * does not undo the lobby message (§A.3 row 11): it is logged and the message stays the lobby's alone.
-   * Answers the channel the message now also lives in.
+   * A lobby message, once stored, goes to the lobby's linked channel `channelId` too. A refusal there
+   * (AutoMod, a channel gone) does not undo the lobby message (§A.3 row 11): it is logged and the message
+   * stays the lobby's alone. Answers the channel the message now also lives in.
    */
-  async forward(lobby: LobbyRow, message: MessageRow): Promise<string | undefined> {
+  async forward(lobby: LobbyRow, message: MessageRow, channelId: string): Promise<string | undefined> {
     const { db } = this.#deps.storage;
-    const link = await linkStore.findLinkOfLobby(db, lobby.id);
-    if (!link) return undefined;
     try {
       await this.#deps.postToChannel({
         id: message.id,
-        channelId: link.channel_id,
+        channelId: channelId,
         authorId: message.author_id,
         applicationId: lobby.application_id,
         content: message.content,
@@ -246,14 +249,14 @@ export class LobbyLinking {
     } catch (error) {
       if (error instanceof HearthError)
         this.#deps.logger.info(
-          { lobbyId: lobby.id, channelId: link.channel_id, code: error.code },
+          { lobbyId: lobby.id, channelId: channelId, code: error.code },
           'linked channel refused a lobby message',
         );
       else this.#deps.logger.error({ err: error, lobbyId: lobby.id }, 'lobby message forwarding failed');
       return undefined;
     }
-    await linkStore.setMessageChannel(db, message.id, link.channel_id);
-    return link.channel_id;
+    await linkStore.setMessageChannel(db, message.id, channelId);
+    return channelId;
   }
 
   /**

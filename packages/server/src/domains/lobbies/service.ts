@@ -20,7 +20,7 @@ import { GroupCommit } from '../../storage/group-commit.js';
 import { recordWebhookEvent } from '../../storage/outbox.js';
 import type { Schema } from '../../storage/schema.js';
 import type { AccountsService, User } from '../accounts/service.js';
-import { type ApplicationsService, hasFlag } from '../applications/service.js';
+import type { ApplicationsService } from '../applications/service.js';
 import { type MemberList, MemberLists } from './member-lists.js';
 import {
   type StringMap,
@@ -67,8 +67,10 @@ export interface LobbiesDeps {
 export interface LobbyLinks {
   /** `{ linked_channel }` when the lobby is linked, `{}` otherwise. */
   linkedChannelField(db: Executor, lobbyId: string): Promise<Record<string, unknown>>;
-  /** Copies a stored lobby message to the linked channel; answers that channel, or undefined. */
-  forward(lobby: LobbyRow, message: MessageRow): Promise<string | undefined>;
+  /** The channel the lobby is linked to, read through `db`, or undefined. */
+  linkedChannelOf(db: Executor, lobbyId: string): Promise<string | undefined>;
+  /** Copies a stored lobby message to the linked channel `channelId`; answers that channel, or undefined. */
+  forward(lobby: LobbyRow, message: MessageRow, channelId: string): Promise<string | undefined>;
   /** Inside the lobby's deletion: removes its link and answers the events to publish after commit. */
   lobbyDestroyed(tx: Executor, lobby: LobbyRow): Promise<BusEvent[]>;
 }
@@ -412,7 +414,7 @@ export class LobbiesService {
     const author = await this.#author(caller.userId);
     const now = this.#deps.clock.now();
     // Messages of requests read in the same turn commit together (group commit); refusals come before writes.
-    const { message, changes, members } = await this.#messages.run(async (tx) => {
+    const { message, changes, members, linkedTo } = await this.#messages.run(async (tx) => {
       const lobby = await this.#lobbyOf(tx, caller.applicationId, lobbyId);
       const members = await this.#membersAt(tx, lobby);
       const member = members.byUser.get(caller.userId);
@@ -436,10 +438,14 @@ export class LobbiesService {
       if (now - lobby.active_at >= ACTIVITY_RESOLUTION_MS)
         await store.updateLobby(tx, lobby.id, { active_at: now });
       await this.#recordWebhook(tx, lobby, LobbyEvents.MessageCreate, toMessageObject(message, author), now);
-      return { message, changes: new Changes(lobby), members };
+      // The link is read here, not after commit: the messages of one group then publish without another
+      // wait between them, and their events reach each member's socket in one write.
+      const linkedTo = await this.#deps.links?.linkedChannelOf(tx, lobby.id);
+      return { message, changes: new Changes(lobby), members, linkedTo };
     });
     // A linked lobby's message lives in the channel too; a refusal there leaves it the lobby's (§A.3 row 11).
-    const channelId = await this.#deps.links?.forward(changes.lobby, message);
+    const channelId =
+      linkedTo === undefined ? undefined : await this.#deps.links?.forward(changes.lobby, message, linkedTo);
     const object = toMessageObject(channelId ? { ...message, channel_id: channelId } : message, author);
     changes.to(members.userIds, LobbyEvents.MessageCreate, object);
     await this.#publish(changes);
@@ -751,8 +757,10 @@ export class LobbiesService {
 
   /** The pre-approval limit of a route family, unless the application is approved (§A.3). */
   async #spend(applicationId: string, family: QuotaFamily): Promise<void> {
-    const application = await this.#deps.applications.getApplication(applicationId);
-    if (application && hasFlag(application, ApplicationFlags.CommunicationFeaturesApproved)) return;
+    // The flags alone (one column, prepared): read on every message, so a revoked approval applies at once.
+    const flags = await this.#deps.applications.flagsIn(this.#deps.storage.db, applicationId);
+    const approved = ApplicationFlags.CommunicationFeaturesApproved;
+    if (flags !== undefined && (flags & approved) === approved) return;
     await this.#deps.quotas.spend(`lobbies:${family}:${applicationId}`, PRE_APPROVAL_LIMIT);
   }
 

@@ -1,5 +1,6 @@
 import type { Insertable, Selectable, Updateable } from 'kysely';
 import type { Engine, Executor } from '../../storage/database.js';
+import { prepared, preparedInsert } from '../../storage/prepared.js';
 import type { LobbiesTable, LobbyMembersTable, LobbyMessagesTable } from '../../storage/schema.js';
 
 export type LobbyRow = Selectable<LobbiesTable>;
@@ -15,9 +16,15 @@ export async function insertLobby(db: Executor, row: Insertable<LobbiesTable>): 
  * one after another (SQLite's single writer already does).
  */
 export async function findLobby(db: Executor, id: string, lock?: Engine): Promise<LobbyRow | undefined> {
-  const query = db.selectFrom('lobbies').selectAll().where('id', '=', id);
-  return (lock === 'postgres' ? query.forUpdate() : query).executeTakeFirst();
+  if (lock === 'postgres')
+    return db.selectFrom('lobbies').selectAll().where('id', '=', id).forUpdate().executeTakeFirst();
+  return findLobbyUnlocked(db, id);
 }
+
+/** Read by every lobby message: prepared. */
+const findLobbyUnlocked = prepared(1, (db, id: string) =>
+  db.selectFrom('lobbies').selectAll().where('id', '=', id),
+);
 
 export async function lobbiesOf(db: Executor, userId: string, applicationId: string): Promise<LobbyRow[]> {
   return db
@@ -127,9 +134,22 @@ export async function deleteMember(db: Executor, lobbyId: string, userId: string
   return Number(result.numDeletedRows) > 0;
 }
 
-export async function insertMessage(db: Executor, row: Insertable<LobbyMessagesTable>): Promise<void> {
-  await db.insertInto('lobby_messages').values(row).execute();
-}
+/** Every column, prepared (one insert per lobby message); `channel_id` defaults to NULL. */
+export const insertMessage: (db: Executor, row: Insertable<LobbyMessagesTable>) => Promise<void> =
+  preparedInsert('lobby_messages', [
+    'id',
+    'lobby_id',
+    'author_id',
+    'application_id',
+    'content',
+    'metadata',
+    'moderation_metadata',
+    'author_additional_name',
+    'flags',
+    'created_at',
+    'edited_at',
+    'channel_id',
+  ]);
 
 export async function findMessage(
   db: Executor,

@@ -876,7 +876,7 @@ export class OAuth2Service {
 
   /** What an access token grants, read from storage; its expiry is the caller's to check. */
   async #accessGrant(tokenHash: string): Promise<AccessGrant | undefined> {
-    const row = await store.findTokenByAccess(this.#deps.storage.db, tokenHash);
+    const row = await store.findGrantByAccess(this.#deps.storage.db, tokenHash);
     if (!row) return undefined;
     let scopes = row.scopes.split(' ').filter(isScope);
     // A client_credentials token holds only that grant's scopes, whatever it was once issued with.
@@ -887,10 +887,11 @@ export class OAuth2Service {
     // Authentication 2), whether granted by name or through an umbrella scope.
     const expanded = expandScopes(scopes);
     if (RESTRICTED_SCOPES.some((scope) => expanded.has(scope))) {
-      const application = await this.#deps.applications.getApplication(row.application_id);
-      if (!application) return undefined;
-      scopes = scopes.filter((scope) => eligibleFor(application, scope));
-      withheld = RESTRICTED_SCOPES.filter((scope) => !eligibleFor(application, scope));
+      // The application's flags come with the token (one read): a revoked approval applies at once.
+      if (row.application_flags === null) return undefined;
+      const flags = BigInt(row.application_flags);
+      scopes = scopes.filter((scope) => scopeAvailable(scope, flags));
+      withheld = RESTRICTED_SCOPES.filter((scope) => !scopeAvailable(scope, flags));
     }
     return Object.freeze({
       tokenId: row.id,

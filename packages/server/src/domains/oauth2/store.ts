@@ -149,6 +149,24 @@ export const findTokenByAccess: (db: Executor, accessHash: string) => Promise<To
     db.selectFrom('oauth_tokens').selectAll().where('access_hash', '=', accessHash),
   );
 
+/**
+ * On every bearer request: the token and, in the same read, its application's flags (null when the
+ * application is gone), which decide the restricted scopes it still holds. Prepared.
+ */
+export const findGrantByAccess: (
+  db: Executor,
+  accessHash: string,
+) => Promise<(TokenRow & { application_flags: number | null }) | undefined> = prepared(
+  1,
+  (db, accessHash: string) =>
+    db
+      .selectFrom('oauth_tokens')
+      .leftJoin('applications', 'applications.id', 'oauth_tokens.application_id')
+      .selectAll('oauth_tokens')
+      .select('applications.flags as application_flags')
+      .where('oauth_tokens.access_hash', '=', accessHash),
+);
+
 export function findTokenByRefresh(db: Executor, refreshHash: string): Promise<TokenRow | undefined> {
   return db.selectFrom('oauth_tokens').selectAll().where('refresh_hash', '=', refreshHash).executeTakeFirst();
 }

@@ -11,7 +11,7 @@ import type { Logger } from '../../kernel/logger.js';
 import { type OutboundPolicy, outboundUrlProblem } from '../../kernel/outbound.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import type { Executor, Storage } from '../../storage/database.js';
-import { forgetEventCause, requestIdOfEvent } from '../../storage/outbox.js';
+import { forgetEventCause, requestIdOfEvent, type SkippedEvent, skipReason } from '../../storage/outbox.js';
 import { eventBody, type PostOutcome, pingBody, postSigned, type Signer } from './delivery.js';
 import * as store from './store.js';
 
@@ -208,11 +208,11 @@ export class WebhooksService {
     settings: EventWebhookSettings,
     signerOf: (id: string) => Promise<Signer | undefined>,
   ): Promise<Outcome> {
-    if (settings.url === null) return { kind: 'skipped', reason: 'no event webhooks URL' };
-    if (settings.status !== EventWebhooksStatus.Enabled) {
-      return { kind: 'skipped', reason: `event webhooks status ${settings.status}` };
+    const skipped = skipReason(settings, row.type);
+    // skipReason already answers for a null URL; the second test is for the compiler.
+    if (skipped !== undefined || settings.url === null) {
+      return { kind: 'skipped', reason: skipped ?? 'no event webhooks URL' };
     }
-    if (!settings.types.includes(row.type)) return { kind: 'skipped', reason: `${row.type} not subscribed` };
     const sign = await signerOf(row.application_id);
     if (!sign) return { kind: 'skipped', reason: 'unknown application' };
     const url = row.override_url ?? settings.url;
@@ -234,6 +234,24 @@ export class WebhooksService {
     if (row.attempts + 1 < WEBHOOK_MAX_ATTEMPTS) return { kind: 'retry', url, post };
     // An override URL is the lobby's, not the application's: its failures do not disable the application.
     return { kind: 'failed', url, post, disable: row.override_url === null };
+  }
+
+  /** Events recorded already skipped (storage/outbox.ts), once committed: counted and logged as if settled. */
+  reportSkipped(events: readonly SkippedEvent[]): void {
+    for (const event of events) {
+      this.#deps.onOutcome?.('skipped');
+      this.#deps.logger.debug(
+        {
+          component: 'webhooks',
+          reqId: event.requestId,
+          applicationId: event.applicationId,
+          eventId: event.id,
+          type: event.type,
+          reason: event.reason,
+        },
+        'webhook event skipped',
+      );
+    }
   }
 
   /** Writes the batch's outcomes and attempts in one transaction (one commit for the whole batch). */

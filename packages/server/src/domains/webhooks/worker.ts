@@ -3,7 +3,7 @@ import { WEBHOOK_TIMEOUT_MS } from '@hearth/protocol';
 import type { Clock } from '../../kernel/clock.js';
 import type { Logger } from '../../kernel/logger.js';
 import type { Storage } from '../../storage/database.js';
-import { recordedWebhookEvent } from '../../storage/outbox.js';
+import { recordedWebhookEvent, skippedWebhookEvents } from '../../storage/outbox.js';
 import type { WebhooksService } from './service.js';
 import * as store from './store.js';
 
@@ -51,6 +51,8 @@ export class DeliveryWorker {
     if (!this.#stopped) return;
     this.#stopped = false;
     this.#unsubscribe = this.#deps.storage.onCommit((tx) => {
+      const skipped = skippedWebhookEvents(tx);
+      if (skipped.length > 0) this.#deps.webhooks.reportSkipped(skipped);
       if (recordedWebhookEvent(tx)) this.wake();
     });
     this.wake();
