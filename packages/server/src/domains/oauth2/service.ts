@@ -446,12 +446,13 @@ export class OAuth2Service {
     const merge = await this.#prepareMerge(fields, application, row.user_id);
     const sign = await this.#deps.keys.signer();
     const events: BusEvent[] = [];
-    // Both refusals come before the first write, as a grouped commit requires (storage/group-commit.ts).
+    // The refusals (code spent, grant gone) come before the first write, as a grouped commit requires
+    // (storage/group-commit.ts): the spend is that write, and changes nothing when it refuses.
     const exchange = async (tx: Executor): Promise<Issued> => {
-      if (!(await store.findGrant(tx, application.id, row.user_id))) throw invalidCode();
       // The token's id, which is also its new family's: the code records it.
       const id = this.#deps.snowflakes.next();
-      if (!(await store.spendCode(tx, codeHash, now, id))) throw invalidCode();
+      const code = { codeHash, applicationId: application.id, userId: row.user_id };
+      if (!(await store.spendCode(tx, code, now, id))) throw invalidCode();
       if (merge) events.push(...(await merge(tx)));
       return this.#issue(tx, {
         id,

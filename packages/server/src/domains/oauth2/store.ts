@@ -88,25 +88,36 @@ export const findCode: (db: Executor, codeHash: string) => Promise<CodeRow | und
   (db, codeHash: string) => db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', codeHash),
 );
 
-const spendCodeRow = preparedWrite(3, (db, codeHash: string, now: number, familyId: string) =>
-  db
-    .updateTable('oauth_codes')
-    .set({ used_at: now, family_id: familyId })
-    .where('code_hash', '=', codeHash)
-    .where('used_at', 'is', null),
+const spendCodeRow = preparedWrite(
+  5,
+  (db, codeHash: string, now: number, familyId: string, applicationId: string, userId: string) =>
+    db
+      .updateTable('oauth_codes')
+      .set({ used_at: now, family_id: familyId })
+      .where('code_hash', '=', codeHash)
+      .where('used_at', 'is', null)
+      .where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom('oauth_grants')
+            .select('created_at')
+            .where('application_id', '=', applicationId)
+            .where('user_id', '=', userId),
+        ),
+      ),
 );
 
 /**
- * Spends a code for the token family it is exchanged for (revoked if the code comes back); false when it
- * was already spent (a replay).
+ * Spends a code for the token family it is exchanged for (revoked if the code comes back), in one
+ * statement with the check that its grant still stands; false when it was already spent (a replay) or
+ * the grant is gone, and then the code stays as it was.
  */
 export async function spendCode(
   db: Executor,
-  codeHash: string,
+  code: { codeHash: string; applicationId: string; userId: string },
   now: number,
   familyId: string,
 ): Promise<boolean> {
-  return (await spendCodeRow(db, codeHash, now, familyId)) === 1;
+  return (await spendCodeRow(db, code.codeHash, now, familyId, code.applicationId, code.userId)) === 1;
 }
 
 /** The token row's columns, in the order the prepared insert takes their values. */
