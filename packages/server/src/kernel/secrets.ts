@@ -1,4 +1,4 @@
-import { createHash, randomBytes, randomFillSync, scrypt, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, randomFillSync, scrypt, timingSafeEqual } from 'node:crypto';
 import { promisify } from 'node:util';
 
 const scryptAsync = promisify(scrypt) as (
@@ -47,7 +47,8 @@ export function generateSecret(bytes = 24): string {
 
 /** Tokens are stored only as this hash; a lookup hashes the presented token. */
 export function hashToken(token: string): string {
-  return createHash('sha256').update(token).digest('base64url');
+  // One-shot: no Hash object per call (several per token request).
+  return hash('sha256', token, 'base64url');
 }
 
 export function secretsEqual(a: string, b: string): boolean {

@@ -231,6 +231,8 @@ export interface OAuthCodesTable {
   expires_at: number;
   used_at: number | null;
   created_at: number;
+  /** Once spent: the family of the token it was exchanged for, revoked if the code is replayed. */
+  family_id: string | null;
 }
 
 export interface OAuthTokensTable {

@@ -4,12 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Config, ManualClock } from '@hearth/server';
 import {
+  type CompactJWSHeaderParameters,
   createRemoteJWKSet,
   decodeProtectedHeader,
   errors,
+  importJWK,
   type JWK,
   type JWTPayload,
   jwtVerify,
+  SignJWT,
 } from 'jose';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
@@ -242,6 +245,35 @@ describe('OpenID Connect Core 1.0', () => {
       expect(payload['at_hash']).toMatch(/^[A-Za-z0-9_-]{22}$/);
       // §3.1.2.1: no nonce sent, none echoed.
       expect(payload).not.toHaveProperty('nonce');
+    });
+
+    it('RFC 7515 §3.1, §5.1: the ID token is, byte for byte, the compact JWS jose makes of its header and claims', async () => {
+      const { hearth } = await start();
+      const player = await createPlayer(hearth);
+      const game = await createGame(hearth);
+      const tokens = await grantTokens(hearth, game, player.token, 'openid identify', { nonce: 'n-1' });
+      const idToken = idTokenOf(tokens);
+      const [header = '', payload = ''] = idToken.split('.');
+      const row = await hearth.storage.db
+        .selectFrom('signing_keys')
+        .select('private_jwk')
+        .where('retired_at', 'is', null)
+        .executeTakeFirstOrThrow();
+      const key = await importJWK(JSON.parse(row.private_jwk) as JWK, 'RS256');
+      // RS256 (RSASSA-PKCS1-v1_5) is deterministic: the same input and key give the same signature.
+      const reference = await new SignJWT(
+        JSON.parse(Buffer.from(payload, 'base64url').toString()) as JWTPayload,
+      )
+        .setProtectedHeader(
+          JSON.parse(Buffer.from(header, 'base64url').toString()) as CompactJWSHeaderParameters,
+        )
+        .sign(key);
+      expect(idToken).toBe(reference);
+      expect(JSON.parse(Buffer.from(header, 'base64url').toString())).toEqual({
+        alg: 'RS256',
+        kid: (await keyIds(hearth))[0],
+        typ: 'JWT',
+      });
     });
 
     it('§3.1.3.3 no id_token without the openid scope', async () => {

@@ -200,6 +200,22 @@ describe('RFC 6749 §4.1.3 access token request', () => {
     );
   });
 
+  it('§4.1.2 a replayed code also revokes the tokens refreshed from the ones it issued', async () => {
+    const code = await authorizationCode(hearth, game, player.token);
+    const first = (await (await exchange(code)).json()) as Tokens;
+    const refreshed = await tokenRequest(hearth, {
+      grant_type: 'refresh_token',
+      refresh_token: first.refresh_token!,
+      client_id: game.id,
+      client_secret: game.clientSecret,
+    });
+    expect(refreshed.status).toBe(200);
+    const second = (await refreshed.json()) as Tokens;
+    expect((await me(second.access_token)).status).toBe(200);
+    await expectOAuthError(await exchange(code), 400, invalidCode);
+    expect((await me(second.access_token)).status).toBe(401);
+  });
+
   it('§4.1.2 a code expires after 10 minutes', async () => {
     const code = await authorizationCode(hearth, game, player.token);
     clock.advance(10 * 60 * 1000);

@@ -1,6 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createPrivateKey, hash, type JsonWebKey, type KeyObject, randomBytes, sign } from 'node:crypto';
 import { ACCESS_TOKEN_TTL_SECONDS, ID_TOKEN_SIGNING_ALG } from '@hearth/protocol';
-import { exportJWK, generateKeyPair, importJWK, type JWK, type JWTPayload, SignJWT } from 'jose';
+import { exportJWK, generateKeyPair, type JWK, type JWTPayload } from 'jose';
 import type { Clock } from '../../kernel/clock.js';
 import type { Storage } from '../../storage/database.js';
 
@@ -12,7 +12,11 @@ export type IdTokenSigner = (
   claims: JWTPayload & { iss: string; sub: string; aud: string[] },
 ) => Promise<string>;
 
-type SigningKey = { kid: string; key: Awaited<ReturnType<typeof importJWK>> };
+/** The digest node:crypto signs with for each JWS algorithm Hearth signs ID tokens with (RFC 7518 §3.3). */
+const DIGESTS = { RS256: 'sha256' } as const satisfies Record<typeof ID_TOKEN_SIGNING_ALG, string>;
+
+/** The active key, with its JWS protected header already encoded (RFC 7515 §7.1): it never changes. */
+type SigningKey = { kid: string; key: KeyObject; encodedHeader: string };
 
 /**
  * The ID-token signing keys (OIDC Core §10.1): persisted so tokens survive restarts, rotated by the
@@ -82,14 +86,12 @@ export class SigningKeys {
    * database, and signing itself then touches nothing but memory. `exp` is the access token's.
    */
   async signer(): Promise<IdTokenSigner> {
-    const { kid, key } = await this.#activeKey();
-    return (claims) => {
+    const { key, encodedHeader } = await this.#activeKey();
+    return async (claims) => {
       const iat = Math.floor(this.#clock.now() / 1000);
-      return new SignJWT(claims)
-        .setProtectedHeader({ alg: ID_TOKEN_SIGNING_ALG, kid, typ: 'JWT' })
-        .setIssuedAt(iat)
-        .setExpirationTime(iat + ACCESS_TOKEN_TTL_SECONDS)
-        .sign(key);
+      const payload = JSON.stringify({ ...claims, iat, exp: iat + ACCESS_TOKEN_TTL_SECONDS });
+      const input = `${encodedHeader}.${Buffer.from(payload).toString('base64url')}`;
+      return `${input}.${(await signOnPool(input, key)).toString('base64url')}`;
     };
   }
 
@@ -103,17 +105,31 @@ export class SigningKeys {
       .orderBy('created_at', 'desc')
       .executeTakeFirst();
     if (!row) throw new Error('no active signing key: SigningKeys.ensure() was not called');
+    const header = JSON.stringify({ alg: ID_TOKEN_SIGNING_ALG, kid: row.kid, typ: 'JWT' });
     const key = {
       kid: row.kid,
-      key: await importJWK(JSON.parse(row.private_jwk) as JWK, ID_TOKEN_SIGNING_ALG),
+      key: createPrivateKey({ key: JSON.parse(row.private_jwk) as JsonWebKey, format: 'jwk' }),
+      encodedHeader: Buffer.from(header).toString('base64url'),
     };
     this.#active = { key, loadedAt: now };
     return key;
   }
 }
 
+/**
+ * The JWS signature of `input` (RFC 7515 §5.1), computed on libuv's pool as WebCrypto's would be, without
+ * WebCrypto's per-call algorithm normalization and conversions on the request thread.
+ */
+function signOnPool(input: string, key: KeyObject): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    sign(DIGESTS[ID_TOKEN_SIGNING_ALG], Buffer.from(input), key, (error, signature) =>
+      error ? reject(error) : resolve(signature),
+    );
+  });
+}
+
 /** OIDC Core §3.1.3.6: the left half of the SHA-256 of the access token, base64url. */
 export function accessTokenHash(accessToken: string): string {
-  const digest = createHash('sha256').update(accessToken, 'ascii').digest();
+  const digest = hash('sha256', Buffer.from(accessToken, 'ascii'), 'buffer');
   return digest.subarray(0, digest.length / 2).toString('base64url');
 }

@@ -432,8 +432,9 @@ export class OAuth2Service {
     const row = await store.findCode(storage.db, codeHash);
     if (!row || row.application_id !== application.id) throw invalidCode();
     if (row.used_at !== null) {
-      // RFC 6749 §4.1.2: a replayed code revokes every token it produced.
-      await storage.transaction((tx) => store.deleteTokensOfCode(tx, codeHash));
+      // RFC 6749 §4.1.2: a replayed code revokes every token it produced (its family, and their children).
+      const family = row.family_id;
+      if (family !== null) await storage.transaction((tx) => store.deleteFamily(tx, family));
       throw invalidCode();
     }
     if (row.expires_at <= now) throw invalidCode();
@@ -449,12 +450,16 @@ export class OAuth2Service {
     const merge = await this.#prepareMerge(fields, application, row.user_id);
     const sign = await this.#deps.keys.signer();
     const events: BusEvent[] = [];
-    // Both refusals come before the first write, as a grouped commit requires (storage/group-commit.ts).
+    // The refusals (code spent, grant gone) come before the first write, as a grouped commit requires
+    // (storage/group-commit.ts): the spend is that write, and changes nothing when it refuses.
     const exchange = async (tx: Executor): Promise<Issued> => {
-      if (!(await store.findGrant(tx, application.id, row.user_id))) throw invalidCode();
-      if (!(await store.spendCode(tx, codeHash, now))) throw invalidCode();
+      // The token's id, which is also its new family's: the code records it.
+      const id = this.#deps.snowflakes.next();
+      const code = { codeHash, applicationId: application.id, userId: row.user_id };
+      if (!(await store.spendCode(tx, code, now, id))) throw invalidCode();
       if (merge) events.push(...(await merge(tx)));
       return this.#issue(tx, {
+        id,
         applicationId: application.id,
         userId: row.user_id,
         scopes: row.scopes.split(' ') as Scope[],
@@ -553,6 +558,8 @@ export class OAuth2Service {
   async #issue(
     tx: Executor,
     options: {
+      /** Drawn by the caller when it must know it first. */
+      id?: string;
       applicationId: string;
       userId: string;
       scopes: Scope[];
@@ -564,7 +571,7 @@ export class OAuth2Service {
   ): Promise<Issued> {
     const { clock, snowflakes } = this.#deps;
     const now = clock.now();
-    const id = snowflakes.next();
+    const id = options.id ?? snowflakes.next();
     const accessToken = generateToken(options.userId, now);
     const refreshToken = options.withRefresh ? generateSecret(32) : undefined;
     await store.insertToken(tx, {

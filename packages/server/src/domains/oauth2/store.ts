@@ -88,17 +88,36 @@ export const findCode: (db: Executor, codeHash: string) => Promise<CodeRow | und
   (db, codeHash: string) => db.selectFrom('oauth_codes').selectAll().where('code_hash', '=', codeHash),
 );
 
-const spendCodeRow = preparedWrite(2, (db, codeHash: string, now: number) =>
-  db
-    .updateTable('oauth_codes')
-    .set({ used_at: now })
-    .where('code_hash', '=', codeHash)
-    .where('used_at', 'is', null),
+const spendCodeRow = preparedWrite(
+  5,
+  (db, codeHash: string, now: number, familyId: string, applicationId: string, userId: string) =>
+    db
+      .updateTable('oauth_codes')
+      .set({ used_at: now, family_id: familyId })
+      .where('code_hash', '=', codeHash)
+      .where('used_at', 'is', null)
+      .where(({ exists, selectFrom }) =>
+        exists(
+          selectFrom('oauth_grants')
+            .select('created_at')
+            .where('application_id', '=', applicationId)
+            .where('user_id', '=', userId),
+        ),
+      ),
 );
 
-/** Spends a code; false when it was already spent (a replay). */
-export async function spendCode(db: Executor, codeHash: string, now: number): Promise<boolean> {
-  return (await spendCodeRow(db, codeHash, now)) === 1;
+/**
+ * Spends a code for the token family it is exchanged for (revoked if the code comes back), in one
+ * statement with the check that its grant still stands; false when it was already spent (a replay) or
+ * the grant is gone, and then the code stays as it was.
+ */
+export async function spendCode(
+  db: Executor,
+  code: { codeHash: string; applicationId: string; userId: string },
+  now: number,
+  familyId: string,
+): Promise<boolean> {
+  return (await spendCodeRow(db, code.codeHash, now, familyId, code.applicationId, code.userId)) === 1;
 }
 
 /** The token row's columns, in the order the prepared insert takes their values. */
@@ -185,7 +204,7 @@ export async function spendRefresh(db: Executor, id: string): Promise<boolean> {
 /** Deletes the tokens matched by `where`, and every child token exchanged from them. */
 async function deleteTokensWhere(
   db: Executor,
-  column: 'family_id' | 'code_hash',
+  column: 'family_id',
   value: string,
   extra?: { applicationId: string; userId: string },
 ): Promise<void> {
@@ -201,10 +220,6 @@ async function deleteTokensWhere(
 
 export function deleteFamily(db: Executor, familyId: string): Promise<void> {
   return deleteTokensWhere(db, 'family_id', familyId);
-}
-
-export function deleteTokensOfCode(db: Executor, codeHash: string): Promise<void> {
-  return deleteTokensWhere(db, 'code_hash', codeHash);
 }
 
 /** Every token of one application for one user, with their children. */
