@@ -529,6 +529,84 @@ for (const [engine, available] of [
       expect(String(reported[0]?.error)).toMatch(/is not a Hearth event; skipped/);
     });
 
+    it('two connections appending bursts at once: every node has every event once, ids and their ms in one increasing order, each publisher in call order', async () => {
+      // Small appends from two storages race for the log; a third node only reads.
+      const [a, b] = await Promise.all([
+        deployment.node({ batchSize: 7 }),
+        deployment.node({ batchSize: 5 }),
+      ]);
+      const reader = await deployment.node({ pollMs: 1 });
+      const recorders = [a, b, reader].map((node) => new Recorder(node));
+      const burst = (node: DatabaseBus, from: string, round: number) =>
+        Promise.all(
+          Array.from({ length: 20 }, (_, i) =>
+            node.publish({ type: 'RACE', data: { from, n: round * 20 + i } }),
+          ),
+        );
+      for (let round = 0; round < 10; round++)
+        await Promise.all([burst(a, 'a', round), burst(b, 'b', round)]);
+      await fence(a, recorders);
+      await fence(b, recorders);
+      const sequences = recorders.map((recorder) => recorder.of('RACE'));
+      for (const sequence of sequences) {
+        expect(sequence).toEqual(sequences[0]);
+        expectIncreasingIds(sequence);
+        const ms = sequence.map((event) => Number(event.id.split('-')[0]));
+        expect(ms).toEqual([...ms].sort((x, y) => x - y));
+      }
+      for (const from of ['a', 'b']) {
+        expect(
+          sequences[0]!.filter((event) => event.data['from'] === from).map((event) => event.data['n']),
+        ).toEqual(Array.from({ length: 200 }, (_, i) => i));
+      }
+    });
+
+    it.skipIf(engine !== 'PostgreSQL')(
+      'an append waits for a row another transaction inserted before it to commit, so that no node passes over that row',
+      async () => {
+        const storage = await deployment.storage();
+        const node = await deployment.node();
+        const recorder = new Recorder(node);
+        let commit = () => {};
+        const committing = new Promise<void>((resolve) => {
+          commit = resolve;
+        });
+        let inserted = () => {};
+        const insertedRow = new Promise<void>((resolve) => {
+          inserted = resolve;
+        });
+        // Takes the row number before the append does, and commits only once the append had time to finish.
+        const writer = storage.transaction(async (tx) => {
+          await sql`INSERT INTO event_log (ms, event)
+            VALUES (${Date.now()}, ${JSON.stringify({ type: 'EARLIER', data: {} })})`.execute(tx);
+          inserted();
+          await committing;
+        });
+        await insertedRow;
+        let appended = false;
+        const publishing = node.publish({ type: 'LATER', data: {} }).then(() => {
+          appended = true;
+        });
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(appended, 'the append went ahead of a row not yet committed').toBe(false);
+        commit();
+        await writer;
+        await publishing;
+        await fence(node, [recorder]);
+        expect(withoutFences(recorder.events).map((event) => event.type)).toEqual(['EARLIER', 'LATER']);
+        expectIncreasingIds(recorder.events);
+      },
+    );
+
+    it('event text with quotes, backslashes, braces, commas, NULL and non-ASCII arrives intact', async () => {
+      const [a, b] = await Promise.all([deployment.node(), deployment.node()]);
+      const onB = new Recorder(b);
+      const awkward = ['"quoted"', 'back\\slash', '{a,b}', 'NULL', 'é 😀 \u0001', '', ' spaced '];
+      await Promise.all(awkward.map((text) => a.publish({ type: 'AWKWARD', data: { text } })));
+      await fence(a, [onB]);
+      expect(onB.of('AWKWARD').map((event) => event.data['text'])).toEqual(awkward);
+    });
+
     it('close() lets an append under way land in the log, and delivers nothing more', async () => {
       const closing = await deployment.node();
       const witness = await deployment.node();

@@ -1,4 +1,4 @@
-import { type RawBuilder, sql } from 'kysely';
+import { sql } from 'kysely';
 import type { Storage } from '../storage/database.js';
 import {
   BUS_HISTORY_SIZE,
@@ -195,26 +195,24 @@ export class DatabaseBus implements Bus {
   }
 
   /**
-   * One statement on SQLite (atomic, under the database's write lock); on PostgreSQL a table lock first,
-   * so that numbers are taken and committed in one order and no reader skips a row committed late. The
-   * rows are numbered in the order of `texts` and answered in that order.
+   * One statement on SQLite (atomic, under the database's write lock); on PostgreSQL one call of
+   * `event_log_append` (migration 0040), which takes a table lock first, so that numbers are taken and
+   * committed in one order and no reader skips a row committed late. The rows are numbered in the order of
+   * `texts` and answered in that order.
    */
   async #append(texts: readonly string[]): Promise<Array<{ id: number; ms: number }>> {
     const now = Date.now();
     const { db, engine } = this.#storage;
-    // Ordinals as literals: parameters in VALUES would be text on PostgreSQL, and sort as text.
-    const values = sql.join(texts.map((text, i) => sql`(${sql.lit(i)}, ${text})`));
-    const insert = (largest: RawBuilder<unknown>) => sql<Omit<Row, 'event'>>`INSERT INTO event_log (ms, event)
-      SELECT ${largest}(${now}, coalesce((SELECT ms FROM event_log ORDER BY id DESC LIMIT 1), 0)), v.column2
-      FROM (VALUES ${values}) AS v ORDER BY v.column1
-      RETURNING id, ms`;
+    // PostgreSQL: one autocommit call, one round trip, the texts as one array (one statement text whatever
+    // the batch's size). SQLite: one statement, ordinals as literals (parameters in VALUES carry no type).
     const { rows } =
-      engine === 'sqlite'
-        ? await insert(sql.raw('max')).execute(db)
-        : await db.transaction().execute(async (tx) => {
-            await sql`LOCK TABLE event_log IN EXCLUSIVE MODE`.execute(tx);
-            return insert(sql.raw('greatest')).execute(tx);
-          });
+      engine === 'postgres'
+        ? await sql<Omit<Row, 'event'>>`SELECT id, ms FROM event_log_append(${texts}, ${now})`.execute(db)
+        : await sql<Omit<Row, 'event'>>`INSERT INTO event_log (ms, event)
+            SELECT max(${now}, coalesce((SELECT ms FROM event_log ORDER BY id DESC LIMIT 1), 0)), v.column2
+            FROM (VALUES ${sql.join(texts.map((text, i) => sql`(${sql.lit(i)}, ${text})`))}) AS v
+            ORDER BY v.column1
+            RETURNING id, ms`.execute(db);
     if (rows.length !== texts.length) throw new Error(`event log: the append returned ${rows.length} rows`);
     // RETURNING promises no order; the ids are the rows' order.
     return rows.map((row) => ({ id: Number(row.id), ms: Number(row.ms) })).sort((a, b) => a.id - b.id);

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Storage } from '../storage/database.js';
 import { RESUME_BUFFER_SIZE, type Sent } from './sessions.js';
 
@@ -228,22 +229,64 @@ export class DatabaseSessionStore implements SessionStore {
 
   /** Inserts the dispatches of the sessions their appender still owns; answers those (session, owner) pairs. */
   async #write(batch: PendingAppend[]): Promise<Set<string>> {
+    return this.#storage.engine === 'postgres' ? this.#writePostgres(batch) : this.#writeSqlite(batch);
+  }
+
+  /**
+   * One autocommit statement, one round trip: the ownership rows read FOR SHARE (a claim's update waits for
+   * it to commit, or commits first and this one reads the new owner), the owned dispatches inserted and the
+   * old ones trimmed. Arrays as parameters: one statement text whatever the batch holds.
+   */
+  async #writePostgres(batch: PendingAppend[]): Promise<Set<string>> {
+    // Per session and appender, as on SQLite, where each owned session's rows are trimmed after the insert.
+    const ranges = new Map<string, { sessionId: string; owner: string; first: number; last: number }>();
+    for (const { sessionId, owner, sent } of batch) {
+      const range = ranges.get(ownership({ sessionId, owner }));
+      if (range) range.last = Math.max(range.last, sent.seq);
+      else ranges.set(ownership({ sessionId, owner }), { sessionId, owner, first: sent.seq, last: sent.seq });
+    }
+    const trims = [...ranges.values()].filter(trimDue);
+    const { rows } = await sql<{ id: string; owner: string }>`WITH given AS (
+        SELECT * FROM unnest(${batch.map((append) => append.sessionId)}::text[],
+          ${batch.map((append) => append.owner)}::text[], ${batch.map((append) => append.sent.seq)}::integer[],
+          ${batch.map((append) => JSON.stringify(append.sent))}::text[]) AS given(session_id, owner, seq, sent)
+      ), owned AS (
+        SELECT id, owner FROM gateway_sessions
+        WHERE (id, owner) IN (SELECT session_id, owner FROM given)
+        FOR SHARE
+      ), inserted AS (
+        INSERT INTO gateway_session_dispatches (session_id, seq, sent)
+        SELECT given.session_id, given.seq, given.sent
+        FROM given JOIN owned ON owned.id = given.session_id AND owned.owner = given.owner
+        ON CONFLICT (session_id, seq) DO NOTHING
+      ), trimmed AS (
+        DELETE FROM gateway_session_dispatches AS dispatch
+        USING unnest(${trims.map((trim) => trim.sessionId)}::text[], ${trims.map((trim) => trim.owner)}::text[],
+          ${trims.map((trim) => trim.last - RESUME_BUFFER_SIZE)}::integer[]) AS due(session_id, owner, through)
+        WHERE (due.session_id, due.owner) IN (SELECT id, owner FROM owned)
+          AND dispatch.session_id = due.session_id AND dispatch.seq <= due.through
+      )
+      SELECT id, owner FROM owned`.execute(this.#storage.db);
+    return new Set(rows.map((row) => `${row.id} ${row.owner}`));
+  }
+
+  /** One transaction under SQLite's write lock: the ownership read, the insert, the trims. */
+  async #writeSqlite(batch: PendingAppend[]): Promise<Set<string>> {
     const owners = new Map<string, Set<string>>();
     for (const { owner, sessionId } of batch) {
       const ids = owners.get(owner) ?? new Set<string>();
       ids.add(sessionId);
       owners.set(owner, ids);
     }
-    const postgres = this.#storage.engine === 'postgres';
     return this.#storage.transaction(async (tx) => {
       const owned = new Set<string>();
       for (const [owner, ids] of owners) {
-        const query = tx
+        const rows = await tx
           .selectFrom('gateway_sessions')
           .select('id')
           .where('owner', '=', owner)
-          .where('id', 'in', [...ids]);
-        const rows = await (postgres ? query.forShare() : query).execute();
+          .where('id', 'in', [...ids])
+          .execute();
         for (const row of rows) owned.add(`${row.id} ${owner}`);
       }
       const rows = batch
@@ -255,22 +298,22 @@ export class DatabaseSessionStore implements SessionStore {
         .values(rows)
         .onConflict((conflict) => conflict.columns(['session_id', 'seq']).doNothing())
         .execute();
-      for (const [sessionId, { first, last }] of seqRanges(rows)) {
-        if (
-          last <= RESUME_BUFFER_SIZE ||
-          Math.floor(last / TRIM_EVERY) === Math.floor((first - 1) / TRIM_EVERY)
-        )
-          continue;
+      for (const [sessionId, range] of seqRanges(rows)) {
+        if (!trimDue(range)) continue;
         await tx
           .deleteFrom('gateway_session_dispatches')
           .where('session_id', '=', sessionId)
-          .where('seq', '<=', last - RESUME_BUFFER_SIZE)
+          .where('seq', '<=', range.last - RESUME_BUFFER_SIZE)
           .execute();
       }
       return owned;
     });
   }
 }
+
+/** A session's old dispatches go each time a batch takes its seq past a multiple of TRIM_EVERY. */
+const trimDue = ({ first, last }: { first: number; last: number }) =>
+  last > RESUME_BUFFER_SIZE && Math.floor(last / TRIM_EVERY) !== Math.floor((first - 1) / TRIM_EVERY);
 
 const ownership = (append: { sessionId: string; owner: string }) => `${append.sessionId} ${append.owner}`;
 

@@ -30,6 +30,7 @@ import { dmCalls } from './0036_dm_calls.js';
 import { ringsAndGroupDms } from './0037_rings_and_group_dms.js';
 import { lobbyMembersVersion } from './0038_lobby_members_version.js';
 import { managedGroupDms } from './0039_managed_group_dms.js';
+import { eventLogAppend } from './0040_event_log_append.js';
 import { tokenIndexes } from './0042_token_indexes.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
@@ -65,6 +66,7 @@ const migrations: Record<string, Migration> = {
   '0037_rings_and_group_dms': ringsAndGroupDms,
   '0038_lobby_members_version': lobbyMembersVersion,
   '0039_managed_group_dms': managedGroupDms,
+  '0040_event_log_append': eventLogAppend,
   '0042_token_indexes': tokenIndexes,
 };
 
