@@ -561,9 +561,9 @@ for (const [engine, available] of [
       }
     });
 
-    it.skipIf(engine !== 'PostgreSQL')(
-      'an append waits for a row another transaction inserted before it to commit, so that no node passes over that row',
-      async () => {
+    // SQLite has one writer at a time: no transaction can hold a row back there.
+    if (engine === 'PostgreSQL')
+      it('an append waits for a row another transaction inserted before it to commit, so that no node passes over that row', async () => {
         const storage = await deployment.storage();
         const node = await deployment.node();
         const recorder = new Recorder(node);
@@ -595,8 +595,7 @@ for (const [engine, available] of [
         await fence(node, [recorder]);
         expect(withoutFences(recorder.events).map((event) => event.type)).toEqual(['EARLIER', 'LATER']);
         expectIncreasingIds(recorder.events);
-      },
-    );
+      });
 
     it('event text with quotes, backslashes, braces, commas, NULL and non-ASCII arrives intact', async () => {
       const [a, b] = await Promise.all([deployment.node(), deployment.node()]);
