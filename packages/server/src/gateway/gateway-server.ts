@@ -388,14 +388,18 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     this.registry.add(session);
     // Loaded before READY so that no guild event recorded after READY finds its view missing.
     const guildCreates = await this.#loadGuilds(session);
-    record(session, 'READY', await this.#ready(session, connection.version, principal));
+    // Calls already going on in its DMs follow READY, as if they started now; bots have no DM calls.
+    const calls =
+      session.identity.kind !== 'bot' && this.#deps.callsOf
+        ? await this.#deps.callsOf(session.identity.userId)
+        : [];
+    const ready = await this.#ready(session, connection.version, principal);
+    // From READY to the presence's start nothing waits: a request the client sends on READY (a DM to a
+    // player "in the game") finds the presence this node already applied.
+    record(session, 'READY', ready);
     // Each guild follows READY at once (gateway events, Guild Create): no client waits for it.
     for (const payload of guildCreates) record(session, 'GUILD_CREATE', payload);
-    // Calls already going on in its DMs follow, as if they started now; bots have no DM calls.
-    if (session.identity.kind !== 'bot' && this.#deps.callsOf) {
-      for (const call of await this.#deps.callsOf(session.identity.userId))
-        record(session, 'CALL_CREATE', call);
-    }
+    for (const call of calls) record(session, 'CALL_CREATE', call);
     await this.#presenceStarted(session, identify.presence);
   }
 
