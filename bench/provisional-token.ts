@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Benchmark, Result } from './benchmark.js';
 import type { ServerProcess } from './lib/children.js';
 import { createProvisionalGame, startBareFastify, startHearth, startMinimalWork } from './lib/hearth.js';
-import { compare, type LoadPlan } from './lib/load.js';
+import { compare, cpuNotes, type LoadPlan } from './lib/load.js';
 import { progress } from './lib/progress.js';
 import { scratchDir } from './lib/scratch.js';
 
@@ -66,25 +66,22 @@ const provisionalToken: Benchmark = {
         { metric: 'new players', bodies: (count: number) => fresh(count, () => `player-${++players}`) },
         { metric: 'returning player', bodies: (count: number) => fresh(count, () => 'returning-player') },
       ]) {
-        const target = (label: string, url: string, assertAlive: () => void) => ({
+        const target = (label: string, server: ServerProcess) => ({
           label,
-          url: `${url}${ROUTE}`,
+          url: `${server.url}${ROUTE}`,
           method: 'POST' as const,
           headers,
           bodies: async (count: number) => load.bodies(count),
           check: checkTokens,
-          assertAlive,
+          assertAlive: () => server.assertAlive(),
+          cpuSeconds: () => server.cpuSeconds(),
         });
         for (const against of [
-          { name: 'bare Fastify', target: target('bare Fastify 5', bare.url, () => bare.assertAlive()) },
-          { name: 'minimal work', target: target('minimal work', minimal.url, () => minimal.assertAlive()) },
+          { name: 'bare Fastify', target: target('bare Fastify 5', bare) },
+          { name: 'minimal work', target: target('minimal work', minimal) },
         ]) {
           progress(`  ${load.metric} vs ${against.name}`);
-          const figures = await compare(
-            against.target,
-            target('Hearth', hearth.url, () => hearth.assertAlive()),
-            PLAN,
-          );
+          const figures = await compare(against.target, target('Hearth', hearth), PLAN);
           results.push({
             metric: `${load.metric} vs ${against.name}`,
             unit: 'req/s',
@@ -96,6 +93,7 @@ const provisionalToken: Benchmark = {
                 `${PLAN.pipelining}, ${PLAN.warmupSeconds} s warm-up, ${PLAN.rounds} rounds of about ` +
                 `${PLAN.roundSeconds} s per side (AB BA AB), medians; every response 200 with an ` +
                 `access_token and an id_token`,
+              ...cpuNotes(figures.subject, figures.baseline),
             ],
           });
         }

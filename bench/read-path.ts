@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import type { Benchmark, Result } from './benchmark.js';
 import type { ServerProcess } from './lib/children.js';
 import { createUser, startBareFastify, startHearth, startMinimalWork } from './lib/hearth.js';
-import { compare, cpuNote, type LoadPlan } from './lib/load.js';
+import { compare, cpuNotes, type LoadPlan } from './lib/load.js';
 import { progress } from './lib/progress.js';
 import { scratchDir } from './lib/scratch.js';
 
@@ -94,7 +94,7 @@ const readPath: Benchmark = {
             `${PLAN.connections} connections, pipelining ${PLAN.pipelining}, ${PLAN.warmupSeconds} s warm-up, ` +
               `${PLAN.rounds} rounds of ${PLAN.roundSeconds} s per side (AB BA AB), medians`,
             `identical ${Buffer.byteLength(body)}-byte JSON body from all three; every response 200`,
-            ...optional(cpuNote(figures.subject, figures.baseline)),
+            ...cpuNotes(figures.subject, figures.baseline),
           ],
         },
         {
@@ -106,7 +106,7 @@ const readPath: Benchmark = {
           notes: [
             'minimal work: the token hashed (SHA-256), its session and user read in one indexed SQLite ' +
               'lookup (WAL, statement prepared once), the user serialized through a response schema',
-            ...optional(cpuNote(minimalFigures.subject, minimalFigures.baseline)),
+            ...cpuNotes(minimalFigures.subject, minimalFigures.baseline),
           ],
         },
       ];
@@ -126,5 +126,3 @@ async function fetchBody(url: string, headers: Record<string, string>): Promise<
   if (response.status !== 200) throw new Error(`GET ${url} answered ${response.status}: ${text}`);
   return text;
 }
-
-const optional = (note: string | undefined): string[] => (note === undefined ? [] : [note]);

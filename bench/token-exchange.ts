@@ -11,7 +11,7 @@ import {
   startHearth,
   startMinimalWork,
 } from './lib/hearth.js';
-import { compare, type LoadPlan } from './lib/load.js';
+import { compare, cpuNotes, type LoadPlan } from './lib/load.js';
 import { progress } from './lib/progress.js';
 import { scratchDir } from './lib/scratch.js';
 
@@ -98,6 +98,7 @@ const tokenExchange: Benchmark = {
         },
         check: (status: number, body: string) => checkTokens(status, body, sizes.hearth),
         assertAlive: () => hearth.assertAlive(),
+        cpuSeconds: () => hearth.cpuSeconds(),
       };
       const bareFigures = await compare(
         {
@@ -110,6 +111,7 @@ const tokenExchange: Benchmark = {
             Array.from({ length: count }, () => formBody(client, fakeCode(code.length))),
           check: (status, body) => checkTokens(status, body, sizes.baseline),
           assertAlive: () => bare.assertAlive(),
+          cpuSeconds: () => bare.cpuSeconds(),
         },
         hearthTarget,
         PLAN,
@@ -123,6 +125,7 @@ const tokenExchange: Benchmark = {
           bodies: async (count) => (await minimalCodes(count)).map((fresh) => formBody(client, fresh)),
           check: (status, body) => checkTokens(status, body, sizes.minimal),
           assertAlive: () => minimal.assertAlive(),
+          cpuSeconds: () => minimal.cpuSeconds(),
         },
         hearthTarget,
         PLAN,
@@ -144,6 +147,7 @@ const tokenExchange: Benchmark = {
               `timed), scope "${SCOPE}" (an ID token signed per request); every response 200 with an ` +
               `access_token, bodies of ${describeSizes(sizes.baseline)} bytes (bare Fastify) and ` +
               `${describeSizes(sizes.hearth)} bytes (Hearth)`,
+            ...cpuNotes(bareFigures.subject, bareFigures.baseline),
           ],
         },
         {
@@ -156,6 +160,7 @@ const tokenExchange: Benchmark = {
             `minimal work: code row read by key, spent and token row written in one SQLite transaction ` +
               `(WAL, synchronous NORMAL), one ${ID_TOKEN_SIGNING_ALG} ID token signed; bodies of ` +
               `${describeSizes(sizes.minimal)} bytes`,
+            ...cpuNotes(minimalFigures.subject, minimalFigures.baseline),
           ],
         },
       ];

@@ -252,13 +252,13 @@ function summarise(target: Target, rounds: Round[]): Figures {
 }
 
 /**
- * A note giving each side's server CPU per request (median of its rounds), which the load generator sharing
- * the machine's cores does not confound the way it does throughput; undefined where /proc gave none.
+ * The note giving each side's server CPU per request (median of its rounds), which the load generator sharing
+ * the machine's cores does not confound the way it does throughput; none where /proc gave none.
  */
-export function cpuNote(...sides: Figures[]): string | undefined {
-  if (sides.some((side) => side.cpuPerRequestUs === undefined)) return undefined;
+export function cpuNotes(...sides: Figures[]): string[] {
+  if (sides.some((side) => side.cpuPerRequestUs === undefined)) return [];
   const each = sides.map((side) => `${side.label} ${side.cpuPerRequestUs!.toFixed(0)} µs`).join(', ');
-  return `server CPU per request (user + system from /proc, median of rounds): ${each}`;
+  return [`server CPU per request (user + system from /proc, median of rounds): ${each}`];
 }
 
 /** Nearest-rank percentile of sorted samples. */
