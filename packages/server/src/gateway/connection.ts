@@ -62,6 +62,8 @@ export interface ConnectionContext {
    * ends, before the bus settles a publish or yields, so nothing written later can overtake them.
    */
   readonly holdingWrites: boolean;
+  /** Which run of deliveries is under way (a new number for each): a socket's first frame of a run goes out at once. */
+  readonly writeRun: number;
   hold(transport: Duplex): void;
 }
 
@@ -109,6 +111,8 @@ function dispatchFrame(sent: Sent): string {
  */
 export class Connection implements SessionSink {
   readonly #socket: GatewaySocket;
+  /** The last run of bus deliveries this connection wrote in (`ConnectionContext.writeRun`). */
+  #writeRun = -1;
   /** The TCP socket under the WebSocket: corked while the bus delivers a run of events (see `hold`). */
   readonly #transport: Duplex;
   readonly #context: ConnectionContext;
@@ -297,10 +301,15 @@ export class Connection implements SessionSink {
     if (!zlib) {
       // During a run of bus deliveries a socket gets one write system call for all of the run's frames
       // instead of one each; ws's own cork around each frame nests inside this one.
+      // The first frame of a run is written at once: a socket that gets one frame (a presence change to
+      // 1,000 friends) would gain nothing by waiting, and its client can read while the rest are built.
       const transport = this.#transport;
-      if (this.#context.holdingWrites && transport.writableCorked === 0) {
-        transport.cork();
-        this.#context.hold(transport);
+      if (this.#context.holdingWrites) {
+        if (this.#writeRun !== this.#context.writeRun) this.#writeRun = this.#context.writeRun;
+        else if (transport.writableCorked === 0) {
+          transport.cork();
+          this.#context.hold(transport);
+        }
       }
       this.#socket.send(text);
       return;

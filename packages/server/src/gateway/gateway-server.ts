@@ -198,6 +198,9 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
   /** Sessions whose GUILD_CREATE for a guild they just joined is loading: that guild's events wait here. */
   readonly #joining = new Map<Session, Map<string, DeliveredEvent[]>>();
   #holdingWrites = false;
+  #writeRun = 0;
+  /** Events delivered in the current run: its writes are released every EVENTS_PER_WRITE_RUN. */
+  #runEvents = 0;
   /** The sockets corked during the current run of bus deliveries (connection.ts `hold`). */
   readonly #held: Duplex[] = [];
 
@@ -209,8 +212,14 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     this.identifyTimeoutMs = deps.identifyTimeoutMs;
     this.#unsubscribe = deps.bus.subscribe(
       (event) => {
-        this.#holdingWrites = true;
+        if (!this.#holdingWrites) {
+          this.#holdingWrites = true;
+          this.#writeRun++;
+        }
         this.deliver(event);
+        // A long run (a burst of events to every session) goes out in parts, so that clients read while
+        // the rest is built, instead of all at its end.
+        if (++this.#runEvents >= EVENTS_PER_WRITE_RUN) this.#releaseWrites();
       },
       { afterDelivery: () => this.#releaseWrites() },
     );
@@ -597,6 +606,10 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     return this.#holdingWrites;
   }
 
+  get writeRun(): number {
+    return this.#writeRun;
+  }
+
   hold(transport: Duplex): void {
     this.#held.push(transport);
   }
@@ -604,6 +617,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
   /** The bus's run of deliveries ended: every frame of it goes out now, in the order it was sent. */
   #releaseWrites(): void {
     this.#holdingWrites = false;
+    this.#runEvents = 0;
     const held = this.#held;
     for (let i = 0; i < held.length; i++) {
       const transport = held[i]!;
@@ -1031,6 +1045,8 @@ function presenceRef(session: Session): PresenceSessionRef {
 
 /** How often a node ends expired sessions and tells the shared store which ones it still holds. */
 const SWEEP_INTERVAL_MS = 30_000;
+/** Events of one run of bus deliveries after which its held writes go out (see the bus listener). */
+const EVENTS_PER_WRITE_RUN = 16;
 /** The shard of a client that names none, shared by every such session. */
 const UNSHARDED: readonly [number, number] = [0, 1];
 
