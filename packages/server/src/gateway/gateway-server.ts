@@ -1075,7 +1075,7 @@ interface Matchable {
 function wants(target: Matchable, event: DeliveredEvent): boolean {
   const audience = event.audience;
   if (!audience) return false;
-  if (audience.users && !audience.users.includes(target.identity.userId)) return false;
+  if (audience.users && !names(audience.users, target.identity.userId)) return false;
   if (audience.applicationId && target.identity.applicationId !== audience.applicationId) return false;
   if (audience.guildId && !target.guildIds.has(audience.guildId)) return false;
   if (event.type === 'THREAD_MEMBERS_UPDATE' && !namesTarget(target, event)) {
@@ -1083,6 +1083,22 @@ function wants(target: Matchable, event: DeliveredEvent): boolean {
     if (target.identity.kind === 'bot' && (target.intents & GatewayIntents.GuildMembers) === 0) return false;
   }
   return wantsType(target, event.type, audience.guildId !== undefined);
+}
+
+/**
+ * Sets of the long user lists of audiences, made once per event and gone with it: a presence change names up
+ * to 1,000 friends, each of whose sessions is checked against the list.
+ */
+const audienceUserSets = new WeakMap<readonly string[], ReadonlySet<string>>();
+
+function names(users: readonly string[], userId: string): boolean {
+  if (users.length <= 16) return users.includes(userId);
+  let set = audienceUserSets.get(users);
+  if (!set) {
+    set = new Set(users);
+    audienceUserSets.set(users, set);
+  }
+  return set.has(userId);
 }
 
 /** Whether a THREAD_MEMBERS_UPDATE adds or removes the target's own user. */
