@@ -308,7 +308,7 @@ export class PresenceService {
 
   async #publish(
     presence: PresenceObject,
-    audience: { users: string[]; applicationId?: string },
+    audience: { users: readonly string[]; applicationId?: string },
   ): Promise<void> {
     await this.#deps.bus.publish({
       type: SocialDispatches.PresenceUpdate,

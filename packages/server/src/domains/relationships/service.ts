@@ -4,6 +4,7 @@ import type { Clock } from '../../kernel/clock.js';
 import { HearthError, invalidForm } from '../../kernel/errors.js';
 import { parse } from '../../kernel/validation.js';
 import type { Executor, Storage } from '../../storage/database.js';
+import { ReadCache } from '../../storage/read-cache.js';
 import { type AccountsService, toUserObject, type User } from '../accounts/service.js';
 import { FriendRequestByName, GameFriendRequestByName, PutRelationship } from './schemas.js';
 import * as store from './store.js';
@@ -49,9 +50,14 @@ export interface Standing {
  */
 export class RelationshipsService {
   readonly #deps: RelationshipsDeps;
+  /** Friends and game friends by user, read on every presence change: until the next commit. */
+  readonly #friends: ReadCache<readonly string[]>;
+  readonly #gameFriends: ReadCache<ReadonlyMap<string, readonly string[]>>;
 
   constructor(deps: RelationshipsDeps) {
     this.#deps = deps;
+    this.#friends = new ReadCache(deps.storage.changeStamps);
+    this.#gameFriends = new ReadCache(deps.storage.changeStamps);
   }
 
   // ---- Reading ----
@@ -87,18 +93,24 @@ export class RelationshipsService {
     return (await store.getRelationship(db, userId, otherId))?.type === RelationshipTypes.Friend;
   }
 
-  /** The user's platform friends. */
-  friendIds(userId: string): Promise<string[]> {
-    return store.targetsOfType(this.#deps.storage.db, userId, RelationshipTypes.Friend);
+  /** The user's platform friends (an empty list for none: a list is always kept). */
+  async friendIds(userId: string): Promise<readonly string[]> {
+    const ids = await this.#friends.get(userId, async () =>
+      Object.freeze(await store.targetsOfType(this.#deps.storage.db, userId, RelationshipTypes.Friend)),
+    );
+    return ids ?? [];
   }
 
   /** The user's game friends, by application. */
-  async gameFriendsByApplication(userId: string): Promise<Map<string, string[]>> {
-    const out = new Map<string, string[]>();
-    for (const row of await store.allGameFriends(this.#deps.storage.db, userId)) {
-      out.set(row.application_id, [...(out.get(row.application_id) ?? []), row.target_id]);
-    }
-    return out;
+  async gameFriendsByApplication(userId: string): Promise<ReadonlyMap<string, readonly string[]>> {
+    const byApplication = await this.#gameFriends.get(userId, async () => {
+      const out = new Map<string, readonly string[]>();
+      for (const row of await store.allGameFriends(this.#deps.storage.db, userId)) {
+        out.set(row.application_id, Object.freeze([...(out.get(row.application_id) ?? []), row.target_id]));
+      }
+      return out;
+    });
+    return byApplication ?? new Map();
   }
 
   // ---- Platform relationships ----
