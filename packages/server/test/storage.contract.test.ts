@@ -2,8 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Insertable } from 'kysely';
+import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { postgresAvailable, postgresSchema } from '../../../test-support/services.js';
+import { POSTGRES_URL, postgresAvailable, postgresSchema } from '../../../test-support/services.js';
 import { isUniqueViolation, openStorage, type Storage } from '../src/storage/database.js';
 import { migrationProvider } from '../src/storage/migrations/index.js';
 import type { ApplicationsTable, SessionsTable, UsersTable } from '../src/storage/schema.js';
@@ -447,6 +448,33 @@ describe.skipIf(!postgresUp)('PostgreSQL schemas (one per deployment or test run
       for (const storage of opened) await storage.close();
       await first.drop();
       await second.drop();
+    }
+  });
+
+  it("migrates looking at its own schema only: another schema's tables, which may vanish meanwhile, are never read", async () => {
+    // Kysely's own introspector read every column of every schema and looked each table up again by name
+    // outside its snapshot; a test file dropping its schema meanwhile failed a migration elsewhere.
+    const mine = postgresSchema();
+    const theirs = postgresSchema();
+    const theirSchema = new URL(theirs.url).searchParams.get('schema');
+    const other = new pg.Client({ connectionString: POSTGRES_URL });
+    await other.connect();
+    const storage = await openStorage(mine.url);
+    try {
+      await other.query(`CREATE SCHEMA "${theirSchema}"`);
+      await other.query(`CREATE TABLE "${theirSchema}".not_ours (id serial, status integer)`);
+      expect(await storage.migrate()).toEqual(MIGRATIONS);
+      const tables = await storage.db.introspection.getTables({ withInternalKyselyTables: true });
+      expect(new Set(tables.map((table) => table.schema))).toEqual(
+        new Set([new URL(mine.url).searchParams.get('schema')]),
+      );
+      expect(tables.map((table) => table.name)).toContain('kysely_migration');
+      expect(tables.find((table) => table.name === 'users')?.columns.map((c) => c.name)).toContain('username');
+    } finally {
+      await other.end();
+      await storage.close();
+      await mine.drop();
+      await theirs.drop();
     }
   });
 });

@@ -7,7 +7,6 @@ import {
   Kysely,
   type MigrationResultSet,
   Migrator,
-  PostgresDialect,
   type SqliteDatabase,
   SqliteDialect,
   sql,
@@ -16,6 +15,7 @@ import {
 import pg from 'pg';
 import { type ChangeStamps, noStamps, totalChangesStamps, walIndexStamps } from './change-stamp.js';
 import { migrationProvider } from './migrations/index.js';
+import { SearchPathPostgresDialect } from './postgres-dialect.js';
 import type { Schema } from './schema.js';
 
 export type Engine = 'sqlite' | 'postgres';
@@ -180,7 +180,7 @@ async function openPostgres(url: string): Promise<Storage> {
   const migrationSchema = rows[0]?.schema ?? undefined;
   return wrap(
     'postgres',
-    new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) }),
+    new Kysely<Schema>({ dialect: new SearchPathPostgresDialect({ pool }) }),
     noStamps,
     migrationSchema,
     () => ({
