@@ -469,7 +469,9 @@ describe.skipIf(!postgresUp)('PostgreSQL schemas (one per deployment or test run
         new Set([new URL(mine.url).searchParams.get('schema')]),
       );
       expect(tables.map((table) => table.name)).toContain('kysely_migration');
-      expect(tables.find((table) => table.name === 'users')?.columns.map((c) => c.name)).toContain('username');
+      expect(tables.find((table) => table.name === 'users')?.columns.map((c) => c.name)).toContain(
+        'username',
+      );
     } finally {
       await other.end();
       await storage.close();
