@@ -24,7 +24,7 @@ import { type AccountLinkParticipant, AccountLinkService } from './domains/accou
 import { IdentityProvidersService } from './domains/accounts/providers.js';
 import { provisionalRoutes } from './domains/accounts/provisional-routes.js';
 import { accountsRoutes } from './domains/accounts/routes.js';
-import { AccountsService } from './domains/accounts/service.js';
+import { AccountsService, type User } from './domains/accounts/service.js';
 import { ActivitiesService } from './domains/applications/activities.js';
 import { activityProxyRoutes, shareLinkRoutes } from './domains/applications/activity-routes.js';
 import { applicationCdnRoutes } from './domains/applications/cdn-routes.js';
@@ -126,7 +126,7 @@ import { GatewayServer } from './gateway/gateway-server.js';
 import { gatewayRoutes } from './gateway/routes.js';
 import { GatewayService } from './gateway/service.js';
 import { DatabaseSessionStore, type SessionStore } from './gateway/session-store.js';
-import type { Authenticators, RouteAuth } from './http/auth.js';
+import type { Authenticators, Principal, RouteAuth } from './http/auth.js';
 import { OpenApiDocuments, openApiRoutes } from './http/openapi.js';
 import { createHttpServer, type ResponseObserver } from './http/server.js';
 import { type Clock, startingAt, systemClock } from './kernel/clock.js';
@@ -679,6 +679,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     fetch: outbound,
   });
 
+  const sessionPrincipals = new WeakMap<User, Extract<Principal, { kind: 'user' }>>();
   const authenticators: Authenticators = {
     async bot(token) {
       const application = await applications.authenticateBot(token);
@@ -687,7 +688,16 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     async user(token) {
       const session = await accounts.authenticateSession(token);
       if (!session) return undefined;
-      const principal = { kind: 'user' as const, userId: session.user.id, authTime: session.authTime };
+      // A session's kept user (frozen, shared until the next commit) keeps its principal too: one object
+      // and one `remember` per session read, not per request.
+      const kept = sessionPrincipals.get(session.user);
+      if (kept !== undefined && kept.authTime === session.authTime) return kept;
+      const principal = Object.freeze({
+        kind: 'user' as const,
+        userId: session.user.id,
+        authTime: session.authTime,
+      });
+      sessionPrincipals.set(session.user, principal);
       accounts.remember(principal, session.user);
       return principal;
     },

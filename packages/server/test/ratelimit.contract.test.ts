@@ -121,6 +121,15 @@ function rateLimitStoreContract(underTest: StoreUnderTest): void {
       expect(await store.peek(key, 1000, T0 + 1500)).toEqual({ count: 1, resetAt: T0 + 2000 });
     });
 
+    it('hits alternating between an ended window and the current one each count in their own', async () => {
+      const key = freshKey('alternating');
+      await store.hit(key, 1000, T0);
+      expect(await store.hit(key, 1000, T0 + 1000)).toEqual({ count: 1, resetAt: T0 + 2000 });
+      expect(await store.hit(key, 1000, T0 + 999)).toEqual({ count: 2, resetAt: T0 + 1000 });
+      expect(await store.hit(key, 1000, T0 + 1999)).toEqual({ count: 2, resetAt: T0 + 2000 });
+      expect(await store.hit(key, 1000, T0 + 2000)).toEqual({ count: 1, resetAt: T0 + 3000 });
+    });
+
     it('peek() answers 0 and the window end for a key never hit', async () => {
       expect(await store.peek(freshKey('untouched'), 60_000, T0 + 15_000)).toEqual({
         count: 0,

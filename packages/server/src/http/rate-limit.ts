@@ -7,7 +7,7 @@ import {
 } from '@hearth/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../kernel/clock.js';
-import type { RateLimitStore } from '../ratelimit/store.js';
+import type { RateLimitStore, WindowCount } from '../ratelimit/store.js';
 
 export interface RouteRateLimit {
   limit: number;
@@ -37,30 +37,40 @@ export interface LimiterOptions {
 
 /**
  * Checks the global limit (per identity, or shared for the legacy alias), then the route's bucket, and
- * writes the X-RateLimit headers clients plan by (PROTOCOL.md §E.3). Answers true when it replied 429.
+ * writes the X-RateLimit headers clients plan by (PROTOCOL.md §E.3). Answers true when it replied 429; at
+ * once when the store counts in process, else as a promise.
  */
-export async function applyRateLimits(
+export function applyRateLimits(
   request: FastifyRequest,
   reply: FastifyReply,
   bucket: RouteBucket,
   legacyAlias: boolean,
   options: LimiterOptions,
-): Promise<boolean> {
+): boolean | Promise<boolean> {
   const { store, clock, globalPerSecond } = options;
   const now = clock.now();
   const identity = request.principal ? `u${request.principal.userId}` : `ip${request.ip}`;
-
-  const globalKey = legacyAlias ? 'global:legacy-alias' : `global:${identity}`;
-  const global = await store.hit(globalKey, 1000, now);
-  if (global.count > globalPerSecond) {
-    return tooMany(reply, (global.resetAt - now) / 1000, true, legacyAlias ? 'shared' : 'global');
-  }
-
   const major = bucket.majorParameter
     ? (request.params as Record<string, string>)[bucket.majorParameter]
     : '';
-  const { limit, windowMs } = bucket.limit;
-  const route = await store.hit(`route:${identity}:${bucket.hash}:${major ?? ''}`, windowMs, now);
+  const globalKey = legacyAlias ? 'global:legacy-alias' : `global:${identity}`;
+  const routeKey = `route:${identity}:${bucket.hash}:${major ?? ''}`;
+  const { windowMs } = bucket.limit;
+
+  const afterGlobal = (global: WindowCount): boolean | Promise<boolean> => {
+    if (global.count > globalPerSecond) {
+      return tooMany(reply, (global.resetAt - now) / 1000, true, legacyAlias ? 'shared' : 'global');
+    }
+    if (store.hitNow) return answerRoute(reply, bucket, store.hitNow(routeKey, windowMs, now), now);
+    return store.hit(routeKey, windowMs, now).then((route) => answerRoute(reply, bucket, route, now));
+  };
+  if (store.hitNow) return afterGlobal(store.hitNow(globalKey, 1000, now));
+  return store.hit(globalKey, 1000, now).then(afterGlobal);
+}
+
+/** The route bucket's headers, and its 429 when spent. */
+function answerRoute(reply: FastifyReply, bucket: RouteBucket, route: WindowCount, now: number): boolean {
+  const { limit } = bucket.limit;
   const resetAfter = (route.resetAt - now) / 1000;
   reply.header(RateLimitHeaders.Limit, limit);
   reply.header(RateLimitHeaders.Remaining, Math.max(0, limit - route.count));

@@ -195,11 +195,14 @@ export function createHttpServer(
     if (reply.statusCode === 429 && !reply.hasHeader('via')) reply.header('via', RATE_LIMITED_VIA);
     removeUploads(request, (error) => (error ? done(error) : done(null, payload)));
   });
+  const requestLines = deps.logger.isLevelEnabled('info');
   app.addHook('onResponse', (request, reply, done) => {
-    request.log.info(
-      { method: request.method, url: request.url.split('?')[0], status: reply.statusCode },
-      'request',
-    );
+    if (requestLines) {
+      request.log.info(
+        { method: request.method, url: request.url.split('?')[0], status: reply.statusCode },
+        'request',
+      );
+    }
     removeUploads(request, done);
   });
   app.addHook('onRequestAbort', (request, done) => removeUploads(request, done));
@@ -250,11 +253,15 @@ export function createHttpServer(
           if (header) request.principal = (await resolvePrincipal(header, deps.authenticators)) ?? null;
           if (faults !== undefined && (await faults.onRequest(request, reply))) return reply;
           // Limits first: a refused credential still spends its caller's (IP) budget, so guessing is throttled.
-          if (
-            config.bucket &&
-            (await applyRateLimits(request, reply, config.bucket, config.legacyAlias === true, limiter))
-          ) {
-            return reply;
+          if (config.bucket) {
+            const limited = applyRateLimits(
+              request,
+              reply,
+              config.bucket,
+              config.legacyAlias === true,
+              limiter,
+            );
+            if (limited === true || (limited !== false && (await limited))) return reply;
           }
           if (config.auth) assertAdmitted(request, config.auth);
           return undefined;

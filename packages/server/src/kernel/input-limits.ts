@@ -39,8 +39,31 @@ export function assertJsonDepth(text: string): void {
   if (exceedsJsonDepth(text)) throw new HearthError('InvalidJSON');
 }
 
+/** Whether any string (value or key) holds a NUL character, walked without recursion or paths. */
+function holdsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (typeof value !== 'object' || value === null) return false;
+  const stack: unknown[] = [value];
+  for (let current = stack.pop(); current !== undefined; current = stack.pop()) {
+    if (typeof current === 'string') {
+      if (current.includes('\u0000')) return true;
+    } else if (Array.isArray(current)) {
+      for (const child of current) stack.push(child);
+    } else if (typeof current === 'object' && current !== null) {
+      for (const key in current) {
+        if (!Object.hasOwn(current, key)) continue;
+        if (key.includes('\u0000')) return true;
+        stack.push((current as Record<string, unknown>)[key]);
+      }
+    }
+  }
+  return false;
+}
+
 /** The path of the first string (value or key) holding a NUL character, walked without recursion. */
 export function findNul(value: unknown): string[] | undefined {
+  // Every request is walked; paths are built only for the rare one that holds a NUL.
+  if (!holdsNul(value)) return undefined;
   const stack: Array<[unknown, string[]]> = [[value, []]];
   for (let item = stack.pop(); item !== undefined; item = stack.pop()) {
     const [current, path] = item;

@@ -13,8 +13,14 @@ interface Window {
  */
 export class MemoryRateLimitStore implements RateLimitStore {
   readonly #windows = new Map<string, Window>();
+  /** The window each length last counted in: most hits fall in it, found without making its id. */
+  readonly #latest = new Map<number, Window>();
 
   async hit(key: string, windowMs: number, now: number, amount = 1): Promise<WindowCount> {
+    return this.hitNow(key, windowMs, now, amount);
+  }
+
+  hitNow(key: string, windowMs: number, now: number, amount = 1): WindowCount {
     const window = this.#window(windowMs, now);
     const count = (window.counts.get(key) ?? 0) + amount;
     window.counts.set(key, count);
@@ -30,23 +36,28 @@ export class MemoryRateLimitStore implements RateLimitStore {
   /** Forgets every window (the emulator restored a snapshot: counts start afresh). */
   clear(): void {
     this.#windows.clear();
+    this.#latest.clear();
   }
 
   async close(): Promise<void> {
-    this.#windows.clear();
+    this.clear();
   }
 
   #window(windowMs: number, now: number): Window {
+    const latest = this.#latest.get(windowMs);
+    if (latest !== undefined && now < latest.resetAt && now >= latest.resetAt - windowMs) return latest;
     const start = windowStart(windowMs, now);
     const id = `${windowMs}:${start}`;
     let window = this.#windows.get(id);
     if (!window) {
       // Windows are few (about two per limit length): the long-ended ones go as each new one opens.
       for (const [ended, { keptUntil }] of this.#windows) if (keptUntil <= now) this.#windows.delete(ended);
+      for (const [length, { keptUntil }] of this.#latest) if (keptUntil <= now) this.#latest.delete(length);
       const resetAt = start + windowMs;
       window = { resetAt, keptUntil: resetAt + Math.min(windowMs, ENDED_WINDOW_KEPT_MS), counts: new Map() };
       this.#windows.set(id, window);
     }
+    this.#latest.set(windowMs, window);
     return window;
   }
 }

@@ -8,6 +8,11 @@ export interface RateLimitStore {
    * the count after the hit.
    */
   hit(key: string, windowMs: number, now: number, amount?: number): Promise<WindowCount>;
+  /**
+   * `hit`, answered at once by a store that needs no I/O (the in-process one), so that every request's two
+   * counts cost no promise; a shared store has none.
+   */
+  hitNow?(key: string, windowMs: number, now: number, amount?: number): WindowCount;
   /** Reads the window's count without counting. */
   peek(key: string, windowMs: number, now: number): Promise<WindowCount>;
   close(): Promise<void>;
