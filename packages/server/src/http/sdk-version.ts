@@ -5,7 +5,7 @@ import {
   type SdkVersion,
   sdkVersionStanding,
 } from '@hearth/protocol';
-import type { onRequestHookHandler } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../kernel/clock.js';
 import { HearthError } from '../kernel/errors.js';
 
@@ -48,14 +48,11 @@ export function judgeSdkVersion(text: unknown, nowMs: number): SdkVersionVerdict
   }
 }
 
-/** Every API request of the SDK carries its version in SDK_VERSION_HEADER. */
-export function sdkVersionHook(clock: Clock): onRequestHookHandler {
-  return (request, reply, done) => {
-    const verdict = judgeSdkVersion(request.headers[SDK_VERSION_HEADER], clock.now());
-    if (verdict?.kind === 'end-of-life') return done(verdict.error);
-    if (verdict?.kind === 'deprecated') reply.headers(verdict.headers);
-    done();
-  };
+/** Every API request of the SDK carries its version in SDK_VERSION_HEADER: refused past its window (throws). */
+export function answerSdkVersion(request: FastifyRequest, reply: FastifyReply, clock: Clock): void {
+  const verdict = judgeSdkVersion(request.headers[SDK_VERSION_HEADER], clock.now());
+  if (verdict?.kind === 'end-of-life') throw verdict.error;
+  if (verdict?.kind === 'deprecated') reply.headers(verdict.headers);
 }
 
 function versionName(version: SdkVersion): string {

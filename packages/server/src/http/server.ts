@@ -39,7 +39,7 @@ import { answerCors } from './cors.js';
 import { renderClientError, toWireError } from './error-renderer.js';
 import { type FileUploads, readMultipart, type UploadedFile } from './multipart.js';
 import { applyRateLimits, type RouteBucket, type RouteRateLimit, routeBucket } from './rate-limit.js';
-import { sdkVersionHook } from './sdk-version.js';
+import { answerSdkVersion } from './sdk-version.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -155,29 +155,24 @@ export function createHttpServer(
   app.decorateRequest('principal', null);
   app.decorateRequest('uploads', null);
   app.decorateRequest('requestContext', null);
-  // First of all hooks: the id is answered on every response, and what the request causes runs inside it.
-  // Carrying the context costs every promise of every request (async hooks on Node 20: 15 % of read-path
-  // throughput), so the lines a request causes elsewhere name it only when debug lines are written.
-  if (deps.logger.isLevelEnabled('debug')) {
-    app.addHook('onRequest', (request, reply, done) => {
-      reply.header(REQUEST_ID_HEADER, request.id);
-      request.requestContext = { requestId: request.id, active: true };
-      runInRequest(request.requestContext, done);
-    });
+  // First of all hooks: the id is answered on every response, and a preflight is answered whatever the route
+  // (before the routes' own hooks: authentication, limits). One hook: each costs a turn of Fastify's runner.
+  // Carrying the request's context costs every promise of every request (async hooks on Node 20: 15 % of
+  // read-path throughput), so the lines a request causes elsewhere name it only when debug lines are written.
+  const carryContext = deps.logger.isLevelEnabled('debug');
+  app.addHook('onRequest', (request, reply, done) => {
+    reply.header(REQUEST_ID_HEADER, request.id);
+    if (answerCors(request, reply)) return;
+    if (!carryContext) return done();
+    request.requestContext = { requestId: request.id, active: true };
+    runInRequest(request.requestContext, done);
+  });
+  if (carryContext) {
     app.addHook('onResponse', (request, _reply, done) => {
       if (request.requestContext) request.requestContext.active = false;
       done();
     });
-  } else {
-    app.addHook('onRequest', (request, reply, done) => {
-      reply.header(REQUEST_ID_HEADER, request.id);
-      done();
-    });
   }
-  // Before the routes' own hooks (authentication, limits): a preflight is answered whatever the route.
-  app.addHook('onRequest', (request, reply, done) => {
-    if (!answerCors(request, reply)) done();
-  });
   // Files a request's owner kept were moved away; whatever is left of them goes, whatever the outcome, and
   // before the answer leaves: a client told "refused" finds nothing of its upload on disk. The hooks every
   // request passes are callbacks, and one per stage: each async hook cost a promise and a microtask turn.
@@ -246,8 +241,8 @@ export function createHttpServer(
             bucket: routeBucket(methods, template, limit),
           };
         });
-        scope.addHook('onRequest', sdkVersionHook(deps.clock));
         scope.addHook('onRequest', async (request, reply) => {
+          answerSdkVersion(request, reply, deps.clock);
           const config = request.routeOptions.config;
           const header = request.headers.authorization;
           if (header) request.principal = (await resolvePrincipal(header, deps.authenticators)) ?? null;

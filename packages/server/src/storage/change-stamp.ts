@@ -13,11 +13,14 @@ const HEADER_BYTES = 48;
 /**
  * A SQLite file in WAL mode: every commit, by any connection of any process, rewrites the WAL-index header in
  * the shared `-shm` file (its change counter, frame count and checksums; https://www.sqlite.org/walformat.html)
- * before another reader can see it. One `pread` of both copies costs about half a microsecond; the copies
+ * before another reader can see it. One `pread` of both copies costs 0.5 to 1.6 µs (by machine); the copies
  * differ only while a commit is writing them (the second first), and then there is no stamp.
  */
 export function walIndexStamps(path: string): ChangeStamps & { close(): void } {
   const header = Buffer.alloc(2 * HEADER_BYTES);
+  // The last stamp made, and its bytes: an unchanged header answers the same string without making one.
+  const last = Buffer.alloc(HEADER_BYTES);
+  let lastStamp: string | undefined;
   let fd: number | undefined;
   const stamp = (): string | undefined => {
     try {
@@ -27,7 +30,11 @@ export function walIndexStamps(path: string): ChangeStamps & { close(): void } {
       return undefined;
     }
     if (header.compare(header, 0, HEADER_BYTES, HEADER_BYTES, 2 * HEADER_BYTES) !== 0) return undefined;
-    return header.toString('latin1', 0, HEADER_BYTES);
+    if (lastStamp !== undefined && header.compare(last, 0, HEADER_BYTES, 0, HEADER_BYTES) === 0)
+      return lastStamp;
+    header.copy(last, 0, 0, HEADER_BYTES);
+    lastStamp = header.toString('latin1', 0, HEADER_BYTES);
+    return lastStamp;
   };
   return Object.assign(stamp, {
     close() {
