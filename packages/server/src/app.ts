@@ -33,7 +33,7 @@ import { ApplicationEmojisService } from './domains/applications/emojis.js';
 import { applicationProfilesRoutes } from './domains/applications/profiles.js';
 import { QuestsService } from './domains/applications/quests.js';
 import { applicationsRoutes } from './domains/applications/routes.js';
-import { ApplicationsService } from './domains/applications/service.js';
+import { type Application, ApplicationsService } from './domains/applications/service.js';
 import { TeamsService } from './domains/applications/teams.js';
 import { AutoModEnforcement } from './domains/automod/enforcement.js';
 import { automodRoutes } from './domains/automod/routes.js';
@@ -91,7 +91,7 @@ import { MessagesService, type ProvisionalAccounts } from './domains/messages/se
 import { SigningKeys } from './domains/oauth2/keys.js';
 import { oauth2Pages } from './domains/oauth2/pages.js';
 import { oauth2Routes } from './domains/oauth2/routes.js';
-import { OAuth2Service } from './domains/oauth2/service.js';
+import { type AccessGrant, OAuth2Service } from './domains/oauth2/service.js';
 import type { PresenceInput } from './domains/presence/schemas.js';
 import { PresenceService } from './domains/presence/service.js';
 import { relationshipsRoutes } from './domains/relationships/routes.js';
@@ -679,17 +679,30 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     fetch: outbound,
   });
 
+  // A credential's kept answer (frozen, shared until the next commit) keeps its principal too: one object
+  // per credential read, not per request, which what a request keys by principal (its user, its rate-limit
+  // keys) then finds again.
   const sessionPrincipals = new WeakMap<User, Extract<Principal, { kind: 'user' }>>();
+  const botPrincipals = new WeakMap<Application, Principal>();
+  const bearerPrincipals = new WeakMap<AccessGrant, Principal>();
   const authenticators: Authenticators = {
     async bot(token) {
       const application = await applications.authenticateBot(token);
-      return application && { kind: 'bot', userId: application.botUserId, applicationId: application.id };
+      if (!application) return undefined;
+      let principal = botPrincipals.get(application);
+      if (principal === undefined) {
+        principal = Object.freeze({
+          kind: 'bot' as const,
+          userId: application.botUserId,
+          applicationId: application.id,
+        });
+        botPrincipals.set(application, principal);
+      }
+      return principal;
     },
     async user(token) {
       const session = await accounts.authenticateSession(token);
       if (!session) return undefined;
-      // A session's kept user (frozen, shared until the next commit) keeps its principal too: one object
-      // and one `remember` per session read, not per request.
       const kept = sessionPrincipals.get(session.user);
       if (kept !== undefined && kept.authTime === session.authTime) return kept;
       const principal = Object.freeze({
@@ -703,9 +716,11 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
     async bearer(token) {
       const grant = await oauth2!.authenticateAccessToken(token);
-      return (
-        grant && {
-          kind: 'bearer',
+      if (!grant) return undefined;
+      let principal = bearerPrincipals.get(grant);
+      if (principal === undefined) {
+        principal = Object.freeze({
+          kind: 'bearer' as const,
           userId: grant.userId,
           applicationId: grant.applicationId,
           scopes: expandScopes(grant.scopes, grant.withheld),
@@ -713,8 +728,10 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
           tokenId: grant.tokenId,
           familyId: grant.familyId,
           expiresAt: grant.expiresAt,
-        }
-      );
+        });
+        bearerPrincipals.set(grant, principal);
+      }
+      return principal;
     },
   };
 

@@ -8,6 +8,7 @@ import {
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../kernel/clock.js';
 import type { RateLimitStore, WindowCount } from '../ratelimit/store.js';
+import type { Principal } from './auth.js';
 
 export interface RouteRateLimit {
   limit: number;
@@ -49,12 +50,7 @@ export function applyRateLimits(
 ): boolean | Promise<boolean> {
   const { store, clock, globalPerSecond } = options;
   const now = clock.now();
-  const identity = request.principal ? `u${request.principal.userId}` : `ip${request.ip}`;
-  const major = bucket.majorParameter
-    ? (request.params as Record<string, string>)[bucket.majorParameter]
-    : '';
-  const globalKey = legacyAlias ? 'global:legacy-alias' : `global:${identity}`;
-  const routeKey = `route:${identity}:${bucket.hash}:${major ?? ''}`;
+  const { globalKey, routeKey } = counterKeys(request, bucket, legacyAlias);
   const { windowMs } = bucket.limit;
 
   const afterGlobal = (global: WindowCount): boolean | Promise<boolean> => {
@@ -66,6 +62,47 @@ export function applyRateLimits(
   };
   if (store.hitNow) return afterGlobal(store.hitNow(globalKey, 1000, now));
   return store.hit(globalKey, 1000, now).then(afterGlobal);
+}
+
+/** A principal's counter keys (its global one, one per route bucket without a major parameter). */
+interface PrincipalKeys {
+  global: string;
+  routes: Map<RouteBucket, string>;
+}
+
+/**
+ * Kept per principal object, which a session's requests share until the next commit: a key made anew is
+ * a string to flatten and hash on every lookup, a kept one has its hash already.
+ */
+const principalKeys = new WeakMap<Principal, PrincipalKeys>();
+
+function counterKeys(
+  request: FastifyRequest,
+  bucket: RouteBucket,
+  legacyAlias: boolean,
+): { globalKey: string; routeKey: string } {
+  const principal = request.principal;
+  const major = bucket.majorParameter
+    ? ((request.params as Record<string, string>)[bucket.majorParameter] ?? '')
+    : '';
+  if (legacyAlias || !principal || major !== '') {
+    const identity = principal ? `u${principal.userId}` : `ip${request.ip}`;
+    return {
+      globalKey: legacyAlias ? 'global:legacy-alias' : `global:${identity}`,
+      routeKey: `route:${identity}:${bucket.hash}:${major}`,
+    };
+  }
+  let keys = principalKeys.get(principal);
+  if (keys === undefined) {
+    keys = { global: `global:u${principal.userId}`, routes: new Map() };
+    principalKeys.set(principal, keys);
+  }
+  let routeKey = keys.routes.get(bucket);
+  if (routeKey === undefined) {
+    routeKey = `route:u${principal.userId}:${bucket.hash}:`;
+    keys.routes.set(bucket, routeKey);
+  }
+  return { globalKey: keys.global, routeKey };
 }
 
 /** The route bucket's headers, and its 429 when spent. */
