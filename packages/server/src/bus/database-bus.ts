@@ -140,7 +140,7 @@ export class DatabaseBus implements Bus {
                 audience === undefined ? { type, data, id } : { type, data, audience, id },
               );
             });
-          });
+          }, rows.length);
         } else {
           await this.#readThrough(last);
         }
@@ -234,7 +234,7 @@ export class DatabaseBus implements Bus {
           this.#last = Number(row.id);
           this.#deliver(row);
         }
-      });
+      }, rows.length);
       if (this.#closed) return;
       if (rows.length < this.#batchSize) return;
     }

@@ -62,8 +62,10 @@ export interface ConnectionContext {
    * ends, before the bus settles a publish or yields, so nothing written later can overtake them.
    */
   readonly holdingWrites: boolean;
-  /** Which run of deliveries is under way (a new number for each): a socket's first frame of a run goes out at once. */
+  /** Which run of deliveries is under way (a new number for each): a socket's first frame of a run goes out at once… */
   readonly writeRun: number;
+  /** …unless this is set: the run is a short burst, and every frame of it waits for its end. */
+  readonly holdingFirstWrites: boolean;
   hold(transport: Duplex): void;
 }
 
@@ -305,7 +307,8 @@ export class Connection implements SessionSink {
       // 1,000 friends) would gain nothing by waiting, and its client can read while the rest are built.
       const transport = this.#transport;
       if (this.#context.holdingWrites) {
-        if (this.#writeRun !== this.#context.writeRun) this.#writeRun = this.#context.writeRun;
+        if (this.#writeRun !== this.#context.writeRun && !this.#context.holdingFirstWrites)
+          this.#writeRun = this.#context.writeRun;
         else if (transport.writableCorked === 0) {
           transport.cork();
           this.#context.hold(transport);
