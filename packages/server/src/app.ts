@@ -703,6 +703,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
           tokenId: grant.tokenId,
           familyId: grant.familyId,
           expiresAt: grant.expiresAt,
+          ...(grant.applicationFlags === undefined ? {} : { applicationFlags: grant.applicationFlags }),
         }
       );
     },
