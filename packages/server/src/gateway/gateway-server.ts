@@ -668,7 +668,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       const waiting =
         audience.guildId === undefined ? undefined : this.#joining.get(session)?.get(audience.guildId);
       if (waiting) waiting.push(event);
-      else if (wants(session, event) && this.#views.permits(event, session.identity.userId, now)) {
+      else if (wants(session, event, true) && this.#views.permits(event, session.identity.userId, now)) {
         record(session, event.type, readableBy(session, event.type, event.data), event.id);
         recorded++;
       }
@@ -1090,11 +1090,15 @@ interface Matchable {
   guildIds: ReadonlySet<string>;
 }
 
-/** Whether a bus event is for this session: its users or application, its guild, and (bots) its intents. */
-function wants(target: Matchable, event: DeliveredEvent): boolean {
+/**
+ * Whether a bus event is for this session: its users or application, its guild, and (bots) its intents.
+ * `candidate`: the session is one of `SessionRegistry.candidates` for the event's audience, so of its users
+ * when it names users (a lobby message: its 100 members need not be looked up again, one by one).
+ */
+function wants(target: Matchable, event: DeliveredEvent, candidate = false): boolean {
   const audience = event.audience;
   if (!audience) return false;
-  if (audience.users && !names(audience.users, target.identity.userId)) return false;
+  if (audience.users && !candidate && !names(audience.users, target.identity.userId)) return false;
   if (audience.applicationId && target.identity.applicationId !== audience.applicationId) return false;
   if (audience.guildId && !target.guildIds.has(audience.guildId)) return false;
   if (event.type === 'THREAD_MEMBERS_UPDATE' && !namesTarget(target, event)) {
