@@ -728,6 +728,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
           tokenId: grant.tokenId,
           familyId: grant.familyId,
           expiresAt: grant.expiresAt,
+          ...(grant.applicationFlags === undefined ? {} : { applicationFlags: grant.applicationFlags }),
         });
         bearerPrincipals.set(grant, principal);
       }

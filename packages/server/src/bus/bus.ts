@@ -39,6 +39,11 @@ export type BusListener = (event: DeliveredEvent) => void;
 
 export interface SubscribeOptions {
   /**
+   * Called when a run of deliveries starts, with how many events it holds at most (a lone delivery: 1), so
+   * that a listener can tell a short burst from a lone event before the first one arrives.
+   */
+  beforeDelivery?: (events: number) => void;
+  /**
    * Called when a run of deliveries ends: after the events an adapter delivers together in one synchronous
    * loop (a read or an append of several), or after a lone one, and always before the bus settles a
    * publish or yields. The gateway holds its socket writes during a run and writes them here, in order.
@@ -131,7 +136,11 @@ export const reportToStderr: BusErrorReporter = (error, event) => {
  * order, one throwing does not starve the others, and each subscription is its own even for one function.
  */
 export class Subscribers {
-  readonly #entries = new Set<{ listener: BusListener; afterDelivery: (() => void) | undefined }>();
+  readonly #entries = new Set<{
+    listener: BusListener;
+    beforeDelivery: ((events: number) => void) | undefined;
+    afterDelivery: (() => void) | undefined;
+  }>();
   readonly #onError: BusErrorReporter;
   /** Nested `run`s under way: only the outermost one ends the run. */
   #depth = 0;
@@ -143,7 +152,7 @@ export class Subscribers {
   }
 
   add(listener: BusListener, options: SubscribeOptions = {}): () => void {
-    const entry = { listener, afterDelivery: options.afterDelivery };
+    const entry = { listener, beforeDelivery: options.beforeDelivery, afterDelivery: options.afterDelivery };
     this.#entries.add(entry);
     return () => {
       this.#entries.delete(entry);
@@ -153,7 +162,7 @@ export class Subscribers {
   /** Delivers one event; outside `run`, it is a run of its own. */
   deliver(event: DeliveredEvent): void {
     if (this.#depth === 0) {
-      this.run(() => this.deliver(event));
+      this.run(() => this.deliver(event), 1);
       return;
     }
     this.#delivered = true;
@@ -166,9 +175,21 @@ export class Subscribers {
     }
   }
 
-  /** Runs `deliveries` (synchronous calls of `deliver`), then tells the subscribers that asked. */
-  run(deliveries: () => void): void {
-    this.#depth++;
+  /**
+   * Runs `deliveries` (synchronous calls of `deliver`, `events` of them at most), telling the subscribers
+   * that asked before and after.
+   */
+  run(deliveries: () => void, events: number): void {
+    if (this.#depth++ === 0 && events > 0) {
+      for (const { beforeDelivery } of this.#entries) {
+        if (beforeDelivery === undefined) continue;
+        try {
+          beforeDelivery(events);
+        } catch (error) {
+          this.#onError(error);
+        }
+      }
+    }
     try {
       deliveries();
     } finally {
@@ -226,7 +247,7 @@ export class MemoryBus implements Bus {
         if (this.#history.length > BUS_HISTORY_SIZE) this.#history.shift();
         this.#subscribers.deliver(event);
       }
-    });
+    }, pending.length);
     for (const { settle } of pending) settle();
   }
 

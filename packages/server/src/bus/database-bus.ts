@@ -145,7 +145,7 @@ export class DatabaseBus implements Bus {
                 audience === undefined ? { type, data, id } : { type, data, audience, id },
               );
             });
-          });
+          }, rows.length);
         } else {
           await this.#readThrough(last);
         }
@@ -239,7 +239,7 @@ export class DatabaseBus implements Bus {
           this.#last = Number(row.id);
           this.#deliver(row);
         }
-      });
+      }, rows.length);
       if (this.#closed) return;
       if (rows.length < this.#batchSize) return;
     }

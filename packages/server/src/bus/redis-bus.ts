@@ -173,11 +173,13 @@ export class RedisStreamsBus implements Bus {
           ),
         );
         failures = 0;
+        let events = 0;
+        for (const [, entries] of reply ?? []) events += entries.length;
         this.#subscribers.run(() => {
           for (const [, entries] of reply ?? []) {
             for (const [id, fields] of entries) this.#deliver(id, fields);
           }
-        });
+        }, events);
       } catch (error) {
         if (this.#closed) return;
         this.#onError(error);

@@ -9,7 +9,7 @@ export class ZlibStream {
   #chain: Promise<unknown> = Promise.resolve();
 
   /** Compresses one message; calls resolve in the order messages were given. */
-  compress(message: string): Promise<Buffer> {
+  compress(message: string | Buffer): Promise<Buffer> {
     const next = this.#chain.then(
       () =>
         new Promise<Buffer>((resolve, reject) => {

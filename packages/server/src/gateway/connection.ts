@@ -62,8 +62,10 @@ export interface ConnectionContext {
    * ends, before the bus settles a publish or yields, so nothing written later can overtake them.
    */
   readonly holdingWrites: boolean;
-  /** Which run of deliveries is under way (a new number for each): a socket's first frame of a run goes out at once. */
+  /** Which run of deliveries is under way (a new number for each): a socket's first frame of a run goes out at once… */
   readonly writeRun: number;
+  /** …unless this is set: the run is a short burst, and every frame of it waits for its end. */
+  readonly holdingFirstWrites: boolean;
   hold(transport: Duplex): void;
 }
 
@@ -80,29 +82,49 @@ export interface DispatchFaults {
 export const HEARTBEAT_TICKS_PER_INTERVAL = 4;
 const SILENT_TICKS_ALLOWED = 6;
 
+/** Bytes handed to ws go out as a text frame, as the string they encode would (ws takes a Buffer as binary). */
+const TEXT_FRAME = { binary: false } as const;
+
 /** Where every connection's queues start: one settled promise shared, not two per idle connection. */
 const SETTLED: Promise<void> = Promise.resolve();
 
 /**
- * The JSON text of each bus event's dispatch body: one event goes to every session of its audience and is
- * serialized once; each frame splices its own `s` around it. Keyed by the body object but held for one
- * event only: a service may publish the same object again, changed, as a later event (an edited message).
+ * The JSON of each bus event's dispatch frame up to its `s`, and after it: one event goes to every session of
+ * its audience and is serialized and encoded once; each frame splices its own `s` between the two. Keyed by
+ * the body object but held for one event only: a service may publish the same object again, changed, as a
+ * later event (an edited message).
  */
-const bodies = new WeakMap<object, { eventId: string; body: string }>();
+const frameParts = new WeakMap<object, { eventId: string; t: string; head: Buffer; tail: Buffer }>();
 
-/** The frame of a dispatch, byte for byte what `JSON.stringify({op, d, s, t})` gives. */
-function dispatchFrame(sent: Sent): string {
+/**
+ * The frame of a dispatch, byte for byte what `JSON.stringify({op, d, s, t})` gives; for a bus event's body,
+ * as UTF-8 bytes copied from its shared parts (a copy per session instead of a string to join, measure and
+ * encode: one event reaches a whole lobby or guild).
+ */
+function dispatchFrame(sent: Sent): string | Buffer {
   const { d, eventId } = sent;
   // Only bus events' bodies are shared by many sessions; other dispatches are one-offs.
   if (eventId === undefined || typeof d !== 'object' || d === null) {
     return JSON.stringify({ op: GatewayOpcodes.Dispatch, d, s: sent.seq, t: sent.t });
   }
-  let cached = bodies.get(d);
-  if (cached?.eventId !== eventId) {
-    cached = { eventId, body: JSON.stringify(d) };
-    bodies.set(d, cached);
+  let parts = frameParts.get(d);
+  if (parts?.eventId !== eventId || parts.t !== sent.t) {
+    parts = {
+      eventId,
+      t: sent.t,
+      head: Buffer.from(`{"op":${GatewayOpcodes.Dispatch},"d":${JSON.stringify(d)},"s":`),
+      tail: Buffer.from(`,"t":${JSON.stringify(sent.t)}}`),
+    };
+    frameParts.set(d, parts);
   }
-  return `{"op":${GatewayOpcodes.Dispatch},"d":${cached.body},"s":${sent.seq},"t":${JSON.stringify(sent.t)}}`;
+  const { head, tail } = parts;
+  const seq = String(sent.seq);
+  const frame = Buffer.allocUnsafe(head.length + seq.length + tail.length);
+  head.copy(frame, 0);
+  // A sequence number is ASCII digits: one byte each.
+  frame.write(seq, head.length, 'latin1');
+  tail.copy(frame, head.length + seq.length);
+  return frame;
 }
 
 /**
@@ -293,7 +315,8 @@ export class Connection implements SessionSink {
     this.#sendText(JSON.stringify(payload));
   }
 
-  #sendText(text: string): void {
+  /** Sends one text frame: a string, or its UTF-8 bytes. */
+  #sendText(text: string | Buffer): void {
     // After close() nothing more goes out: a dispatch stays in the session buffer for the Resume.
     if (this.#closed || this.#socket.readyState !== this.#socket.OPEN) return;
     const zlib = this.#zlib;
@@ -305,13 +328,14 @@ export class Connection implements SessionSink {
       // 1,000 friends) would gain nothing by waiting, and its client can read while the rest are built.
       const transport = this.#transport;
       if (this.#context.holdingWrites) {
-        if (this.#writeRun !== this.#context.writeRun) this.#writeRun = this.#context.writeRun;
+        if (this.#writeRun !== this.#context.writeRun && !this.#context.holdingFirstWrites)
+          this.#writeRun = this.#context.writeRun;
         else if (transport.writableCorked === 0) {
           transport.cork();
           this.#context.hold(transport);
         }
       }
-      this.#socket.send(text);
+      this.#socket.send(text, TEXT_FRAME);
       return;
     }
     this.#sending = this.#sending.then(async () => {

@@ -199,8 +199,12 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
   readonly #joining = new Map<Session, Map<string, DeliveredEvent[]>>();
   #holdingWrites = false;
   #writeRun = 0;
+  /** Whether the part of the run under way holds every socket's first frame too (see the bus listener). */
+  #holdingFirstWrites = false;
   /** Events delivered in the current run: its writes are released every EVENTS_PER_WRITE_RUN. */
   #runEvents = 0;
+  /** Events the bus's run has still to deliver, at most (`beforeDelivery`). */
+  #runLeft = 0;
   /** The sockets corked during the current run of bus deliveries (connection.ts `hold`). */
   readonly #held: Duplex[] = [];
 
@@ -215,13 +219,23 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
         if (!this.#holdingWrites) {
           this.#holdingWrites = true;
           this.#writeRun++;
+          // A short burst (the messages of one group commit in a lobby) is built in well under a millisecond:
+          // each socket then gets one write for all of it rather than one for its first frame and one for
+          // the rest. A lone event, or the first parts of a long run, still go out at once.
+          this.#holdingFirstWrites = this.#runLeft > 1 && this.#runLeft <= EVENTS_PER_WRITE_RUN;
         }
+        this.#runLeft--;
         this.deliver(event);
         // A long run (a burst of events to every session) goes out in parts, so that clients read while
         // the rest is built, instead of all at its end.
         if (++this.#runEvents >= EVENTS_PER_WRITE_RUN) this.#releaseWrites();
       },
-      { afterDelivery: () => this.#releaseWrites() },
+      {
+        beforeDelivery: (events) => {
+          this.#runLeft = events;
+        },
+        afterDelivery: () => this.#releaseWrites(),
+      },
     );
     this.#sweeper = setInterval(() => this.#sweep(this.clock.now()), SWEEP_INTERVAL_MS);
     this.#sweeper.unref();
@@ -610,6 +624,10 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     return this.#writeRun;
   }
 
+  get holdingFirstWrites(): boolean {
+    return this.#holdingFirstWrites;
+  }
+
   hold(transport: Duplex): void {
     this.#held.push(transport);
   }
@@ -617,6 +635,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
   /** The bus's run of deliveries ended: every frame of it goes out now, in the order it was sent. */
   #releaseWrites(): void {
     this.#holdingWrites = false;
+    this.#holdingFirstWrites = false;
     this.#runEvents = 0;
     const held = this.#held;
     for (let i = 0; i < held.length; i++) {
@@ -649,7 +668,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       const waiting =
         audience.guildId === undefined ? undefined : this.#joining.get(session)?.get(audience.guildId);
       if (waiting) waiting.push(event);
-      else if (wants(session, event) && this.#views.permits(event, session.identity.userId, now)) {
+      else if (wants(session, event, true) && this.#views.permits(event, session.identity.userId, now)) {
         record(session, event.type, readableBy(session, event.type, event.data), event.id);
         recorded++;
       }
@@ -1071,11 +1090,15 @@ interface Matchable {
   guildIds: ReadonlySet<string>;
 }
 
-/** Whether a bus event is for this session: its users or application, its guild, and (bots) its intents. */
-function wants(target: Matchable, event: DeliveredEvent): boolean {
+/**
+ * Whether a bus event is for this session: its users or application, its guild, and (bots) its intents.
+ * `candidate`: the session is one of `SessionRegistry.candidates` for the event's audience, so of its users
+ * when it names users (a lobby message: its 100 members need not be looked up again, one by one).
+ */
+function wants(target: Matchable, event: DeliveredEvent, candidate = false): boolean {
   const audience = event.audience;
   if (!audience) return false;
-  if (audience.users && !names(audience.users, target.identity.userId)) return false;
+  if (audience.users && !candidate && !names(audience.users, target.identity.userId)) return false;
   if (audience.applicationId && target.identity.applicationId !== audience.applicationId) return false;
   if (audience.guildId && !target.guildIds.has(audience.guildId)) return false;
   if (event.type === 'THREAD_MEMBERS_UPDATE' && !namesTarget(target, event)) {

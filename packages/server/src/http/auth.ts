@@ -17,6 +17,8 @@ export type Principal =
       tokenId: string;
       familyId: string;
       expiresAt: number;
+      /** The application's flags, read with the token in this request (`AccessGrant.applicationFlags`). */
+      applicationFlags?: bigint;
     };
 
 /** One resolver per credential form; each answers undefined for a token it does not know. */

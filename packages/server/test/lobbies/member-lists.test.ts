@@ -261,4 +261,33 @@ describe('messages sent in the same turn are committed together (group commit, i
     expect(await nextMessage(b)).toBe('after');
     expect(b.client.pending().filter((frame) => frame.t === 'LOBBY_MESSAGE_CREATE')).toEqual([]);
   }, 30_000);
+
+  it("a group's frames, written to each socket together, are text frames of JSON.stringify({op, d, s, t}), byte for byte", async () => {
+    const [node] = await start(1, 'group-bytes');
+    const game = await lobbyGame(node);
+    const [alice, bob] = await lobbyPlayers(node, game, 2);
+    const lobby = await call<{ id: string }>(node, 'PUT', '/lobbies', alice.bearer, { secret: 'bytes' });
+    await call(node, 'PUT', '/lobbies', bob.bearer, { secret: 'bytes' });
+    const b = await connect(node, bob);
+    const as = { applicationId: game.id, userId: alice.id };
+    // Other scripts than ASCII: each frame is bytes copied from the body's encoding, not a string.
+    const contents = ['gg ✓', 'à demain 👋', 'こんにちは', 'plain'];
+    const sent = await Promise.all(
+      contents.map((content) => node.services.lobbies.sendMessage(as, lobby.body.id, { content })),
+    );
+    for (const message of sent)
+      expect((await b.client.nextDispatch('LOBBY_MESSAGE_CREATE')).d).toEqual(message);
+    const raw = b.client.messages.filter(
+      (message) => (JSON.parse(message.bytes.toString('utf8')) as GatewayFrame).t === 'LOBBY_MESSAGE_CREATE',
+    );
+    expect(raw).toHaveLength(contents.length);
+    for (const message of raw) {
+      const frame = JSON.parse(message.bytes.toString('utf8')) as GatewayFrame;
+      expect(message.binary).toBe(false);
+      expect(message.bytes).toEqual(
+        Buffer.from(JSON.stringify({ op: 0, d: frame.d, s: frame.s, t: frame.t })),
+      );
+    }
+    expectConsecutive(b.client.frames);
+  }, 30_000);
 });

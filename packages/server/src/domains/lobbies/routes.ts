@@ -152,5 +152,9 @@ function appOf(request: FastifyRequest): string {
 function callerOf(request: FastifyRequest): Caller {
   const principal = request.principal;
   if (principal?.kind !== 'bearer') throw new HearthError('GeneralUnauthorized');
-  return { applicationId: principal.applicationId, userId: principal.userId };
+  return {
+    applicationId: principal.applicationId,
+    userId: principal.userId,
+    applicationFlags: principal.applicationFlags,
+  };
 }

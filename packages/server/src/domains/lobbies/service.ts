@@ -81,6 +81,8 @@ const OVERRIDE_URL_FIELD = 'override_event_webhooks_url';
 export interface Caller {
   applicationId: string;
   userId: string;
+  /** The application's flags as its credential read them in this request; absent: read when needed. */
+  applicationFlags?: bigint | undefined;
 }
 
 /** Route families of the pre-approval limits (PROTOCOL.md §A.3), each with its own budget per application. */
@@ -410,11 +412,13 @@ export class LobbiesService {
 
   async sendMessage(caller: Caller, lobbyId: string, input: SendLobbyMessage): Promise<Json> {
     if (input.content.trim() === '') throw new HearthError('CannotSendEmptyMessage');
-    await this.#spend(caller.applicationId, 'message');
-    const author = await this.#author(caller.userId);
+    await this.#spend(caller.applicationId, 'message', caller.applicationFlags);
     const now = this.#deps.clock.now();
     // Messages of requests read in the same turn commit together (group commit); refusals come before writes.
-    const { message, changes, members, linkedTo } = await this.#messages.run(async (tx) => {
+    const { author, message, changes, members, linkedTo } = await this.#messages.run(async (tx) => {
+      // Read in the transaction, as the lobby is: a statement alone would open a read transaction of its own,
+      // which on a busy database costs more than the read (SQLite, one per message).
+      const author = await this.#author(tx, caller.userId);
       const lobby = await this.#lobbyOf(tx, caller.applicationId, lobbyId);
       const members = await this.#membersAt(tx, lobby);
       const member = members.byUser.get(caller.userId);
@@ -441,7 +445,7 @@ export class LobbiesService {
       // The link is read here, not after commit: the messages of one group then publish without another
       // wait between them, and their events reach each member's socket in one write.
       const linkedTo = await this.#deps.links?.linkedChannelOf(tx, lobby.id);
-      return { message, changes: new Changes(lobby), members, linkedTo };
+      return { author, message, changes: new Changes(lobby), members, linkedTo };
     });
     // A linked lobby's message lives in the channel too; a refusal there leaves it the lobby's (§A.3 row 11).
     const channelId =
@@ -473,7 +477,7 @@ export class LobbiesService {
   /** The author edits the content; an edit clears the moderation metadata (§B.4) and re-fires the webhook. */
   async editMessage(caller: Caller, lobbyId: string, messageId: string, content: string): Promise<Json> {
     if (content.trim() === '') throw new HearthError('CannotSendEmptyMessage');
-    const author = await this.#author(caller.userId);
+    const author = await this.#author(this.#deps.storage.db, caller.userId);
     const now = this.#deps.clock.now();
     const { message, changes, members } = await this.#transaction(async (tx) => {
       const lobby = await this.#lobbyOf(tx, caller.applicationId, lobbyId);
@@ -625,8 +629,8 @@ export class LobbiesService {
     return message;
   }
 
-  async #author(userId: string): Promise<User> {
-    const author = await this.#deps.accounts.getUser(userId);
+  async #author(db: Executor, userId: string): Promise<User> {
+    const author = await this.#deps.accounts.getUserIn(db, userId);
     if (!author) throw new HearthError('UnknownUser');
     return author;
   }
@@ -756,9 +760,10 @@ export class LobbiesService {
   }
 
   /** The pre-approval limit of a route family, unless the application is approved (§A.3). */
-  async #spend(applicationId: string, family: QuotaFamily): Promise<void> {
-    // The flags alone (one column, prepared): read on every message, so a revoked approval applies at once.
-    const flags = await this.#deps.applications.flagsIn(this.#deps.storage.db, applicationId);
+  async #spend(applicationId: string, family: QuotaFamily, known?: bigint): Promise<void> {
+    // Read on every message, so a revoked approval applies at once: by the request's credential, with its
+    // token (kept only until the next commit), or else alone (one column, prepared).
+    const flags = known ?? (await this.#deps.applications.flagsIn(this.#deps.storage.db, applicationId));
     const approved = ApplicationFlags.CommunicationFeaturesApproved;
     if (flags !== undefined && (flags & approved) === approved) return;
     await this.#deps.quotas.spend(`lobbies:${family}:${applicationId}`, PRE_APPROVAL_LIMIT);

@@ -133,6 +133,11 @@ export interface AccessGrant {
   /** Scopes an umbrella scope implies that the application is not approved for (SCOPE_APPROVALS). */
   withheld?: readonly Scope[];
   expiresAt: number;
+  /**
+   * The application's flags, read with the token (absent: the application is gone, or not read): as fresh as
+   * the grant itself, which is kept only until the next commit.
+   */
+  applicationFlags?: bigint;
 }
 
 const MAX_STATE_LENGTH = 2048;
@@ -890,13 +895,13 @@ export class OAuth2Service {
     if (row.client_credentials === 1)
       scopes = scopes.filter((scope) => CLIENT_CREDENTIALS_SCOPES.includes(scope));
     let withheld: Scope[] = [];
+    // The application's flags come with the token (one read): a revoked approval applies at once.
+    const flags = row.application_flags === null ? undefined : BigInt(row.application_flags);
     // A restricted scope holds only while the application is still approved for it (seed, Records: User;
     // Authentication 2), whether granted by name or through an umbrella scope.
     const expanded = expandScopes(scopes);
     if (RESTRICTED_SCOPES.some((scope) => expanded.has(scope))) {
-      // The application's flags come with the token (one read): a revoked approval applies at once.
-      if (row.application_flags === null) return undefined;
-      const flags = BigInt(row.application_flags);
+      if (flags === undefined) return undefined;
       scopes = scopes.filter((scope) => scopeAvailable(scope, flags));
       withheld = RESTRICTED_SCOPES.filter((scope) => !scopeAvailable(scope, flags));
     }
@@ -908,6 +913,7 @@ export class OAuth2Service {
       scopes: Object.freeze(scopes),
       withheld: Object.freeze(withheld),
       expiresAt: Number(row.expires_at),
+      ...(flags === undefined ? {} : { applicationFlags: flags }),
     });
   }
 
