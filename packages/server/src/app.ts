@@ -688,17 +688,16 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const authenticators: Authenticators = {
     async bot(token) {
       const application = await applications.authenticateBot(token);
-      if (!application) return undefined;
-      let principal = botPrincipals.get(application);
-      if (principal === undefined) {
-        principal = Object.freeze({
-          kind: 'bot' as const,
-          userId: application.botUserId,
-          applicationId: application.id,
-        });
-        botPrincipals.set(application, principal);
-      }
-      return principal;
+      return (
+        application &&
+        keptFor(botPrincipals, application, () =>
+          Object.freeze({
+            kind: 'bot' as const,
+            userId: application.botUserId,
+            applicationId: application.id,
+          }),
+        )
+      );
     },
     async user(token) {
       const session = await accounts.authenticateSession(token);
@@ -716,23 +715,22 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     },
     async bearer(token) {
       const grant = await oauth2!.authenticateAccessToken(token);
-      if (!grant) return undefined;
-      let principal = bearerPrincipals.get(grant);
-      if (principal === undefined) {
-        principal = Object.freeze({
-          kind: 'bearer' as const,
-          userId: grant.userId,
-          applicationId: grant.applicationId,
-          scopes: expandScopes(grant.scopes, grant.withheld),
-          grantedScopes: grant.scopes,
-          tokenId: grant.tokenId,
-          familyId: grant.familyId,
-          expiresAt: grant.expiresAt,
-          ...(grant.applicationFlags === undefined ? {} : { applicationFlags: grant.applicationFlags }),
-        });
-        bearerPrincipals.set(grant, principal);
-      }
-      return principal;
+      return (
+        grant &&
+        keptFor(bearerPrincipals, grant, () =>
+          Object.freeze({
+            kind: 'bearer' as const,
+            userId: grant.userId,
+            applicationId: grant.applicationId,
+            scopes: expandScopes(grant.scopes, grant.withheld),
+            grantedScopes: grant.scopes,
+            tokenId: grant.tokenId,
+            familyId: grant.familyId,
+            expiresAt: grant.expiresAt,
+            ...(grant.applicationFlags === undefined ? {} : { applicationFlags: grant.applicationFlags }),
+          }),
+        )
+      );
     },
   };
 
@@ -1377,4 +1375,14 @@ function readCaFile(path: string): string {
     throw new ConfigError(`--provider-ca-file: ${path} holds no PEM certificate`);
   }
   return pem;
+}
+
+/** The value kept for `key`, made by `make` the first time it is asked for. */
+function keptFor<K extends object, V>(kept: WeakMap<K, V>, key: K, make: () => V): V {
+  let value = kept.get(key);
+  if (value === undefined) {
+    value = make();
+    kept.set(key, value);
+  }
+  return value;
 }
