@@ -50,7 +50,10 @@ export function judgeSdkVersion(text: unknown, nowMs: number): SdkVersionVerdict
 
 /** Every API request of the SDK carries its version in SDK_VERSION_HEADER: refused past its window (throws). */
 export function answerSdkVersion(request: FastifyRequest, reply: FastifyReply, clock: Clock): void {
-  const verdict = judgeSdkVersion(request.headers[SDK_VERSION_HEADER], clock.now());
+  const header = request.headers[SDK_VERSION_HEADER];
+  // Most requests are not the SDK's: no clock read for them.
+  if (header === undefined) return;
+  const verdict = judgeSdkVersion(header, clock.now());
   if (verdict?.kind === 'end-of-life') throw verdict.error;
   if (verdict?.kind === 'deprecated') reply.headers(verdict.headers);
 }
