@@ -40,6 +40,8 @@ interface Side {
   publisher: ServerProcess;
   /** Sessions the publisher holds (checked against its registry at every run). */
   publisherSessions: number;
+  /** Every node of the deployment, the publisher first: each one's CPU per event is measured per run. */
+  nodes: ServerProcess[];
   fleets: Fleet[];
   tally: Tally;
   runs: Run[];
@@ -56,6 +58,8 @@ interface Run {
   /** Percentiles of each event's time from due until its publish returned (appended and committed), ms. */
   publishP50: number;
   publishP99: number;
+  /** Each node's CPU (user + system, /proc) per event of the run, µs, in `Side.nodes` order. */
+  cpuPerEventUs: number[];
 }
 
 /**
@@ -119,6 +123,7 @@ const crossNode: Benchmark = {
         label: 'two nodes',
         publisher: nodeA,
         publisherSessions: sessions - receivers,
+        nodes: [nodeA, nodeB],
         fleets: [
           await open('node A', nodeA.url, twoTokens.slice(0, receivers), twoTally, 0),
           await open('node B', nodeB.url, twoTokens.slice(receivers), twoTally, receivers),
@@ -130,6 +135,7 @@ const crossNode: Benchmark = {
         label: 'one node',
         publisher: single,
         publisherSessions: sessions,
+        nodes: [single],
         fleets: [await open('one node', single.url, oneTokens, oneTally, 0)],
         tally: oneTally,
         runs: [],
@@ -143,7 +149,8 @@ const crossNode: Benchmark = {
           `  ${what} ${side.label}: ${Math.round(run.deliveries / run.seconds)} deliveries/s, ` +
             `p50 ${run.p50.toFixed(2)} ms, p99 ${run.p99.toFixed(2)} ms (${run.deliveries} in ` +
             `${(run.seconds * 1000).toFixed(0)} ms; publish returned p50 ${run.publishP50.toFixed(1)} ms, ` +
-            `p99 ${run.publishP99.toFixed(1)} ms after due; pacing behind by up to ${run.lateMs.toFixed(1)} ms)`,
+            `p99 ${run.publishP99.toFixed(1)} ms after due; pacing behind by up to ${run.lateMs.toFixed(1)} ms; ` +
+            `CPU per event ${run.cpuPerEventUs.map((us) => `${us.toFixed(0)} µs`).join(' + ')})`,
         );
         return run;
       };
@@ -167,6 +174,10 @@ const crossNode: Benchmark = {
       const publishing = (side: Side) =>
         `${side.label} p50 ${median(side.runs.map((r) => r.publishP50)).toFixed(1)} ms, p99 ` +
         `${median(side.runs.map((r) => r.publishP99)).toFixed(1)} ms`;
+      const cpuPerEvent = (side: Side) =>
+        `${side.label} ${side.nodes
+          .map((_, i) => `${median(side.runs.map((r) => r.cpuPerEventUs[i]!)).toFixed(0)} µs`)
+          .join(' + ')}`;
       const loadAtEnd = loadavg();
       return {
         unit: 'deliveries/s',
@@ -184,6 +195,8 @@ const crossNode: Benchmark = {
             `once (else it fails); deliveries/s = events / (first due to last delivery); latency: each ` +
             `delivery's time from when its event was due (the time it carries) to its arrival at the client; ` +
             `1 warm-up run of ${WARM_UP_SECONDS} s and ${ROUNDS} runs per side (AB BA AB), medians`,
+          `CPU per event (user + system from /proc, medians; two nodes: A + B): ${cpuPerEvent(oneSide)}; ` +
+            `${cpuPerEvent(twoSide)}`,
           `of which the publish (the append to the event log committed, and delivered on its own node; from ` +
             `due until bus.publish returned, medians): ${publishing(oneSide)}; ${publishing(twoSide)}`,
           `events of ${twoBytes} bytes of data on both sides; sessions identified as different players of ` +
@@ -218,6 +231,8 @@ async function stream(
 ): Promise<Run> {
   for (const fleet of side.fleets) if (fleet.failure) throw fleet.failure;
   const count = RATE * seconds;
+  const cpu = () => side.nodes.map((node) => node.cpuSeconds() ?? Number.NaN);
+  const cpuBefore = cpu();
   const delivered = side.tally.begin(run, count);
   side.publisher.assertAlive();
   const reply = (await side.publisher.request(
@@ -243,6 +258,7 @@ async function stream(
     );
   }
   const arrivals = await side.tally.finish(delivered, DRAIN_TIMEOUT_MS);
+  const cpuAfter = cpu();
   for (const fleet of side.fleets) if (fleet.failure) throw fleet.failure;
   const sorted = Float64Array.from(arrivals.latencies).sort();
   return {
@@ -253,6 +269,7 @@ async function stream(
     lateMs: Number(reply.lateMs),
     publishP50: Number(reply.publishP50Ms),
     publishP99: Number(reply.publishP99Ms),
+    cpuPerEventUs: cpuAfter.map((after, i) => ((after - cpuBefore[i]!) * 1e6) / count),
   };
 }
 
