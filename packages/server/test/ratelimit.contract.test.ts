@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REDIS_URL, redisAvailable, redisPrefix } from '../../../test-support/services.js';
 import { MemoryRateLimitStore } from '../src/ratelimit/memory-store.js';
 import { RedisRateLimitStore } from '../src/ratelimit/redis-store.js';
-import type { RateLimitStore } from '../src/ratelimit/store.js';
+import { gatedHit, type RateLimitStore } from '../src/ratelimit/store.js';
 import { connectRedis } from '../src/redis.js';
 
 /**
@@ -164,6 +164,31 @@ function rateLimitStoreContract(underTest: StoreUnderTest): void {
       expect(await store.peek(key, 60_000, T0 + 100)).toEqual({ count: 1, resetAt: T0 + 60_000 });
     });
 
+    it('a gated hit counts its second key only while the gate stays within its limit', async () => {
+      const gate = { key: freshKey('gate'), windowMs: 1000, limit: 2 };
+      const route = { key: freshKey('route'), windowMs: 60_000 };
+      expect(await gatedHit(store, gate, route, T0 + 10)).toEqual({
+        gate: { count: 1, resetAt: T0 + 1000 },
+        next: { count: 1, resetAt: T0 + 60_000 },
+      });
+      expect(await gatedHit(store, gate, route, T0 + 20)).toEqual({
+        gate: { count: 2, resetAt: T0 + 1000 },
+        next: { count: 2, resetAt: T0 + 60_000 },
+      });
+      // Over the gate's limit: the gate counts, the second key does not.
+      expect(await gatedHit(store, gate, route, T0 + 30)).toEqual({
+        gate: { count: 3, resetAt: T0 + 1000 },
+        next: undefined,
+      });
+      expect(await store.peek(route.key, 60_000, T0 + 40)).toEqual({ count: 2, resetAt: T0 + 60_000 });
+      // The gate's next window lets the second key count again, in its own (longer) window.
+      expect(await gatedHit(store, gate, route, T0 + 1000)).toEqual({
+        gate: { count: 1, resetAt: T0 + 2000 },
+        next: { count: 3, resetAt: T0 + 60_000 },
+      });
+      expect(await store.hit(gate.key, 1000, T0 + 1001)).toEqual({ count: 2, resetAt: T0 + 2000 });
+    });
+
     it('50 concurrent hits count exactly 50, each answering a distinct count', async () => {
       const key = freshKey('concurrent');
       const results = await Promise.all(Array.from({ length: 50 }, () => store.hit(key, 1000, T0 + 500)));
@@ -180,6 +205,21 @@ for (const store of stores) rateLimitStoreContract(store);
 
 describe.skipIf(!redisUp)('RedisRateLimitStore across nodes', () => {
   afterAll(closeRedis);
+
+  it("a gated hit is one command to Redis: a request's two counts cost one round trip", async () => {
+    const redis = await redisConnection();
+    const store = new RedisRateLimitStore(redis);
+    let commands = 0;
+    const send = redis.sendCommand.bind(redis);
+    redis.sendCommand = (...args: Parameters<Redis['sendCommand']>) => {
+      commands++;
+      return send(...args);
+    };
+    const gate = { key: freshKey('gate-trip'), windowMs: 1000, limit: 10 };
+    const counts = await gatedHit(store, gate, { key: freshKey('route-trip'), windowMs: 1000 }, T0);
+    expect(counts.next).toEqual({ count: 1, resetAt: T0 + 1000 });
+    expect(commands).toBe(1);
+  });
 
   it('two stores on two connections share one count (many nodes, one budget)', async () => {
     const nodeA = new RedisRateLimitStore(await redisConnection());

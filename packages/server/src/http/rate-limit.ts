@@ -7,7 +7,7 @@ import {
 } from '@hearth/protocol';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../kernel/clock.js';
-import type { RateLimitStore, WindowCount } from '../ratelimit/store.js';
+import { gatedHit, type RateLimitStore, type WindowCount } from '../ratelimit/store.js';
 import type { Principal } from './auth.js';
 
 export interface RouteRateLimit {
@@ -53,15 +53,21 @@ export function applyRateLimits(
   const { globalKey, routeKey } = counterKeys(request, bucket, legacyAlias);
   const { windowMs } = bucket.limit;
 
-  const afterGlobal = (global: WindowCount): boolean | Promise<boolean> => {
-    if (global.count > globalPerSecond) {
+  const answer = (global: WindowCount, route: WindowCount | undefined): boolean => {
+    if (route === undefined || global.count > globalPerSecond) {
       return tooMany(reply, (global.resetAt - now) / 1000, true, legacyAlias ? 'shared' : 'global');
     }
-    if (store.hitNow) return answerRoute(reply, bucket, store.hitNow(routeKey, windowMs, now), now);
-    return store.hit(routeKey, windowMs, now).then((route) => answerRoute(reply, bucket, route, now));
+    return answerRoute(reply, bucket, route, now);
   };
-  if (store.hitNow) return afterGlobal(store.hitNow(globalKey, 1000, now));
-  return store.hit(globalKey, 1000, now).then(afterGlobal);
+  if (store.hitNow) {
+    const global = store.hitNow(globalKey, 1000, now);
+    return answer(global, global.count > globalPerSecond ? undefined : store.hitNow(routeKey, windowMs, now));
+  }
+  // A shared store counts both in one round trip, the route only if the global count allowed the request.
+  const global = { key: globalKey, windowMs: 1000, limit: globalPerSecond };
+  return gatedHit(store, global, { key: routeKey, windowMs }, now).then(({ gate, next }) =>
+    answer(gate, next),
+  );
 }
 
 /** A principal's counter keys (its global one, one per route bucket without a major parameter). */

@@ -1,4 +1,11 @@
-import type { RateLimitStore, WindowCount } from './store.js';
+import {
+  type GatedCounts,
+  type GatedHit,
+  gatedHit,
+  type Hit,
+  type RateLimitStore,
+  type WindowCount,
+} from './store.js';
 
 export interface FailoverOptions {
   /** Whether the shared store can answer now (a Redis connection that is `ready`); false goes local at once. */
@@ -32,6 +39,10 @@ export class FailoverRateLimitStore implements RateLimitStore {
     return this.#either((store) => store.hit(key, windowMs, now));
   }
 
+  hitGated(gate: GatedHit, next: Hit, now: number): Promise<GatedCounts> {
+    return this.#either((store) => gatedHit(store, gate, next, now));
+  }
+
   peek(key: string, windowMs: number, now: number): Promise<WindowCount> {
     return this.#either((store) => store.peek(key, windowMs, now));
   }
@@ -40,7 +51,7 @@ export class FailoverRateLimitStore implements RateLimitStore {
     await Promise.all([this.#shared.close(), this.#local.close()]);
   }
 
-  async #either(call: (store: RateLimitStore) => Promise<WindowCount>): Promise<WindowCount> {
+  async #either<T>(call: (store: RateLimitStore) => Promise<T>): Promise<T> {
     if (!this.#options.available()) {
       this.#switch(true, new Error('the shared rate-limit store is not connected'));
       return call(this.#local);
