@@ -1,5 +1,10 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import {
+  type ClientRequest,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+} from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 import { rootCertificates } from 'node:tls';
@@ -92,6 +97,7 @@ export function outboundRequest(
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve) => {
     let settled = false;
+    let req: ClientRequest | undefined;
     const done = (answer: OutboundAnswer) => {
       if (settled) return;
       settled = true;
@@ -99,48 +105,66 @@ export function outboundRequest(
       resolve(answer);
     };
     const fail = (error: string) => done({ status: null, body: null, error });
-    let req: ReturnType<typeof httpRequest>;
-    try {
-      req = send(url, {
-        method: options.method,
-        headers: options.headers ?? {},
-        lookup: checkedLookup(policy),
-        ...(url.protocol === 'https:' && policy.extraCa ? { ca: [...rootCertificates, policy.extraCa] } : {}),
-      });
-    } catch (error) {
-      fail(describe(error));
-      return;
-    }
     // The whole exchange, not only the idle gaps, is bounded: a slow trickle cannot hold a worker.
     const timer = setTimeout(() => {
-      req.destroy();
+      req?.destroy();
       fail(`no answer within ${options.timeoutMs} ms`);
     }, options.timeoutMs);
-    req.on('response', (response: IncomingMessage) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      response.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > options.maxBytes) {
-          req.destroy();
-          fail(`answer larger than ${options.maxBytes} bytes`);
-          return;
-        }
-        chunks.push(chunk);
+    const attempt = (fresh: boolean) => {
+      try {
+        req = send(url, {
+          method: options.method,
+          headers: options.headers ?? {},
+          lookup: checkedLookup(policy),
+          ...(url.protocol === 'https:' && policy.extraCa
+            ? { ca: [...rootCertificates, policy.extraCa] }
+            : {}),
+          ...(fresh ? { agent: false } : {}),
+        });
+      } catch (error) {
+        fail(describe(error));
+        return;
+      }
+      const current = req;
+      let answered = false;
+      current.on('response', (response: IncomingMessage) => {
+        answered = true;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        response.on('data', (chunk: Buffer) => {
+          size += chunk.length;
+          if (size > options.maxBytes) {
+            current.destroy();
+            fail(`answer larger than ${options.maxBytes} bytes`);
+            return;
+          }
+          chunks.push(chunk);
+        });
+        response.on('end', () =>
+          done({
+            status: response.statusCode ?? 0,
+            body: Buffer.concat(chunks),
+            error: null,
+            headers: response.headers,
+          }),
+        );
+        response.on('error', (error) => fail(describe(error)));
       });
-      response.on('end', () =>
-        done({
-          status: response.statusCode ?? 0,
-          body: Buffer.concat(chunks),
-          error: null,
-          headers: response.headers,
-        }),
-      );
-      response.on('error', (error) => fail(describe(error)));
-    });
-    req.on('error', (error) => fail(describe(error)));
-    req.end(options.body);
+      current.on('error', (error) => {
+        // A kept-alive connection the server closed as it was handed out (its close not yet read: a busy
+        // event loop) never carried the request: once more, on a connection of its own.
+        if (!fresh && !answered && !settled && current.reusedSocket && isStaleSocket(error)) attempt(true);
+        else fail(describe(error));
+      });
+      current.end(options.body);
+    };
+    attempt(false);
   });
+}
+
+function isStaleSocket(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === 'ECONNRESET' || code === 'EPIPE';
 }
 
 /** A resolver that refuses the whole name when any address it resolves to is refused. */

@@ -1,9 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { addressProblem, outboundUrlProblem } from '@hearth/server';
+import { addressProblem, outboundRequest, outboundUrlProblem } from '@hearth/server';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import { call, lobbyGame, lobbyPlayer } from '../../../../test-support/lobbies.js';
@@ -123,6 +123,42 @@ describe('the policy: which destinations an outbound request may reach', () => {
     expect(outboundUrlProblem('http://127.0.0.1:9/hooks', DEV, { http: true })).toBeUndefined();
     expect(outboundUrlProblem('http://127.0.0.1:9/hooks', DEV)).toBeDefined();
     expect(outboundUrlProblem('https://example.com/hooks', PROD)).toBeUndefined();
+  });
+});
+
+describe('a kept-alive connection the receiver closed', () => {
+  it('is not an outage: the request goes again once, on a connection of its own', async () => {
+    // Answers the first request of each connection (kept alive) and drops the connection at the second:
+    // the race of a server's idle timeout with the client handing that connection to a new request.
+    let connections = 0;
+    let served = 0;
+    const server = createNetServer((socket) => {
+      connections++;
+      let requests = 0;
+      socket.on('data', (chunk) => {
+        if (!chunk.includes('\r\n\r\n')) return;
+        if (++requests > 1) {
+          socket.resetAndDestroy();
+          return;
+        }
+        served++;
+        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nok');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/keys`;
+    const request = () =>
+      outboundRequest(url, DEV, { method: 'GET', timeoutMs: 5000, maxBytes: 100, rules: { http: true } });
+    try {
+      expect((await request()).status).toBe(200);
+      const again = await request();
+      expect(again.error).toBeNull();
+      expect(again.status).toBe(200);
+      expect(again.body?.toString()).toBe('ok');
+      expect({ connections, served }).toEqual({ connections: 2, served: 2 });
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 
