@@ -128,15 +128,24 @@ describe('durable delivery (PROTOCOL.md §F.2): a server killed between the writ
 
     // Settled as delivered: it can never be sent again on its own.
     const [[steadyLog], [flakyLog]] = await settledLogs([steadyGame.id, flakyGame.id]);
+    // Server A's attempts found nobody (one each, or a retry more when the kill came late on a busy
+    // machine); after the restart, the answers the receivers gave, and no attempt after the 204.
+    const unanswered = (log: LogEntry | undefined, answered: (number | null)[]) => {
+      const statuses = log?.tries.map((t) => t.httpStatus) ?? [];
+      const before = statuses.slice(0, statuses.length - answered.length);
+      expect(before.length).toBeGreaterThanOrEqual(1);
+      expect(before.every((status) => status === null)).toBe(true);
+      expect(statuses.slice(before.length)).toEqual(answered);
+      expect(log?.attempts).toBe(statuses.length);
+    };
     expect(steadyLog).toMatchObject({
       id: expect.any(String),
       type: 'ENTITLEMENT_CREATE',
       status: 'delivered',
-      attempts: 2,
     });
-    expect(steadyLog?.tries.map((t) => t.httpStatus)).toEqual([null, 204]);
-    expect(flakyLog).toMatchObject({ status: 'delivered', attempts: 3 });
-    expect(flakyLog?.tries.map((t) => t.httpStatus)).toEqual([null, 500, 204]);
+    unanswered(steadyLog, [204]);
+    expect(flakyLog).toMatchObject({ status: 'delivered' });
+    unanswered(flakyLog, [500, 204]);
     expect(steady.events).toHaveLength(1);
 
     // The operator replays it: one more delivery, on purpose.
