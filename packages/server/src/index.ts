@@ -10,4 +10,9 @@ export type { RouteAuth } from './http/auth.js';
 export type { ObservedResponse, ResponseObserver } from './http/server.js';
 export { type Clock, ManualClock, startingAt, systemClock } from './kernel/clock.js';
 export { HearthError } from './kernel/errors.js';
-export { addressProblem, type OutboundPolicy, outboundRequest, outboundUrlProblem } from './kernel/outbound.js';
+export {
+  addressProblem,
+  type OutboundPolicy,
+  outboundRequest,
+  outboundUrlProblem,
+} from './kernel/outbound.js';
