@@ -4,7 +4,7 @@
 import type { Figures } from '../benchmark.js';
 import type { ServerProcess } from './children.js';
 import { type Burst, type Fleet, publishTo } from './gateway.js';
-import type { Reply } from './http.js';
+import type { JsonClient, Reply } from './http.js';
 import { median, percentile } from './load.js';
 import { progress } from './progress.js';
 
@@ -68,6 +68,33 @@ interface Pending {
   expected: number | undefined;
   failure: Error | undefined;
   done: () => void;
+}
+
+/**
+ * Lobby chat's plan (lobby-chat, lobby-cpu): `content` posted to `path` with the run and number in the
+ * message's `metadata`, answered 201, recognized by that metadata in LOBBY_MESSAGE_CREATE.
+ */
+export function lobbyMessagesChat(options: {
+  http: JsonClient;
+  path: string;
+  content: string;
+  members: number;
+  sendSeconds: number;
+  drainTimeoutMs: number;
+}): Chat {
+  const { http, path, content, members, sendSeconds, drainTimeoutMs } = options;
+  return new Chat({
+    members,
+    sendSeconds,
+    drainTimeoutMs,
+    postedStatus: 201,
+    post: (token, tag, seq) =>
+      http.send('POST', path, `Bearer ${token}`, { content, metadata: { run: tag, seq: String(seq) } }),
+    identify: (data) => {
+      const metadata = (data as { metadata?: { run?: unknown; seq?: unknown } } | null)?.metadata;
+      return metadata && { tag: metadata.run, seq: metadata.seq };
+    },
+  });
 }
 
 /** Posts messages and matches each delivery to its message, run after run. */
@@ -242,8 +269,11 @@ export async function alternateRuns(options: {
   rounds: number;
   eventName: string;
   drainTimeoutMs: number;
+  /** Names the chat side in progress lines; default Hearth (lobby-chat also runs its minimal baseline). */
+  label?: string;
 }): Promise<{ chats: ChatRun[]; fanouts: FanoutRun[] }> {
   const { chat, hearthFleet, bareFleet, bare, senders, eventName, drainTimeoutMs: timeoutMs } = options;
+  const label = options.label ?? 'Hearth';
   const chats: ChatRun[] = [];
   const fanouts: FanoutRun[] = [];
   const members = bareFleet.size;
@@ -254,7 +284,7 @@ export async function alternateRuns(options: {
     chats.push(run);
     lastMessages = run.messages;
     progress(
-      `  ${what} Hearth: ${Math.round(run.messages / run.sendSeconds)} messages/s, ` +
+      `  ${what} ${label}: ${Math.round(run.messages / run.sendSeconds)} messages/s, ` +
         `${Math.round(run.deliveries / run.deliverSeconds)} deliveries/s ` +
         `(${run.messages} messages, ${run.deliveries} deliveries in ${run.deliverSeconds.toFixed(2)} s)`,
     );
@@ -262,7 +292,7 @@ export async function alternateRuns(options: {
   const bareRun = async (what: string) => {
     const messages = lastMessages;
     const payload = hearthFleet.sample;
-    if (payload === undefined) throw new Error(`Hearth delivered no ${eventName} to sample`);
+    if (payload === undefined) throw new Error(`${label} delivered no ${eventName} to sample`);
     const cpuBefore = bare.cpuSeconds();
     const burst = await bareFleet.burst(
       messages,
