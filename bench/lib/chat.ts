@@ -293,6 +293,8 @@ export async function alternateRuns(options: {
     const messages = lastMessages;
     const payload = hearthFleet.sample;
     if (payload === undefined) throw new Error(`${label} delivered no ${eventName} to sample`);
+    // Sampled again each burst: the same clients may push another server's frames in a later comparison.
+    bareFleet.sample = undefined;
     const cpuBefore = bare.cpuSeconds();
     const burst = await bareFleet.burst(
       messages,
