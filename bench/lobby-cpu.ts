@@ -5,7 +5,7 @@
 // alternating). Not part of `npm run bench`.
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Chat } from './lib/chat.js';
+import { lobbyMessagesChat } from './lib/chat.js';
 import { startServer } from './lib/children.js';
 import { Fleet, gatewayUrl, HEARTBEAT_MS, playerTokens } from './lib/gateway.js';
 import { profileFlags } from './lib/hearth.js';
@@ -62,20 +62,13 @@ try {
     lobbyId = (JSON.parse(reply.body) as { id: string }).id;
   }
   const path = `/api/v10/lobbies/${lobbyId}/messages`;
-  const chat = new Chat({
+  const chat = lobbyMessagesChat({
+    http,
+    path,
+    content: CONTENT,
     members: MEMBERS,
     sendSeconds: SEND_SECONDS,
     drainTimeoutMs: 30_000,
-    postedStatus: 201,
-    post: (token, tag, seq) =>
-      http.send('POST', path, `Bearer ${token}`, {
-        content: CONTENT,
-        metadata: { run: tag, seq: String(seq) },
-      }),
-    identify: (data) => {
-      const metadata = (data as { metadata?: { run?: unknown; seq?: unknown } } | null)?.metadata;
-      return metadata && { tag: metadata.run, seq: metadata.seq };
-    },
   });
   const fleet = await Fleet.open({
     label: 'Hearth',

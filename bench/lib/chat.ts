@@ -4,7 +4,7 @@
 import type { Figures } from '../benchmark.js';
 import type { ServerProcess } from './children.js';
 import { type Burst, type Fleet, publishTo } from './gateway.js';
-import type { Reply } from './http.js';
+import type { JsonClient, Reply } from './http.js';
 import { median, percentile } from './load.js';
 import { progress } from './progress.js';
 
@@ -50,6 +50,8 @@ export interface Pace {
 export interface FanoutRun {
   messages: number;
   burst: Burst;
+  /** The CPU the bare ws process used in the burst, seconds (undefined without /proc). */
+  cpuSeconds: number | undefined;
 }
 
 /** One run's bookkeeping: when each message was posted, and which member received it when. */
@@ -66,6 +68,33 @@ interface Pending {
   expected: number | undefined;
   failure: Error | undefined;
   done: () => void;
+}
+
+/**
+ * Lobby chat's plan (lobby-chat, lobby-cpu): `content` posted to `path` with the run and number in the
+ * message's `metadata`, answered 201, recognized by that metadata in LOBBY_MESSAGE_CREATE.
+ */
+export function lobbyMessagesChat(options: {
+  http: JsonClient;
+  path: string;
+  content: string;
+  members: number;
+  sendSeconds: number;
+  drainTimeoutMs: number;
+}): Chat {
+  const { http, path, content, members, sendSeconds, drainTimeoutMs } = options;
+  return new Chat({
+    members,
+    sendSeconds,
+    drainTimeoutMs,
+    postedStatus: 201,
+    post: (token, tag, seq) =>
+      http.send('POST', path, `Bearer ${token}`, { content, metadata: { run: tag, seq: String(seq) } }),
+    identify: (data) => {
+      const metadata = (data as { metadata?: { run?: unknown; seq?: unknown } } | null)?.metadata;
+      return metadata && { tag: metadata.run, seq: metadata.seq };
+    },
+  });
 }
 
 /** Posts messages and matches each delivery to its message, run after run. */
@@ -240,8 +269,11 @@ export async function alternateRuns(options: {
   rounds: number;
   eventName: string;
   drainTimeoutMs: number;
+  /** Names the chat side in progress lines; default Hearth (lobby-chat also runs its minimal baseline). */
+  label?: string;
 }): Promise<{ chats: ChatRun[]; fanouts: FanoutRun[] }> {
   const { chat, hearthFleet, bareFleet, bare, senders, eventName, drainTimeoutMs: timeoutMs } = options;
+  const label = options.label ?? 'Hearth';
   const chats: ChatRun[] = [];
   const fanouts: FanoutRun[] = [];
   const members = bareFleet.size;
@@ -252,7 +284,7 @@ export async function alternateRuns(options: {
     chats.push(run);
     lastMessages = run.messages;
     progress(
-      `  ${what} Hearth: ${Math.round(run.messages / run.sendSeconds)} messages/s, ` +
+      `  ${what} ${label}: ${Math.round(run.messages / run.sendSeconds)} messages/s, ` +
         `${Math.round(run.deliveries / run.deliverSeconds)} deliveries/s ` +
         `(${run.messages} messages, ${run.deliveries} deliveries in ${run.deliverSeconds.toFixed(2)} s)`,
     );
@@ -260,14 +292,22 @@ export async function alternateRuns(options: {
   const bareRun = async (what: string) => {
     const messages = lastMessages;
     const payload = hearthFleet.sample;
-    if (payload === undefined) throw new Error(`Hearth delivered no ${eventName} to sample`);
+    if (payload === undefined) throw new Error(`${label} delivered no ${eventName} to sample`);
+    // Sampled again each burst: the same clients may push another server's frames in a later comparison.
+    bareFleet.sample = undefined;
+    const cpuBefore = bare.cpuSeconds();
     const burst = await bareFleet.burst(
       messages,
       () => publishTo(bare, { cmd: 'publish', count: messages, payload }, members, timeoutMs),
       timeoutMs,
     );
     if (bareFleet.sample !== payload) throw new Error('bare ws delivered other bytes than it was given');
-    fanouts.push({ messages, burst });
+    const cpuAfter = bare.cpuSeconds();
+    fanouts.push({
+      messages,
+      burst,
+      cpuSeconds: cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore,
+    });
     progress(
       `  ${what} bare ws: ${Math.round(messages / burst.seconds)} messages/s, ` +
         `${Math.round(burst.latencies.length / burst.seconds)} deliveries/s ` +
@@ -286,17 +326,78 @@ export async function alternateRuns(options: {
   return { chats, fanouts };
 }
 
+/** A chat server in a two-server comparison: its chat, its members' sessions, and its process. */
+export interface ChatSide {
+  label: string;
+  chat: Chat;
+  fleet: Fleet;
+  server: ServerProcess;
+}
+
+/** A run of one side, with the CPU its server process used in it (seconds; undefined without /proc). */
+export interface MeasuredChatRun extends ChatRun {
+  cpuSeconds: number | undefined;
+}
+
+/**
+ * Two chat servers posted to by the same senders' tokens, each with its own chat and sessions: one warm-up
+ * run per side, then `rounds` per side in the order AB BA AB…; each run with its server's CPU time.
+ */
+export async function alternateChats(options: {
+  first: ChatSide;
+  second: ChatSide;
+  senders: readonly string[];
+  rounds: number;
+}): Promise<[MeasuredChatRun[], MeasuredChatRun[]]> {
+  const { first, second, senders } = options;
+  const runs = new Map<ChatSide, MeasuredChatRun[]>([
+    [first, []],
+    [second, []],
+  ]);
+  const measure = async (side: ChatSide, what: string) => {
+    side.server.assertAlive();
+    const cpuBefore = side.server.cpuSeconds();
+    const run = await side.chat.run(side.fleet, senders);
+    const cpuAfter = side.server.cpuSeconds();
+    const cpuSeconds = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore;
+    runs.get(side)!.push({ ...run, cpuSeconds });
+    progress(
+      `  ${what} ${side.label}: ${Math.round(run.messages / run.sendSeconds)} messages/s, ` +
+        `${Math.round(run.deliveries / run.deliverSeconds)} deliveries/s ` +
+        `(${run.messages} messages, ${run.deliveries} deliveries in ${run.deliverSeconds.toFixed(2)} s` +
+        (cpuSeconds === undefined ? ')' : `, ${((cpuSeconds * 1e6) / run.messages).toFixed(0)} µs CPU each)`),
+    );
+  };
+  await measure(first, 'warm-up');
+  await measure(second, 'warm-up');
+  for (const list of runs.values()) list.length = 0;
+  for (let i = 0; i < options.rounds; i++) {
+    const order = i % 2 === 0 ? [second, first] : [first, second];
+    for (const side of order) await measure(side, `round ${i + 1}/${options.rounds}`);
+  }
+  return [runs.get(first)!, runs.get(second)!];
+}
+
+/** The server's CPU per message (posted, or pushed by bare ws), µs: the median over runs (undefined if a run has no figure). */
+export function cpuPerMessageUs(
+  runs: readonly { messages: number; cpuSeconds: number | undefined }[],
+): number | undefined {
+  const each = runs.flatMap((run) =>
+    run.cpuSeconds === undefined ? [] : [(run.cpuSeconds * 1e6) / run.messages],
+  );
+  return each.length === runs.length ? median(each) : undefined;
+}
+
 export function sentFigures(chats: readonly ChatRun[], fanouts: readonly FanoutRun[]) {
-  const hearthRates = chats.map((c) => c.messages / c.sendSeconds);
   const bareRates = fanouts.map((f) => f.messages / f.burst.seconds);
   const baseline: Figures = { label: 'bare ws 8', throughput: median(bareRates), rounds: bareRates };
-  const hearth: Figures = {
-    label: 'Hearth',
-    throughput: median(hearthRates),
-    ...latencyFigures(chats.map((c) => c.posts)),
-    rounds: hearthRates,
-  };
-  return { baseline, hearth };
+  return { baseline, hearth: chatSent('Hearth', chats) };
+}
+
+/** One chat server's messages/s over its runs, with the POST round trip as latency (medians). */
+export function chatSent(label: string, chats: readonly ChatRun[]): Figures {
+  const rates = chats.map((c) => c.messages / c.sendSeconds);
+  return { label, throughput: median(rates), ...latencyFigures(chats.map((c) => c.posts)), rounds: rates };
 }
 
 export function deliveredFigures(chats: readonly ChatRun[], fanouts: readonly FanoutRun[]) {
@@ -312,9 +413,14 @@ export function deliveredFigures(chats: readonly ChatRun[], fanouts: readonly Fa
 
 /** Hearth's deliveries/s and send→delivery latencies over its runs (medians). */
 export function hearthDelivered(chats: readonly ChatRun[]): Figures {
+  return chatDelivered('Hearth', chats);
+}
+
+/** One chat server's deliveries/s and send→delivery latencies over its runs (medians). */
+export function chatDelivered(label: string, chats: readonly ChatRun[]): Figures {
   const rates = chats.map((c) => c.deliveries / c.deliverSeconds);
   return {
-    label: 'Hearth',
+    label,
     throughput: median(rates),
     ...latencyFigures(chats.map((c) => c.latencies)),
     rounds: rates,

@@ -130,6 +130,31 @@ export function startBareWs(options: { exposeGc: boolean; ack?: string }): Promi
 }
 
 /**
+ * The minimal-work lobby chat server as a child with IPC (`baseline/minimal-lobby.ts`) on the SQLite file
+ * `database`; its players and lobby come from `{cmd: 'setup', …}`.
+ */
+export function startMinimalLobby(options: { database: string }): Promise<ServerProcess> {
+  return startServer({
+    name: 'minimal-lobby',
+    args: [
+      '--import',
+      'tsx',
+      join(ROOT, 'bench/baseline/minimal-lobby.ts'),
+      '--host',
+      HOST,
+      '--database',
+      options.database,
+      '--heartbeat-ms',
+      String(HEARTBEAT_MS),
+    ],
+    ipc: true,
+    cwd: ROOT,
+    ready: /^minimal-lobby listening on (http:\/\/\S+)$/,
+    timeoutMs: 30_000,
+  });
+}
+
+/**
  * Waits for servers started side by side, adding each that started to `started` (so that the caller stops
  * it); throws the first failure once all have settled.
  */

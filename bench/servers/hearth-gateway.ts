@@ -18,6 +18,7 @@
 //   {cmd: 'cpu'}                    → process.cpuUsage() and the time it was read (performance.now())
 //   {cmd: 'befriend'}               → makes the first player a friend of every other (presence fan-out)
 //   {cmd: 'presence', round}        → one presence change of the first player, through the presence service
+//   {cmd: 'users'}                  → each minted player's user object as GET /users/:id answers it, in order
 //   {cmd: 'guild'}                  → a guild of every player (the first owns it) with a text channel, and a
 //                                     user session token per player, in order: {guildId, channelId, sessions}
 import { parseArgs } from 'node:util';
@@ -204,6 +205,24 @@ answerRequests(async (request) => {
         { status: 'online', activities: [{ name: `round ${String(request['round'])}`, type: 0 }] },
       );
       return { published: 1, sessions: hearth.gateway.registry.size };
+    }
+    case 'users': {
+      // As the HTTP API serializes them (a message's author is this object), read with a session of the
+      // first player; minimal-lobby serves these players under the same tokens.
+      const userIds = minted?.userIds ?? [];
+      if (userIds.length === 0) throw new Error('this process minted no players (no --players)');
+      const session = await accounts.createSession(userIds[0]!);
+      const users: unknown[] = [];
+      for (const userId of userIds) {
+        const reply = await hearth.http.inject({
+          method: 'GET',
+          url: `/api/v10/users/${userId}`,
+          headers: { authorization: session },
+        });
+        if (reply.statusCode !== 200) throw new Error(`GET /users/${userId} answered ${reply.statusCode}`);
+        users.push(reply.json());
+      }
+      return users;
     }
     case 'guild': {
       // What people's clients hold: a guild they are all members of, its channel, a session each.
