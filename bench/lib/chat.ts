@@ -1,12 +1,22 @@
 // What the chat benchmarks share (lobby-chat, guild-chat): members post messages over HTTP while every
 // member's gateway session receives each one; beside it, bare `ws` pushes as many frames of the bytes
 // Hearth delivered. The runs alternate (one warm-up per side, then AB BA AB…), and the figures are medians.
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { Figures } from '../benchmark.js';
 import type { ServerProcess } from './children.js';
 import { type Burst, type Fleet, publishTo } from './gateway.js';
 import type { JsonClient, Reply } from './http.js';
 import { median, percentile } from './load.js';
 import { progress } from './progress.js';
+
+/**
+ * A full collection of the bench process's own heap, between runs: a bare ws burst leaves some 100,000
+ * parsed frames behind, whose collection (V8 marks and sweeps on the other core too) otherwise falls in
+ * whichever run comes next, on a 2-core machine the chat server's.
+ */
+setFlagsFromString('--expose-gc');
+const collectGarbage = runInNewContext('gc') as () => void;
 
 /** How a chat benchmark posts its messages and recognizes them when they are delivered. */
 export interface ChatPlan {
@@ -280,6 +290,7 @@ export async function alternateRuns(options: {
   /** How many messages Hearth's last run (the warm-up too) sent: the size of the next bare run. */
   let lastMessages = 0;
   const hearthRun = async (what: string) => {
+    collectGarbage();
     const run = await chat.run(hearthFleet, senders);
     chats.push(run);
     lastMessages = run.messages;
@@ -295,6 +306,7 @@ export async function alternateRuns(options: {
     if (payload === undefined) throw new Error(`${label} delivered no ${eventName} to sample`);
     // Sampled again each burst: the same clients may push another server's frames in a later comparison.
     bareFleet.sample = undefined;
+    collectGarbage();
     const cpuBefore = bare.cpuSeconds();
     const burst = await bareFleet.burst(
       messages,
@@ -356,6 +368,7 @@ export async function alternateChats(options: {
   ]);
   const measure = async (side: ChatSide, what: string) => {
     side.server.assertAlive();
+    collectGarbage();
     const cpuBefore = side.server.cpuSeconds();
     const run = await side.chat.run(side.fleet, senders);
     const cpuAfter = side.server.cpuSeconds();
