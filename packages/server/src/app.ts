@@ -680,8 +680,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   });
 
   // A credential's kept answer (frozen, shared until the next commit) keeps its principal too: one object
-  // per credential read, not per request, which what a request keys by principal (its user, its rate-limit
-  // keys) then finds again.
+  // per credential read, not per request, so that what is kept per principal (its user, its rate-limit keys)
+  // is found again by the next request.
   const sessionPrincipals = new WeakMap<User, Extract<Principal, { kind: 'user' }>>();
   const botPrincipals = new WeakMap<Application, Principal>();
   const bearerPrincipals = new WeakMap<AccessGrant, Principal>();

@@ -53,8 +53,9 @@ export function applyRateLimits(
   const { globalKey, routeKey } = counterKeys(request, bucket, legacyAlias);
   const { windowMs } = bucket.limit;
 
+  // The route is counted only while the global count allows the request: undefined once it did not.
   const answer = (global: WindowCount, route: WindowCount | undefined): boolean => {
-    if (route === undefined || global.count > globalPerSecond) {
+    if (route === undefined) {
       return tooMany(reply, (global.resetAt - now) / 1000, true, legacyAlias ? 'shared' : 'global');
     }
     return answerRoute(reply, bucket, route, now);
@@ -63,7 +64,7 @@ export function applyRateLimits(
     const global = store.hitNow(globalKey, 1000, now);
     return answer(global, global.count > globalPerSecond ? undefined : store.hitNow(routeKey, windowMs, now));
   }
-  // A shared store counts both in one round trip, the route only if the global count allowed the request.
+  // A shared store counts both in one round trip.
   const global = { key: globalKey, windowMs: 1000, limit: globalPerSecond };
   return gatedHit(store, global, { key: routeKey, windowMs }, now).then(({ gate, next }) =>
     answer(gate, next),
