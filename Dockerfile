@@ -17,7 +17,9 @@ RUN apt-get update \
 COPY package.json package-lock.json ./
 COPY packages/protocol/package.json packages/protocol/
 COPY packages/sdk/package.json packages/sdk/
-COPY packages/server/package.json packages/server/
+COPY packages/server/package.json packages/server/binding.gyp packages/server/
+# @hearth/server's install script builds its shared-memory view (optional: the server works without it).
+COPY packages/server/native packages/server/native
 # Production dependencies of every workspace, exactly as locked; the root's devDependencies (tests, lint,
 # benchmarks) stay out.
 RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
@@ -37,6 +39,7 @@ COPY packages/protocol/src packages/protocol/src
 # The client library is a workspace of the lock file; the server does not import it.
 COPY packages/sdk/package.json packages/sdk/
 COPY packages/server/package.json packages/server/
+COPY --from=dependencies /app/packages/server/build packages/server/build
 COPY packages/server/bin packages/server/bin
 COPY packages/server/src packages/server/src
 COPY tsconfig.base.json tsconfig.json ./
