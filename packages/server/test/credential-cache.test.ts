@@ -23,6 +23,7 @@ import { POSTGRES_URL, postgresAvailable, postgresSchema } from '../../../test-s
 const BIN = fileURLToPath(new URL('../bin/hearth.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const UNAUTHORIZED = { code: 0, message: '401: Unauthorized' };
+const ADMIN_TOKEN = 'credential-cache-admin';
 const withPostgres = await postgresAvailable();
 
 /** A CLI command in a process of its own, as an operator runs it beside the server. */
@@ -74,7 +75,7 @@ describe('on a SQLite file, changed by the CLI in another process', () => {
   let hearth: TestHearth;
 
   beforeAll(async () => {
-    hearth = await startHearth({ databaseUrl });
+    hearth = await startHearth({ databaseUrl, adminToken: ADMIN_TOKEN });
   });
   afterAll(async () => {
     await hearth.close();
@@ -160,7 +161,7 @@ describe('on a SQLite file, changed by the CLI in another process', () => {
     expect(await send(alice)).toBe(201);
   });
 
-  it('a token revoked, or a session ended, through this server between lobby messages is refused at once', async () => {
+  it('a token revoked, a session ended or an account banned through this server between lobby messages is refused at once', async () => {
     const { alice, bob, send } = await lobbyChat();
     expect(await send(alice)).toBe(201);
     expect(await send(bob)).toBe(201);
@@ -173,6 +174,16 @@ describe('on a SQLite file, changed by the CLI in another process', () => {
     expect(out.status).toBe(204);
     expect(await send(alice)).toBe(201);
     expect(await me(hearth, alice.account.token)).toEqual({ status: 401, body: UNAUTHORIZED });
+    expect((await me(hearth, bob.account.token)).status).toBe(200);
+    expect((await me(hearth, bob.account.token)).status).toBe(200);
+    const banned = await hearth.api(`/admin/users/${bob.id}/ban`, {
+      method: 'PUT',
+      headers: { authorization: `Admin ${ADMIN_TOKEN}` },
+      body: {},
+    });
+    expect(banned.status).toBeLessThan(300);
+    expect(await send(alice)).toBe(201);
+    expect(await me(hearth, bob.account.token)).toEqual({ status: 401, body: UNAUTHORIZED });
   });
 });
 
