@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHearth, type TestHearth } from '../../../test-support/hearth.js';
+import { call, type LobbyPlayer, lobbyGame, lobbyPlayers } from '../../../test-support/lobbies.js';
 import { createGame, grantTokens } from '../../../test-support/oauth.js';
 import { POSTGRES_URL, postgresAvailable, postgresSchema } from '../../../test-support/services.js';
 
@@ -14,13 +15,15 @@ import { POSTGRES_URL, postgresAvailable, postgresSchema } from '../../../test-s
  * The credential lookup of every authenticated request (a session, a bot token, a Bearer token) is answered
  * from memory until the next commit (storage/read-cache.ts, storage/change-stamp.ts). Whoever changes a
  * credential or what it stands for, this server or another process on the same database, the very next
- * request sees it. (Expiry, logout, password changes and bans through this server: sessions.test.ts; an
+ * request sees it. A lobby message commits too, but only tables no credential lookup reads: the answers
+ * are kept across it. (Expiry, logout, password changes and bans through this server: sessions.test.ts; an
  * approval revoked through this server: applications.test.ts.)
  */
 
 const BIN = fileURLToPath(new URL('../bin/hearth.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const UNAUTHORIZED = { code: 0, message: '401: Unauthorized' };
+const ADMIN_TOKEN = 'credential-cache-admin';
 const withPostgres = await postgresAvailable();
 
 /** A CLI command in a process of its own, as an operator runs it beside the server. */
@@ -72,7 +75,7 @@ describe('on a SQLite file, changed by the CLI in another process', () => {
   let hearth: TestHearth;
 
   beforeAll(async () => {
-    hearth = await startHearth({ databaseUrl });
+    hearth = await startHearth({ databaseUrl, adminToken: ADMIN_TOKEN });
   });
   afterAll(async () => {
     await hearth.close();
@@ -129,6 +132,59 @@ describe('on a SQLite file, changed by the CLI in another process', () => {
     await writeAside(file, 'DELETE FROM oauth_tokens WHERE application_id = ?', game.id);
     expect(await me(hearth, bearer)).toEqual({ status: 401, body: UNAUTHORIZED });
   }, 90_000);
+  /** Two players of an approved game chatting in one lobby, each with a Bearer token. */
+  async function lobbyChat() {
+    const game = await lobbyGame(hearth);
+    const [alice, bob] = await lobbyPlayers(hearth, game, 2);
+    const lobby = await call<{ id: string }>(hearth, 'PUT', '/lobbies', alice.bearer, {
+      secret: `s${++counter}`,
+    });
+    expect(lobby.status).toBe(200);
+    const joined = await call(hearth, 'PUT', '/lobbies', bob.bearer, { secret: `s${counter}` });
+    expect(joined.status).toBe(200);
+    const send = async (player: LobbyPlayer) =>
+      (await call(hearth, 'POST', `/lobbies/${lobby.body.id}/messages`, player.bearer, { content: 'gg' }))
+        .status;
+    return { alice, bob, send };
+  }
+
+  it('lobby messages keep the credential answers; a token deleted by another connection between two is refused', async () => {
+    const { alice, bob, send } = await lobbyChat();
+    expect(await send(alice)).toBe(201);
+    const kept = hearth.storage.changeStamps();
+    expect(kept).toBeDefined();
+    for (const player of [bob, alice, bob]) expect(await send(player)).toBe(201);
+    expect(hearth.storage.changeStamps()).toBe(kept);
+    // Right after this server's own commit (a message), another connection's is seen all the same.
+    await writeAside(file, 'DELETE FROM oauth_tokens WHERE user_id = ?', bob.id);
+    expect(await send(bob)).toBe(401);
+    expect(await send(alice)).toBe(201);
+  });
+
+  it('a token revoked, a session ended or an account banned through this server between lobby messages is refused at once', async () => {
+    const { alice, bob, send } = await lobbyChat();
+    expect(await send(alice)).toBe(201);
+    expect(await send(bob)).toBe(201);
+    expect((await bob.revoke()).status).toBe(200);
+    expect(await send(bob)).toBe(401);
+    expect(await send(alice)).toBe(201);
+    expect((await me(hearth, alice.account.token)).status).toBe(200);
+    expect(await send(alice)).toBe(201);
+    const out = await hearth.api('/auth/logout', { method: 'POST', auth: alice.account.token });
+    expect(out.status).toBe(204);
+    expect(await send(alice)).toBe(201);
+    expect(await me(hearth, alice.account.token)).toEqual({ status: 401, body: UNAUTHORIZED });
+    expect((await me(hearth, bob.account.token)).status).toBe(200);
+    expect((await me(hearth, bob.account.token)).status).toBe(200);
+    const banned = await hearth.api(`/admin/users/${bob.id}/ban`, {
+      method: 'PUT',
+      headers: { authorization: `Admin ${ADMIN_TOKEN}` },
+      body: {},
+    });
+    expect(banned.status).toBeLessThan(300);
+    expect(await send(alice)).toBe(201);
+    expect(await me(hearth, bob.account.token)).toEqual({ status: 401, body: UNAUTHORIZED });
+  });
 });
 
 describe('in memory, changed through this server', () => {

@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Insertable } from 'kysely';
+import SQLite from 'better-sqlite3';
+import { type Insertable, sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { POSTGRES_URL, postgresAvailable, postgresSchema } from '../../../test-support/services.js';
@@ -150,6 +151,7 @@ function storageContract({ engine, available }: { engine: EngineUnderTest; avail
       await engine.cleanup();
     });
     beforeEach(async () => {
+      await storage.db.deleteFrom('lobbies').execute();
       await storage.db.deleteFrom('applications').execute();
       await storage.db.deleteFrom('sessions').execute();
       await storage.db.deleteFrom('users').execute();
@@ -380,6 +382,148 @@ function storageContract({ engine, available }: { engine: EngineUnderTest; avail
       expect(isUniqueViolation(error)).toBe(false);
       expect(await countUsers()).toEqual(['3']);
     });
+
+    if (engine.url.startsWith('sqlite:')) {
+      /** A lobby of a new application, with one member (users '1', application '10'). */
+      const lobbyWithMember = async () => {
+        await storage.db
+          .insertInto('users')
+          .values([userRow('1', 'member'), userRow('2', 'bot')])
+          .execute();
+        await storage.db
+          .insertInto('applications')
+          .values(applicationRow('10', '2', null))
+          .execute();
+        await storage.db
+          .insertInto('lobbies')
+          .values({
+            id: '20',
+            application_id: '10',
+            metadata: null,
+            flags: 0,
+            idle_timeout_seconds: 5,
+            secret: null,
+            secret_expires_at: null,
+            sdk_created: 1,
+            override_event_webhooks_url: null,
+            created_at: T0,
+            active_at: T0,
+          })
+          .execute();
+        await storage.db
+          .insertInto('lobby_members')
+          .values({
+            lobby_id: '20',
+            user_id: '1',
+            application_id: '10',
+            metadata: null,
+            flags: 0,
+            additional_name: null,
+            joined_at: T0,
+          })
+          .execute();
+      };
+
+      it('change stamps: a commit that wrote only a lobby message, the event log and the outbox keeps the stamp; one that wrote a session, or a member through a cascade, changes it', async () => {
+        await lobbyWithMember();
+        const kept = storage.changeStamps();
+        expect(kept).toBeDefined();
+        await storage.transaction(async (tx) => {
+          await tx
+            .insertInto('lobby_messages')
+            .values({
+              id: '30',
+              lobby_id: '20',
+              author_id: '1',
+              application_id: '10',
+              content: 'gg',
+              metadata: null,
+              moderation_metadata: null,
+              author_additional_name: null,
+              flags: 0,
+              created_at: T0,
+              edited_at: null,
+            })
+            .execute();
+          await tx
+            .updateTable('lobbies')
+            .set({ active_at: T0 + 1 })
+            .where('id', '=', '20')
+            .execute();
+          await tx.insertInto('event_log').values({ ms: T0, event: '{}' }).execute();
+          await tx
+            .insertInto('outbox')
+            .values({
+              id: '40',
+              type: 'LOBBY_MESSAGE_CREATE',
+              application_id: '10',
+              payload: '{}',
+              created_at: T0,
+            })
+            .execute();
+        });
+        await storage.db.deleteFrom('event_log').execute();
+        expect(storage.changeStamps()).toBe(kept);
+
+        await storage.db.insertInto('sessions').values(sessionRow('s', '1')).execute();
+        const afterSession = storage.changeStamps();
+        expect(afterSession).toBeDefined();
+        expect(afterSession).not.toBe(kept);
+        // Deleting the lobby (unwatched) deletes its member row (watched) by cascade.
+        await storage.db.deleteFrom('lobbies').execute();
+        expect(storage.changeStamps()).not.toBe(afterSession);
+      });
+
+      it('change stamps: none while a transaction that wrote a watched table is open; a new one after it rolled back', async () => {
+        const before = storage.changeStamps();
+        const seen: (string | undefined)[] = [];
+        await caught(
+          storage.transaction(async (tx) => {
+            await tx.insertInto('users').values(userRow('1', 'never')).execute();
+            seen.push(storage.changeStamps());
+            throw new Error('roll back');
+          }),
+        );
+        expect(seen).toEqual([undefined]);
+        const after = storage.changeStamps();
+        expect(after).toBeDefined();
+        expect(after).not.toBe(before);
+      });
+    }
+
+    if (engine.url.startsWith('postgres')) {
+      it('change stamps: never known (nothing is kept from one request to the next)', async () => {
+        await storage.db.insertInto('users').values(userRow('1', 'pg')).execute();
+        expect(storage.changeStamps()).toBeUndefined();
+      });
+    }
+
+    if (engine.durable && engine.url.startsWith('sqlite:')) {
+      it('change stamps: a commit by another connection changes the stamp, whatever it wrote; a table it created is watched', async () => {
+        const path = engine.url.slice('sqlite:'.length);
+        const other = new SQLite(path);
+        try {
+          const before = storage.changeStamps();
+          other.prepare('INSERT INTO event_log (ms, event) VALUES (?, ?)').run(T0, '{}');
+          const afterForeign = storage.changeStamps();
+          expect(afterForeign).toBeDefined();
+          expect(afterForeign).not.toBe(before);
+          // Written by this connection before any stamp was read: the foreign commit's new stamp covers it.
+          other.exec('CREATE TABLE contract_added (x INTEGER)');
+          await sql`INSERT INTO contract_added (x) VALUES (1)`.execute(storage.db);
+          const afterCreate = storage.changeStamps();
+          expect(afterCreate).toBeDefined();
+          expect(afterCreate).not.toBe(afterForeign);
+          await sql`INSERT INTO contract_added (x) VALUES (2)`.execute(storage.db);
+          const afterOwn = storage.changeStamps();
+          expect(afterOwn).toBeDefined();
+          expect(afterOwn).not.toBe(afterCreate);
+        } finally {
+          other.exec('DROP TABLE IF EXISTS contract_added');
+          other.close();
+        }
+      });
+    }
 
     if (engine.durable) {
       it('a committed write is visible after close() and reopen, and migrate() stays a no-op', async () => {

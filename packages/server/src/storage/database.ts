@@ -9,11 +9,12 @@ import {
   Migrator,
   type SqliteDatabase,
   SqliteDialect,
+  type SqliteStatement,
   sql,
   type Transaction,
 } from 'kysely';
 import pg from 'pg';
-import { type ChangeStamps, noStamps, totalChangesStamps, walIndexStamps } from './change-stamp.js';
+import { type ChangeStamps, noStamps, SqliteChangeStamps, walIndexStamps } from './change-stamp.js';
 import { migrationProvider } from './migrations/index.js';
 import { SearchPathPostgresDialect } from './postgres-dialect.js';
 import type { Schema } from './schema.js';
@@ -38,7 +39,10 @@ export interface Storage {
   pendingMigrations(): Promise<string[]>;
   /** The PostgreSQL pool's connections (metrics); undefined on SQLite, which has one connection. */
   pool(): { total: number; idle: number; waiting: number } | undefined;
-  /** Differs after every commit, by any process (`ReadCache`); on PostgreSQL never known. */
+  /**
+   * Differs after every commit by another process, and after this one's commits but those that wrote only
+   * tables no cached read reads (`ReadCache`); on PostgreSQL never known.
+   */
   readonly changeStamps: ChangeStamps;
   close(): Promise<void>;
 }
@@ -66,13 +70,20 @@ function openSqlite(path: string): Storage {
   // the usual 1,000 pages (the checkpointer stopped or cannot keep up), so the log stays bounded either way.
   if (checkpointer) sqlite.pragma(`wal_autocheckpoint = ${CHECKPOINT_FALLBACK_PAGES}`);
   const walIndex = inMemory ? undefined : walIndexStamps(resolve(path));
+  const stamps = new SqliteChangeStamps(sqlite, walIndex);
   const storage = wrap(
     'sqlite',
-    new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) }),
-    walIndex ?? totalChangesStamps(sqlite),
+    new Kysely<Schema>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite, stamps) }) }),
+    stamps.stamps,
   );
   return {
     ...storage,
+    async migrate() {
+      const applied = await storage.migrate();
+      // New tables are watched too; a migration's own writes change the stamp.
+      stamps.watch();
+      return applied;
+    },
     async close() {
       await checkpointer?.terminate();
       walIndex?.close();
@@ -133,10 +144,11 @@ setInterval(() => {
 
 /**
  * Kysely asks better-sqlite3 to prepare every query it runs; preparing costs more than running a point
- * lookup. Keep the most recently used statements prepared (bounded, least recently used out first).
+ * lookup. Keep the most recently used statements prepared (bounded, least recently used out first). Each
+ * runs between two `settle()`s of the change stamps, which see the end of a transaction that wrote.
  */
-function withStatementCache(sqlite: SQLite.Database, size = 512): SqliteDatabase {
-  const cache = new Map<string, SQLite.Statement>();
+function withStatementCache(sqlite: SQLite.Database, stamps: SqliteChangeStamps, size = 512): SqliteDatabase {
+  const cache = new Map<string, SqliteStatement>();
   return {
     close: () => sqlite.close(),
     prepare(text) {
@@ -147,11 +159,35 @@ function withStatementCache(sqlite: SQLite.Database, size = 512): SqliteDatabase
       if (statement) {
         cache.delete(sql);
       } else {
-        statement = sqlite.prepare(sql);
+        statement = settled(sqlite.prepare(sql), stamps);
         if (cache.size >= size) cache.delete(cache.keys().next().value as string);
       }
       cache.set(sql, statement);
       return statement;
+    },
+  };
+}
+
+function settled(statement: SQLite.Statement, stamps: SqliteChangeStamps): SqliteStatement {
+  const around = <T>(run: () => T): T => {
+    stamps.settle();
+    try {
+      return run();
+    } finally {
+      stamps.settle();
+    }
+  };
+  return {
+    reader: statement.reader,
+    all: (parameters) => around(() => statement.all(parameters)),
+    run: (parameters) => around(() => statement.run(parameters)),
+    *iterate(parameters) {
+      stamps.settle();
+      try {
+        yield* statement.iterate(parameters);
+      } finally {
+        stamps.settle();
+      }
     },
   };
 }

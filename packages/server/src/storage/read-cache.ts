@@ -1,9 +1,10 @@
 import type { ChangeStamps } from './change-stamp.js';
 
 /**
- * Values read from the database, kept only until the next commit (`ChangeStamps`): a hit answers what the
- * read would have answered, whichever process or node wrote since. Any commit empties it, so it pays only
- * where reads repeat between writes (the session lookup of every authenticated request).
+ * Values read from the database, kept only until the next commit that may change them (`ChangeStamps`: any
+ * other process's, and this one's but those that wrote only tables no cached read reads, such as a lobby
+ * message's): a hit answers what the read would have answered, whichever process or node wrote since. It pays
+ * where reads repeat between such commits (the credential lookup of every authenticated request).
  */
 export class ReadCache<V> {
   readonly #stamps: ChangeStamps;
