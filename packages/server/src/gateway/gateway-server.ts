@@ -160,6 +160,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
   readonly logger: Logger;
   readonly heartbeatIntervalMs: number;
   readonly identifyTimeoutMs: number;
+  readonly clockOrigin: number;
   readonly #deps: GatewayServerDeps;
   // A frame over the limit is refused by ws before it is buffered; GatewaySocket closes it with 4002.
   readonly #wss = new WebSocketServer({
@@ -169,6 +170,8 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     WebSocket: GatewaySocket,
     // `#connections` tracks the sockets; ws's own set would cost every idle session a closure and an entry.
     clientTracking: false,
+    // Pings are answered by GatewaySocket, without ws's closure per socket.
+    autoPong: false,
   });
   readonly #connections = new Set<Connection>();
   /** Dispatches sent by this node's connections since it started (metrics). */
@@ -214,6 +217,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     this.logger = deps.logger;
     this.heartbeatIntervalMs = deps.heartbeatIntervalMs;
     this.identifyTimeoutMs = deps.identifyTimeoutMs;
+    this.clockOrigin = deps.clock.now();
     this.#unsubscribe = deps.bus.subscribe(
       (event) => {
         if (!this.#holdingWrites) {
@@ -316,7 +320,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     if (code === 1000 || code === 1001 || SESSION_ENDING_CLOSE_CODES.has(code)) {
       this.#endSession(session);
     } else {
-      session.expiresAt = this.clock.now() + RESUME_WINDOW_MS;
+      this.registry.awaitResume(session, this.clock.now() + RESUME_WINDOW_MS);
     }
   }
 
@@ -395,12 +399,11 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       seq: 0,
       buffer: NO_DISPATCHES,
       attached: connection,
-      expiresAt: Number.POSITIVE_INFINITY,
       guildIds: guildSet(await this.#deps.guilds.guildIdsOf(principal.userId)),
-      largeThreshold: Number.isInteger(identify.large_threshold)
-        ? (identify.large_threshold as number)
-        : LargeThreshold.default,
     };
+    // Kept only when the client set one (bots): a player's session does without the field.
+    if (Number.isInteger(identify.large_threshold))
+      session.largeThreshold = identify.large_threshold as number;
     const { store, nodeId } = this.#deps;
     if (store) {
       const since = this.#lastEventId ?? this.#deps.bus.lastId();
@@ -534,7 +537,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     // A newer connection takes the session over from an older one still open.
     session.attached?.close(GatewayCloseCodes.UnknownError, 'Resumed elsewhere');
     session.attached = connection;
-    session.expiresAt = Number.POSITIVE_INFINITY;
+    this.registry.resumed(session);
     connection.session = session;
     for (const sent of missed) connection.dispatch(sent);
     record(session, 'RESUMED', {});
@@ -775,8 +778,8 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
         seq: claimed.buffer.at(-1)?.seq ?? 0,
         buffer: claimed.buffer,
         attached: undefined,
-        expiresAt: this.clock.now() + RESUME_WINDOW_MS,
       };
+      const expiresAt = this.clock.now() + RESUME_WINDOW_MS;
       const lastRecorded = [...claimed.buffer].reverse().find((sent) => sent.eventId !== undefined)?.eventId;
       const after = lastRecorded ?? claimed.session.sinceEventId;
       const history = after === undefined ? [] : await bus.history(after);
@@ -794,6 +797,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       session.lastEventId = missed.at(-1)?.id ?? after;
       await this.#loadViews(session);
       this.registry.add(session);
+      this.registry.awaitResume(session, expiresAt);
       return session;
     } finally {
       this.#capturing.delete(sessionId);
@@ -990,7 +994,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     const connection = session?.attached;
     if (!session || !(connection instanceof Connection)) return;
     session.attached = undefined;
-    session.expiresAt = this.clock.now() + RESUME_WINDOW_MS;
+    this.registry.awaitResume(session, this.clock.now() + RESUME_WINDOW_MS);
     connection.session = undefined;
   }
 
@@ -1163,7 +1167,7 @@ function toStored(session: Session, sinceEventId: string | undefined): StoredSes
   };
 }
 
-function fromStored(stored: StoredSession): Omit<Session, 'seq' | 'buffer' | 'attached' | 'expiresAt'> {
+function fromStored(stored: StoredSession): Omit<Session, 'seq' | 'buffer' | 'attached'> {
   return {
     id: stored.id,
     identity: { ...stored.identity, scopes: sharedScopes(stored.identity.scopes.filter(isScope)) },

@@ -27,16 +27,14 @@ export interface Session {
   seq: number;
   /** Dispatches not yet known to be received, oldest first, bounded; shared NO_DISPATCHES until the first. */
   buffer: readonly Sent[];
-  /** The live connection, or undefined while the client is away and may resume. */
+  /** The live connection, or undefined while the client is away and may resume (until `awaitResume`'s time). */
   attached: SessionSink | undefined;
-  /** When a detached session is forgotten. */
-  expiresAt: number;
   /**
    * Guilds it can see: what `audience.guildId` is matched against. Changed only through `joinGuild` and
    * `leaveGuild`: sessions in no guild (most players) share one empty set.
    */
   guildIds: ReadonlySet<string>;
-  /** Identify `large_threshold`: above it a guild's GUILD_CREATE lists fewer members. */
+  /** Identify `large_threshold`, when given: above it a guild's GUILD_CREATE lists fewer members. */
   largeThreshold?: number;
   /** Called for every recorded dispatch: the gateway copies it to the shared session store. */
   onRecord?: (sent: Sent) => void;
@@ -116,6 +114,11 @@ export class SessionRegistry {
   readonly #byId = new Map<string, Session>();
   readonly #byUser = new Map<string, Indexed>();
   readonly #byApplication = new Map<string, Indexed>();
+  /**
+   * When each detached session is forgotten: kept here for the few waiting for a Resume rather than as a
+   * field (a boxed number) of every session.
+   */
+  readonly #expiresAt = new Map<Session, number>();
 
   add(session: Session): void {
     this.#byId.set(session.id, session);
@@ -129,6 +132,7 @@ export class SessionRegistry {
 
   remove(session: Session): void {
     this.#byId.delete(session.id);
+    this.#expiresAt.delete(session);
     unindex(this.#byUser, session.identity.userId, session);
     if (session.identity.applicationId) unindex(this.#byApplication, session.identity.applicationId, session);
   }
@@ -159,9 +163,23 @@ export class SessionRegistry {
     return this.#byId.size;
   }
 
+  /** The session is detached: it may be resumed until `expiresAt`, then `expired` lists it. */
+  awaitResume(session: Session, expiresAt: number): void {
+    this.#expiresAt.set(session, expiresAt);
+  }
+
+  /** The session is attached again: it no longer expires. */
+  resumed(session: Session): void {
+    this.#expiresAt.delete(session);
+  }
+
   /** Detached sessions whose resume window has passed. */
   expired(now: number): Session[] {
-    return [...this.#byId.values()].filter((session) => !session.attached && session.expiresAt <= now);
+    const expired: Session[] = [];
+    for (const [session, expiresAt] of this.#expiresAt) {
+      if (!session.attached && expiresAt <= now) expired.push(session);
+    }
+    return expired;
   }
 }
 
