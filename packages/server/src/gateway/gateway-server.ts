@@ -395,13 +395,13 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
         tokenHash: credentialHash(identify.token),
       },
       intents: intents as number,
-      shard,
       seq: 0,
       buffer: NO_DISPATCHES,
       attached: connection,
       guildIds: guildSet(await this.#deps.guilds.guildIdsOf(principal.userId)),
     };
-    // Kept only when the client set one (bots): a player's session does without the field.
+    // Kept only when the client set them (bots): a player's session does without the fields.
+    if (shard !== UNSHARDED) session.shard = shard;
     if (Number.isInteger(identify.large_threshold))
       session.largeThreshold = identify.large_threshold as number;
     const { store, nodeId } = this.#deps;
@@ -572,7 +572,8 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     const { counters } = this.#deps;
     const now = this.clock.now();
     const key = shardId % SESSION_START_LIMIT.maxConcurrency;
-    const burst = await counters.hit(`identify:${userId}:${key}`, IDENTIFY_WINDOW_MS, now);
+    // The user id last: the key is then one string joined to the id, not two (it is kept for the window).
+    const burst = await counters.hit(`identify:${key}:${userId}`, IDENTIFY_WINDOW_MS, now);
     if (burst.count > SESSION_START_LIMIT.maxConcurrency) return false;
     const daily = await counters.hit(sessionStartKey(userId), SESSION_START_LIMIT.windowMs, now);
     return daily.count <= SESSION_START_LIMIT.total;
@@ -594,7 +595,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       guilds: [...session.guildIds].map((id) => ({ id, unavailable: true })),
       session_id: session.id,
       resume_gateway_url: gateway.url(),
-      shard: session.shard,
+      shard: session.shard ?? UNSHARDED,
       // `application` is {id, flags, flags_new}, as discord-api-types' GatewayReadyDispatchData has it.
       ...(application ? { application: { id: application.id, ...wireFlags(application.flags) } } : {}),
       // A person's DMs and group DMs; bots (and game sessions) get the empty array the documents give.
@@ -1161,7 +1162,7 @@ function toStored(session: Session, sinceEventId: string | undefined): StoredSes
     id: session.id,
     identity: { ...session.identity, scopes: [...session.identity.scopes] },
     intents: session.intents,
-    shard: session.shard,
+    shard: session.shard ?? UNSHARDED,
     guildIds: [...session.guildIds],
     sinceEventId,
   };

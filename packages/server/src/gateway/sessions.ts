@@ -23,7 +23,8 @@ export interface Session {
   id: string;
   identity: SessionIdentity;
   intents: number;
-  shard: readonly [number, number];
+  /** Identify `shard`, when given: [0, 1] otherwise. */
+  shard?: readonly [number, number];
   seq: number;
   /** Dispatches not yet known to be received, oldest first, bounded; shared NO_DISPATCHES until the first. */
   buffer: readonly Sent[];
