@@ -572,8 +572,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     const { counters } = this.#deps;
     const now = this.clock.now();
     const key = shardId % SESSION_START_LIMIT.maxConcurrency;
-    // The user id last: the key is then one string joined to the id, not two (it is kept for the window).
-    const burst = await counters.hit(`identify:${key}:${userId}`, IDENTIFY_WINDOW_MS, now);
+    const burst = await counters.hit(identifyBurstKey(key, userId), IDENTIFY_WINDOW_MS, now);
     if (burst.count > SESSION_START_LIMIT.maxConcurrency) return false;
     const daily = await counters.hit(sessionStartKey(userId), SESSION_START_LIMIT.windowMs, now);
     return daily.count <= SESSION_START_LIMIT.total;
@@ -1071,6 +1070,20 @@ function presenceRef(session: Session): PresenceSessionRef {
 const SWEEP_INTERVAL_MS = 30_000;
 /** Events of one run of bus deliveries after which its held writes go out (see the bus listener). */
 const EVENTS_PER_WRITE_RUN = 16;
+/** The identify burst counters' key prefixes, one per rate-limit key (`max_concurrency` of them). */
+const IDENTIFY_BURST_PREFIXES = Array.from(
+  { length: SESSION_START_LIMIT.maxConcurrency },
+  (_, key) => `identify:${key}:`,
+);
+
+/**
+ * The counter an Identify's burst spends: a prefix made once joined to the user id, so that the key a
+ * window keeps is one joined string, not two strings and a copy of the prefix.
+ */
+function identifyBurstKey(key: number, userId: string): string {
+  return (IDENTIFY_BURST_PREFIXES[key] ?? `identify:${key}:`) + userId;
+}
+
 /** The shard of a client that names none, shared by every such session. */
 const UNSHARDED: readonly [number, number] = [0, 1];
 
