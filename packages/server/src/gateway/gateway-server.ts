@@ -62,7 +62,8 @@ import {
   RESUME_WINDOW_MS,
   record,
   type Sent,
-  type Session,
+  Session,
+  type SessionInit,
   SessionRegistry,
   sharedApplicationId,
   sharedScopes,
@@ -385,7 +386,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     }
     // The client left (or the identify timeout closed it) while its credential was checked.
     if (!connection.open) return;
-    const session: Session = {
+    const session = new Session({
       id: randomBytes(16).toString('hex'),
       identity: {
         kind: principal.kind,
@@ -399,7 +400,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       buffer: NO_DISPATCHES,
       attached: connection,
       guildIds: guildSet(await this.#deps.guilds.guildIdsOf(principal.userId)),
-    };
+    });
     // Kept only when the client set them (bots): a player's session does without the fields.
     if (shard !== UNSHARDED) session.shard = shard;
     if (Number.isInteger(identify.large_threshold))
@@ -773,12 +774,13 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     try {
       const claimed = await store.claim(sessionId, nodeId, this.clock.now());
       if (!claimed) return undefined;
-      const session: Session = {
+      const session = new Session({
         ...fromStored(claimed.session),
         seq: claimed.buffer.at(-1)?.seq ?? 0,
         buffer: claimed.buffer,
         attached: undefined,
-      };
+      });
+      session.shard = claimed.session.shard;
       const expiresAt = this.clock.now() + RESUME_WINDOW_MS;
       const lastRecorded = [...claimed.buffer].reverse().find((sent) => sent.eventId !== undefined)?.eventId;
       const after = lastRecorded ?? claimed.session.sinceEventId;
@@ -1173,7 +1175,13 @@ function viewerOf(session: Session) {
 function toStored(session: Session, sinceEventId: string | undefined): StoredSession {
   return {
     id: session.id,
-    identity: { ...session.identity, scopes: [...session.identity.scopes] },
+    identity: {
+      kind: session.kind,
+      userId: session.userId,
+      applicationId: session.applicationId,
+      scopes: [...session.scopes],
+      tokenHash: session.tokenHash,
+    },
     intents: session.intents,
     shard: session.shard ?? UNSHARDED,
     guildIds: [...session.guildIds],
@@ -1181,12 +1189,12 @@ function toStored(session: Session, sinceEventId: string | undefined): StoredSes
   };
 }
 
-function fromStored(stored: StoredSession): Omit<Session, 'seq' | 'buffer' | 'attached'> {
+/** A stored session's identity and subscriptions: what a session taken over starts from. */
+function fromStored(stored: StoredSession): Omit<SessionInit, 'seq' | 'buffer' | 'attached'> {
   return {
     id: stored.id,
     identity: { ...stored.identity, scopes: sharedScopes(stored.identity.scopes.filter(isScope)) },
     intents: stored.intents,
-    shard: stored.shard,
     guildIds: guildSet(stored.guildIds),
   };
 }

@@ -19,12 +19,29 @@ export interface SessionIdentity {
   tokenHash: string;
 }
 
-export interface Session {
+/** What a session starts with; the rest (`shard`, `largeThreshold`, `onRecord`…) is set when there is one. */
+export interface SessionInit {
   id: string;
   identity: SessionIdentity;
   intents: number;
-  /** Identify `shard`, when given: [0, 1] otherwise. */
-  shard?: readonly [number, number];
+  seq: number;
+  buffer: readonly Sent[];
+  attached: SessionSink | undefined;
+  guildIds: ReadonlySet<string>;
+}
+
+/**
+ * One gateway session. Its identity's fields are its own and `identity` is the session itself: an identity
+ * object of its own cost every session 64 bytes.
+ */
+export class Session implements SessionIdentity {
+  readonly id: string;
+  readonly kind: SessionIdentity['kind'];
+  readonly userId: string;
+  readonly applicationId: string | undefined;
+  readonly scopes: ReadonlySet<Scope>;
+  readonly tokenHash: string;
+  intents: number;
   seq: number;
   /** Dispatches not yet known to be received, oldest first, bounded; shared NO_DISPATCHES until the first. */
   buffer: readonly Sent[];
@@ -35,15 +52,37 @@ export interface Session {
    * `leaveGuild`: sessions in no guild (most players) share one empty set.
    */
   guildIds: ReadonlySet<string>;
+  // Declared, not initialized: a field each session had without a value would cost every session its slot.
+  /** Identify `shard`, when given: [0, 1] otherwise. */
+  declare shard?: readonly [number, number];
   /** Identify `large_threshold`, when given: above it a guild's GUILD_CREATE lists fewer members. */
-  largeThreshold?: number;
+  declare largeThreshold?: number;
   /** Called for every recorded dispatch: the gateway copies it to the shared session store. */
-  onRecord?: (sent: Sent) => void;
+  declare onRecord?: (sent: Sent) => void;
   /**
    * Set on a session taken over from another node: the newest bus event it was filled with from the event
    * log, which can be ahead of this node's live delivery. Live events up to it are skipped, then it is cleared.
    */
-  lastEventId?: string | undefined;
+  declare lastEventId?: string | undefined;
+
+  constructor(init: SessionInit) {
+    this.id = init.id;
+    this.kind = init.identity.kind;
+    this.userId = init.identity.userId;
+    this.applicationId = init.identity.applicationId;
+    this.scopes = init.identity.scopes;
+    this.tokenHash = init.identity.tokenHash;
+    this.intents = init.intents;
+    this.seq = init.seq;
+    this.buffer = init.buffer;
+    this.attached = init.attached;
+    this.guildIds = init.guildIds;
+  }
+
+  /** Who the session stands for: the session itself. */
+  get identity(): SessionIdentity {
+    return this;
+  }
 }
 
 /** Where a session's dispatches go while a client is connected. */
