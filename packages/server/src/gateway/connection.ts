@@ -7,7 +7,7 @@ import {
   MAX_CLIENT_PAYLOAD_BYTES,
 } from '@hearth/protocol';
 import { type RawData, WebSocket } from 'ws';
-import type { Clock } from '../kernel/clock.js';
+import { type Clock, msAfter } from '../kernel/clock.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ZlibStream } from './compression.js';
 import type { Sent, Session, SessionSink } from './sessions.js';
@@ -19,10 +19,39 @@ import type { Sent, Session, SessionSink } from './sessions.js';
  */
 const DECODE_FAILURES = new Set([1007, 1009]);
 
+/**
+ * Pongs written but not yet flushed after which a socket is cut off: what ws's own `maxPendingAutoPongs`
+ * default does to a peer that pings and does not read.
+ */
+const MAX_PENDING_PONGS = 60;
+
+/** Pongs handed to ws and not yet written, of the sockets that have any (see `GatewaySocket.emit`). */
+const pendingPongs = new WeakMap<WebSocket, number>();
+
 /** The server side of a gateway socket: ws's own read failures close with the gateway's code. */
 export class GatewaySocket extends WebSocket {
   /** The connection it carries, which its listeners (functions shared by every socket) act on. */
   connection?: Connection;
+
+  /**
+   * Pings are answered here, as ws's `autoPong` would (the server is given `autoPong: false`): ws's gives
+   * every socket a closure and three fields for it, about 130 bytes of every idle session.
+   */
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'ping' && this.readyState === WebSocket.OPEN) {
+      const pending = pendingPongs.get(this) ?? 0;
+      if (pending >= MAX_PENDING_PONGS) this.terminate();
+      else {
+        pendingPongs.set(this, pending + 1);
+        this.pong(args[0] as Buffer, false, () => {
+          const left = (pendingPongs.get(this) ?? 1) - 1;
+          if (left > 0) pendingPongs.set(this, left);
+          else pendingPongs.delete(this);
+        });
+      }
+    }
+    return super.emit(event, ...args);
+  }
 
   override close(code?: number, data?: string | Buffer): void {
     if (code !== undefined && DECODE_FAILURES.has(code)) {
@@ -48,6 +77,8 @@ export interface ConnectionContext {
   readonly heartbeatTick: number;
   /** A socket with no session after this long closes with 4003 (IDENTIFY_TIMEOUT_MS by default). */
   identifyTimeoutMs: number;
+  /** The clock's reading when the gateway started: per-connection times are kept after it (`msAfter`). */
+  readonly clockOrigin: number;
   /** Handles one decoded frame; the one place every opcode is routed (see dispatch.ts). */
   handle(connection: Connection, payload: ClientPayload): Promise<void>;
   /** The connection ended: detach or end its session. */
@@ -87,6 +118,18 @@ const TEXT_FRAME = { binary: false } as const;
 
 /** Where every connection's queues start: one settled promise shared, not two per idle connection. */
 const SETTLED: Promise<void> = Promise.resolve();
+
+/** Compression of a connection that asked for it: its frames are compressed, one after another, in order. */
+interface Compression {
+  zlib: ZlibStream;
+  sending: Promise<void>;
+}
+
+/**
+ * The identify deadlines of connections that have no session yet: here rather than a field of each
+ * connection, which every identified session would carry for nothing.
+ */
+const identifyDeadlines = new Map<Connection, NodeJS.Timeout>();
 
 /**
  * The JSON of each bus event's dispatch frame up to its `s`, and after it: one event goes to every session of
@@ -138,23 +181,26 @@ export class Connection implements SessionSink {
   /** The TCP socket under the WebSocket: corked while the bus delivers a run of events (see `hold`). */
   readonly #transport: Duplex;
   readonly #context: ConnectionContext;
-  readonly #zlib: ZlibStream | undefined;
+  readonly #compression: Compression | undefined;
   readonly version: number;
   /** The client's address, counted against the per-address socket cap while the connection is open. */
   readonly address: string;
   #session: Session | undefined;
-  #closed = false;
-  /** The code this side closed with: it, not the client's echo, decides whether the session lives on. */
+  /**
+   * Set once the connection is closed or closing: the code this side closed with (it, not the client's
+   * echo, decides whether the session lives on), else the code the socket closed with.
+   */
   #closeCode: number | undefined;
   /** The heartbeat tick of the last heartbeat (or of Hello). */
   #beatTick: number;
-  #identifyDeadline: NodeJS.Timeout | undefined;
+  /** When the client-event window started, in ms after `clockOrigin`. */
   #windowStart = 0;
   #windowCount = 0;
-  /** Frames are handled one at a time, in order: an Identify finishes before the next frame is read. */
+  /**
+   * Frames are handled one at a time, in order: an Identify finishes before the next frame is read. Back to
+   * the shared settled promise once the last queued frame is handled.
+   */
   #queue: Promise<void> = SETTLED;
-  #queued = 0;
-  #sending: Promise<void> = SETTLED;
 
   // The socket's listeners are shared by every connection (`this` is the socket): no closures per socket.
   static readonly #onMessage = function (this: GatewaySocket, data: RawData, isBinary: boolean): void {
@@ -180,7 +226,7 @@ export class Connection implements SessionSink {
     this.#socket = socket;
     this.#transport = options.transport;
     this.#context = context;
-    this.#zlib = options.zlib;
+    this.#compression = options.zlib ? { zlib: options.zlib, sending: SETTLED } : undefined;
     this.version = options.version;
     this.address = options.address;
     this.#beatTick = context.heartbeatTick;
@@ -195,14 +241,15 @@ export class Connection implements SessionSink {
       t: null,
     });
     // Heartbeats keep a session's socket alive, never a socket without one.
-    this.#identifyDeadline = setTimeout(() => {
+    const deadline = setTimeout(() => {
       if (!this.session) this.close(GatewayCloseCodes.NotAuthenticated, 'Not authenticated');
     }, context.identifyTimeoutMs);
-    this.#identifyDeadline.unref();
+    deadline.unref();
+    identifyDeadlines.set(this, deadline);
   }
 
   get open(): boolean {
-    return !this.#closed;
+    return this.#closeCode === undefined;
   }
 
   get session(): Session | undefined {
@@ -212,10 +259,12 @@ export class Connection implements SessionSink {
   /** Set once Identify or Resume succeeds: the identify deadline is then dropped, not left to fire. */
   set session(session: Session | undefined) {
     this.#session = session;
-    if (session && this.#identifyDeadline) {
-      clearTimeout(this.#identifyDeadline);
-      this.#identifyDeadline = undefined;
-    }
+    if (session) this.#dropIdentifyDeadline();
+  }
+
+  #dropIdentifyDeadline(): void {
+    clearTimeout(identifyDeadlines.get(this));
+    identifyDeadlines.delete(this);
   }
 
   /** Sends a dispatch recorded in the session. */
@@ -249,16 +298,15 @@ export class Connection implements SessionSink {
   }
 
   close(code: GatewayCloseCode | 1000 | 1001, reason = ''): void {
-    if (this.#closed) return;
-    this.#closed = true;
+    if (this.#closeCode !== undefined) return;
     this.#closeCode = code;
-    clearTimeout(this.#identifyDeadline);
+    this.#dropIdentifyDeadline();
     // Let queued frames (an Invalid Session, a Reconnect) go out before the close frame.
-    void this.#sending.then(() => this.#socket.close(code, reason.slice(0, 120)));
+    void (this.#compression?.sending ?? SETTLED).then(() => this.#socket.close(code, reason.slice(0, 120)));
   }
 
   #receive(data: RawData, isBinary: boolean): void {
-    if (this.#closed) return;
+    if (this.#closeCode !== undefined) return;
     const bytes = Array.isArray(data) ? Buffer.concat(data) : Buffer.from(data as ArrayBuffer);
     if (bytes.length > MAX_CLIENT_PAYLOAD_BYTES) {
       this.close(GatewayCloseCodes.DecodeError, 'Payload too large');
@@ -284,26 +332,29 @@ export class Connection implements SessionSink {
       return;
     }
     const frame: ClientPayload = { op: (payload as ClientPayload).op, d: (payload as ClientPayload).d };
-    this.#queued++;
-    this.#queue = this.#queue.then(() => this.#handle(frame));
+    const queued: Promise<void> = this.#queue
+      .then(() => this.#handle(frame))
+      .then(() => {
+        // An idle connection holds the shared settled promise, not the last frame's.
+        if (this.#queue === queued) this.#queue = SETTLED;
+      });
+    this.#queue = queued;
   }
 
   async #handle(frame: ClientPayload): Promise<void> {
     try {
-      if (!this.#closed) await this.#context.handle(this, frame);
+      if (this.#closeCode === undefined) await this.#context.handle(this, frame);
     } catch (error) {
       this.#context.logger.error({ err: error, op: frame.op }, 'gateway frame failed');
       this.close(GatewayCloseCodes.UnknownError, 'Unknown error');
-    } finally {
-      // An idle connection holds the shared settled promise, not the last frame's.
-      if (--this.#queued === 0) this.#queue = SETTLED;
     }
   }
 
   /** 120 client events per 60 s per connection (PROTOCOL.md §D.6). */
   #countEvent(): boolean {
-    const now = this.#context.clock.now();
-    if (now - this.#windowStart >= CLIENT_EVENTS_LIMIT.windowMs) {
+    const now = msAfter(this.#context.clockOrigin, this.#context.clock.now());
+    // The first event opens the first window (a start of 0 would be the gateway's own start).
+    if (this.#windowCount === 0 || now - this.#windowStart >= CLIENT_EVENTS_LIMIT.windowMs) {
       this.#windowStart = now;
       this.#windowCount = 0;
     }
@@ -318,10 +369,10 @@ export class Connection implements SessionSink {
   /** Sends one text frame: a string, or its UTF-8 bytes. */
   #sendText(text: string | Buffer): void {
     // After close() nothing more goes out: a dispatch stays in the session buffer for the Resume.
-    if (this.#closed || this.#socket.readyState !== this.#socket.OPEN) return;
-    const zlib = this.#zlib;
+    if (this.#closeCode !== undefined || this.#socket.readyState !== this.#socket.OPEN) return;
+    const compression = this.#compression;
     // Plain frames are handed to ws at once and in order; only compression is asynchronous and needs the queue.
-    if (!zlib) {
+    if (!compression) {
       // During a run of bus deliveries a socket gets one write system call for all of the run's frames
       // instead of one each; ws's own cork around each frame nests inside this one.
       // The first frame of a run is written at once: a socket that gets one frame (a presence change to
@@ -338,16 +389,17 @@ export class Connection implements SessionSink {
       this.#socket.send(text, TEXT_FRAME);
       return;
     }
-    this.#sending = this.#sending.then(async () => {
+    const { zlib } = compression;
+    compression.sending = compression.sending.then(async () => {
       if (this.#socket.readyState !== this.#socket.OPEN) return;
       this.#socket.send(await zlib.compress(text));
     });
   }
 
   #ended(code: number): void {
-    this.#closed = true;
-    clearTimeout(this.#identifyDeadline);
-    this.#zlib?.close();
-    this.#context.closed(this, this.#closeCode ?? code);
+    this.#closeCode ??= code;
+    this.#dropIdentifyDeadline();
+    this.#compression?.zlib.close();
+    this.#context.closed(this, this.#closeCode);
   }
 }

@@ -62,7 +62,8 @@ import {
   RESUME_WINDOW_MS,
   record,
   type Sent,
-  type Session,
+  Session,
+  type SessionInit,
   SessionRegistry,
   sharedApplicationId,
   sharedScopes,
@@ -160,6 +161,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
   readonly logger: Logger;
   readonly heartbeatIntervalMs: number;
   readonly identifyTimeoutMs: number;
+  readonly clockOrigin: number;
   readonly #deps: GatewayServerDeps;
   // A frame over the limit is refused by ws before it is buffered; GatewaySocket closes it with 4002.
   readonly #wss = new WebSocketServer({
@@ -169,6 +171,8 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     WebSocket: GatewaySocket,
     // `#connections` tracks the sockets; ws's own set would cost every idle session a closure and an entry.
     clientTracking: false,
+    // Pings are answered by GatewaySocket, without ws's closure per socket.
+    autoPong: false,
   });
   readonly #connections = new Set<Connection>();
   /** Dispatches sent by this node's connections since it started (metrics). */
@@ -214,6 +218,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     this.logger = deps.logger;
     this.heartbeatIntervalMs = deps.heartbeatIntervalMs;
     this.identifyTimeoutMs = deps.identifyTimeoutMs;
+    this.clockOrigin = deps.clock.now();
     this.#unsubscribe = deps.bus.subscribe(
       (event) => {
         if (!this.#holdingWrites) {
@@ -316,7 +321,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     if (code === 1000 || code === 1001 || SESSION_ENDING_CLOSE_CODES.has(code)) {
       this.#endSession(session);
     } else {
-      session.expiresAt = this.clock.now() + RESUME_WINDOW_MS;
+      this.registry.awaitResume(session, this.clock.now() + RESUME_WINDOW_MS);
     }
   }
 
@@ -381,7 +386,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     }
     // The client left (or the identify timeout closed it) while its credential was checked.
     if (!connection.open) return;
-    const session: Session = {
+    const session = new Session({
       id: randomBytes(16).toString('hex'),
       identity: {
         kind: principal.kind,
@@ -391,16 +396,15 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
         tokenHash: credentialHash(identify.token),
       },
       intents: intents as number,
-      shard,
       seq: 0,
       buffer: NO_DISPATCHES,
       attached: connection,
-      expiresAt: Number.POSITIVE_INFINITY,
       guildIds: guildSet(await this.#deps.guilds.guildIdsOf(principal.userId)),
-      largeThreshold: Number.isInteger(identify.large_threshold)
-        ? (identify.large_threshold as number)
-        : LargeThreshold.default,
-    };
+    });
+    // Kept only when the client set them (bots): a player's session does without the fields.
+    if (shard !== UNSHARDED) session.shard = shard;
+    if (Number.isInteger(identify.large_threshold))
+      session.largeThreshold = identify.large_threshold as number;
     const { store, nodeId } = this.#deps;
     if (store) {
       const since = this.#lastEventId ?? this.#deps.bus.lastId();
@@ -534,7 +538,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     // A newer connection takes the session over from an older one still open.
     session.attached?.close(GatewayCloseCodes.UnknownError, 'Resumed elsewhere');
     session.attached = connection;
-    session.expiresAt = Number.POSITIVE_INFINITY;
+    this.registry.resumed(session);
     connection.session = session;
     for (const sent of missed) connection.dispatch(sent);
     record(session, 'RESUMED', {});
@@ -569,7 +573,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     const { counters } = this.#deps;
     const now = this.clock.now();
     const key = shardId % SESSION_START_LIMIT.maxConcurrency;
-    const burst = await counters.hit(`identify:${userId}:${key}`, IDENTIFY_WINDOW_MS, now);
+    const burst = await counters.hit(identifyBurstKey(key, userId), IDENTIFY_WINDOW_MS, now);
     if (burst.count > SESSION_START_LIMIT.maxConcurrency) return false;
     const daily = await counters.hit(sessionStartKey(userId), SESSION_START_LIMIT.windowMs, now);
     return daily.count <= SESSION_START_LIMIT.total;
@@ -591,7 +595,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       guilds: [...session.guildIds].map((id) => ({ id, unavailable: true })),
       session_id: session.id,
       resume_gateway_url: gateway.url(),
-      shard: session.shard,
+      shard: session.shard ?? UNSHARDED,
       // `application` is {id, flags, flags_new}, as discord-api-types' GatewayReadyDispatchData has it.
       ...(application ? { application: { id: application.id, ...wireFlags(application.flags) } } : {}),
       // A person's DMs and group DMs; bots (and game sessions) get the empty array the documents give.
@@ -770,13 +774,14 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     try {
       const claimed = await store.claim(sessionId, nodeId, this.clock.now());
       if (!claimed) return undefined;
-      const session: Session = {
+      const session = new Session({
         ...fromStored(claimed.session),
         seq: claimed.buffer.at(-1)?.seq ?? 0,
         buffer: claimed.buffer,
         attached: undefined,
-        expiresAt: this.clock.now() + RESUME_WINDOW_MS,
-      };
+      });
+      session.shard = claimed.session.shard;
+      const expiresAt = this.clock.now() + RESUME_WINDOW_MS;
       const lastRecorded = [...claimed.buffer].reverse().find((sent) => sent.eventId !== undefined)?.eventId;
       const after = lastRecorded ?? claimed.session.sinceEventId;
       const history = after === undefined ? [] : await bus.history(after);
@@ -794,6 +799,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
       session.lastEventId = missed.at(-1)?.id ?? after;
       await this.#loadViews(session);
       this.registry.add(session);
+      this.registry.awaitResume(session, expiresAt);
       return session;
     } finally {
       this.#capturing.delete(sessionId);
@@ -990,7 +996,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
     const connection = session?.attached;
     if (!session || !(connection instanceof Connection)) return;
     session.attached = undefined;
-    session.expiresAt = this.clock.now() + RESUME_WINDOW_MS;
+    this.registry.awaitResume(session, this.clock.now() + RESUME_WINDOW_MS);
     connection.session = undefined;
   }
 
@@ -1066,6 +1072,20 @@ function presenceRef(session: Session): PresenceSessionRef {
 const SWEEP_INTERVAL_MS = 30_000;
 /** Events of one run of bus deliveries after which its held writes go out (see the bus listener). */
 const EVENTS_PER_WRITE_RUN = 16;
+/** The identify burst counters' key prefixes, one per rate-limit key (`max_concurrency` of them). */
+const IDENTIFY_BURST_PREFIXES = Array.from(
+  { length: SESSION_START_LIMIT.maxConcurrency },
+  (_, key) => `identify:${key}:`,
+);
+
+/**
+ * The counter an Identify's burst spends: a prefix made once joined to the user id, so that the key a
+ * window keeps is one joined string, not two strings and a copy of the prefix.
+ */
+function identifyBurstKey(key: number, userId: string): string {
+  return (IDENTIFY_BURST_PREFIXES[key] ?? `identify:${key}:`) + userId;
+}
+
 /** The shard of a client that names none, shared by every such session. */
 const UNSHARDED: readonly [number, number] = [0, 1];
 
@@ -1155,20 +1175,26 @@ function viewerOf(session: Session) {
 function toStored(session: Session, sinceEventId: string | undefined): StoredSession {
   return {
     id: session.id,
-    identity: { ...session.identity, scopes: [...session.identity.scopes] },
+    identity: {
+      kind: session.kind,
+      userId: session.userId,
+      applicationId: session.applicationId,
+      scopes: [...session.scopes],
+      tokenHash: session.tokenHash,
+    },
     intents: session.intents,
-    shard: session.shard,
+    shard: session.shard ?? UNSHARDED,
     guildIds: [...session.guildIds],
     sinceEventId,
   };
 }
 
-function fromStored(stored: StoredSession): Omit<Session, 'seq' | 'buffer' | 'attached' | 'expiresAt'> {
+/** A stored session's identity and subscriptions: what a session taken over starts from. */
+function fromStored(stored: StoredSession): Omit<SessionInit, 'seq' | 'buffer' | 'attached'> {
   return {
     id: stored.id,
     identity: { ...stored.identity, scopes: sharedScopes(stored.identity.scopes.filter(isScope)) },
     intents: stored.intents,
-    shard: stored.shard,
     guildIds: guildSet(stored.guildIds),
   };
 }

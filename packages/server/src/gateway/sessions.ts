@@ -19,32 +19,70 @@ export interface SessionIdentity {
   tokenHash: string;
 }
 
-export interface Session {
+/** What a session starts with; the rest (`shard`, `largeThreshold`, `onRecord`…) is set when there is one. */
+export interface SessionInit {
   id: string;
   identity: SessionIdentity;
   intents: number;
-  shard: readonly [number, number];
+  seq: number;
+  buffer: readonly Sent[];
+  attached: SessionSink | undefined;
+  guildIds: ReadonlySet<string>;
+}
+
+/**
+ * One gateway session. Its identity's fields are its own and `identity` is the session itself: an identity
+ * object of its own cost every session 64 bytes.
+ */
+export class Session implements SessionIdentity {
+  readonly id: string;
+  readonly kind: SessionIdentity['kind'];
+  readonly userId: string;
+  readonly applicationId: string | undefined;
+  readonly scopes: ReadonlySet<Scope>;
+  readonly tokenHash: string;
+  intents: number;
   seq: number;
   /** Dispatches not yet known to be received, oldest first, bounded; shared NO_DISPATCHES until the first. */
   buffer: readonly Sent[];
-  /** The live connection, or undefined while the client is away and may resume. */
+  /** The live connection, or undefined while the client is away and may resume (until `awaitResume`'s time). */
   attached: SessionSink | undefined;
-  /** When a detached session is forgotten. */
-  expiresAt: number;
   /**
    * Guilds it can see: what `audience.guildId` is matched against. Changed only through `joinGuild` and
    * `leaveGuild`: sessions in no guild (most players) share one empty set.
    */
   guildIds: ReadonlySet<string>;
-  /** Identify `large_threshold`: above it a guild's GUILD_CREATE lists fewer members. */
-  largeThreshold?: number;
+  // Declared, not initialized: a field each session had without a value would cost every session its slot.
+  /** Identify `shard`, when given: [0, 1] otherwise. */
+  declare shard?: readonly [number, number];
+  /** Identify `large_threshold`, when given: above it a guild's GUILD_CREATE lists fewer members. */
+  declare largeThreshold?: number;
   /** Called for every recorded dispatch: the gateway copies it to the shared session store. */
-  onRecord?: (sent: Sent) => void;
+  declare onRecord?: (sent: Sent) => void;
   /**
    * Set on a session taken over from another node: the newest bus event it was filled with from the event
    * log, which can be ahead of this node's live delivery. Live events up to it are skipped, then it is cleared.
    */
-  lastEventId?: string | undefined;
+  declare lastEventId?: string | undefined;
+
+  constructor(init: SessionInit) {
+    this.id = init.id;
+    this.kind = init.identity.kind;
+    this.userId = init.identity.userId;
+    this.applicationId = init.identity.applicationId;
+    this.scopes = init.identity.scopes;
+    this.tokenHash = init.identity.tokenHash;
+    this.intents = init.intents;
+    this.seq = init.seq;
+    this.buffer = init.buffer;
+    this.attached = init.attached;
+    this.guildIds = init.guildIds;
+  }
+
+  /** Who the session stands for: the session itself. */
+  get identity(): SessionIdentity {
+    return this;
+  }
 }
 
 /** Where a session's dispatches go while a client is connected. */
@@ -116,6 +154,11 @@ export class SessionRegistry {
   readonly #byId = new Map<string, Session>();
   readonly #byUser = new Map<string, Indexed>();
   readonly #byApplication = new Map<string, Indexed>();
+  /**
+   * When each detached session is forgotten: kept here for the few waiting for a Resume rather than as a
+   * field (a boxed number) of every session.
+   */
+  readonly #expiresAt = new Map<Session, number>();
 
   add(session: Session): void {
     this.#byId.set(session.id, session);
@@ -129,6 +172,7 @@ export class SessionRegistry {
 
   remove(session: Session): void {
     this.#byId.delete(session.id);
+    this.#expiresAt.delete(session);
     unindex(this.#byUser, session.identity.userId, session);
     if (session.identity.applicationId) unindex(this.#byApplication, session.identity.applicationId, session);
   }
@@ -159,9 +203,23 @@ export class SessionRegistry {
     return this.#byId.size;
   }
 
+  /** The session is detached: it may be resumed until `expiresAt`, then `expired` lists it. */
+  awaitResume(session: Session, expiresAt: number): void {
+    this.#expiresAt.set(session, expiresAt);
+  }
+
+  /** The session is attached again: it no longer expires. */
+  resumed(session: Session): void {
+    this.#expiresAt.delete(session);
+  }
+
   /** Detached sessions whose resume window has passed. */
   expired(now: number): Session[] {
-    return [...this.#byId.values()].filter((session) => !session.attached && session.expiresAt <= now);
+    const expired: Session[] = [];
+    for (const [session, expiresAt] of this.#expiresAt) {
+      if (!session.attached && expiresAt <= now) expired.push(session);
+    }
+    return expired;
   }
 }
 

@@ -5,6 +5,14 @@ export interface Clock {
 
 export const systemClock: Clock = { now: () => Date.now() };
 
+/**
+ * A reading as whole ms after `origin`: a small integer, which V8 keeps in an object's field, where the
+ * difference of two large numbers would take a 16-byte box of its own (clocks give whole milliseconds).
+ */
+export function msAfter(origin: number, now: number): number {
+  return Math.floor(now - origin);
+}
+
 /** A clock that starts at `startAt` and then runs at real speed: `hearth serve --now …`. */
 export function startingAt(startAt: number, base: Clock = systemClock): Clock {
   const offset = startAt - base.now();

@@ -142,6 +142,26 @@ describe('a socket that never identifies', () => {
   }, 120_000);
 });
 
+describe('WebSocket pings (RFC 6455 §5.5.2)', () => {
+  it('a ping is answered with a pong carrying its data, before and after Identify', async () => {
+    const game = await createGame(hearth);
+    const client = await hello();
+    const pong = (data: string) =>
+      new Promise<string>((resolve) => {
+        client.socket.once('pong', (payload: Buffer) => resolve(payload.toString()));
+        client.socket.ping(data);
+      });
+    expect(await pong('before')).toBe('before');
+    client.send({ op: 2, d: { token: game.botToken, properties: PROPERTIES, intents: 0 } });
+    await client.nextDispatch('READY');
+    expect(await pong('after')).toBe('after');
+    // Pings are no gateway frames: the session still answers its heartbeats.
+    client.send({ op: 1, d: null });
+    await client.nextOp(GatewayOpcodes.HeartbeatAck);
+    await client.close();
+  });
+});
+
 describe('sockets per address', () => {
   it('beyond the cap an upgrade is refused with 429, and a closed socket frees its place', async () => {
     const capped = await startHearth({ gatewayMaxConnectionsPerAddress: 3 });

@@ -1,6 +1,6 @@
 import { ActivityFlags, type PresenceStatus, PresenceStatuses, SocialDispatches } from '@hearth/protocol';
 import type { Bus, DeliveredEvent } from '../../bus/bus.js';
-import type { Clock } from '../../kernel/clock.js';
+import { type Clock, msAfter } from '../../kernel/clock.js';
 import type { Logger } from '../../kernel/logger.js';
 import { parse } from '../../kernel/validation.js';
 import type { RelationshipChange, RelationshipsService } from '../relationships/service.js';
@@ -23,6 +23,7 @@ interface SessionState {
   applicationId: string | undefined;
   status: PresenceStatus;
   activities: readonly ActivityInput[];
+  /** The change's time in ms after the service's `#clockOrigin` (`msAfter`): no boxed number per session. */
   updatedAt: number;
 }
 
@@ -68,6 +69,8 @@ type PresenceSessionData = {
 
 export class PresenceService {
   readonly #deps: PresenceDeps;
+  /** The clock's reading when the service started; every session's `updatedAt` is kept relative to it. */
+  readonly #clockOrigin: number;
   /** Each user's sessions: most users have one, kept alone; a few are an array (a Map's table is 450 bytes). */
   readonly #sessions = new Map<string, SessionState | SessionState[]>();
   /** What friends were last told of each user (key: user, or user and game for game friends). */
@@ -77,6 +80,7 @@ export class PresenceService {
 
   constructor(deps: PresenceDeps) {
     this.#deps = deps;
+    this.#clockOrigin = deps.clock.now();
     this.#unsubscribe = deps.bus.subscribe((event) => this.#received(event));
   }
 
@@ -268,7 +272,7 @@ export class PresenceService {
       applicationId: previous ? previous.applicationId : (data.application_id ?? undefined),
       status: data.status,
       activities: data.activities.length === 0 ? NO_ACTIVITIES : data.activities,
-      updatedAt: data.at,
+      updatedAt: msAfter(this.#clockOrigin, data.at),
     };
     if (sessions.length === 0) this.#sessions.set(userId, state);
     else if (at === -1) this.#sessions.set(userId, [...sessions, state]);
