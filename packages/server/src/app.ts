@@ -686,8 +686,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const botPrincipals = new WeakMap<Application, Principal>();
   const bearerPrincipals = new WeakMap<AccessGrant, Principal>();
   const authenticators: Authenticators = {
-    async bot(token) {
-      const application = await applications.authenticateBot(token);
+    async bot(token, options) {
+      const application = await applications.authenticateBot(token, options);
       return (
         application &&
         keptFor(botPrincipals, application, () =>
@@ -699,8 +699,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
         )
       );
     },
-    async user(token) {
-      const session = await accounts.authenticateSession(token);
+    async user(token, options) {
+      const session = await accounts.authenticateSession(token, options);
       if (!session) return undefined;
       const kept = sessionPrincipals.get(session.user);
       if (kept !== undefined && kept.authTime === session.authTime) return kept;
@@ -713,8 +713,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       accounts.remember(principal, session.user);
       return principal;
     },
-    async bearer(token) {
-      const grant = await oauth2!.authenticateAccessToken(token);
+    async bearer(token, options) {
+      const grant = await oauth2!.authenticateAccessToken(token, options);
       return (
         grant &&
         keptFor(bearerPrincipals, grant, () =>

@@ -546,15 +546,17 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
 
   async #authenticate(token: string): Promise<Principal | undefined> {
     const { authenticators } = this.#deps;
+    // One lookup per connection: nothing to keep for a later one (`ReadOptions`).
+    const once = { keep: false };
     if (/^Bearer\s+/i.test(token)) {
-      const principal = await authenticators.bearer(token.replace(/^Bearer\s+/i, ''));
+      const principal = await authenticators.bearer(token.replace(/^Bearer\s+/i, ''), once);
       // Players connect with `gateway.connect` (included in the SDK scopes, PROTOCOL.md §B.7).
       return principal?.kind === 'bearer' && principal.scopes.has(Scopes.GatewayConnect)
         ? principal
         : undefined;
     }
     const bare = token.replace(/^Bot\s+/i, '');
-    return (await authenticators.bot(bare)) ?? (await authenticators.user(bare));
+    return (await authenticators.bot(bare, once)) ?? (await authenticators.user(bare, once));
   }
 
   async #mayUseIntents(applicationId: string, intents: number): Promise<boolean> {

@@ -1,6 +1,7 @@
 import type { Scope } from '@hearth/protocol';
 import type { FastifyRequest } from 'fastify';
 import { HearthError } from '../kernel/errors.js';
+import type { ReadOptions } from '../storage/read-cache.js';
 
 /** Who is calling, resolved once per request from the Authorization header. */
 export type Principal =
@@ -23,9 +24,9 @@ export type Principal =
 
 /** One resolver per credential form; each answers undefined for a token it does not know. */
 export interface Authenticators {
-  bot(token: string): Promise<Principal | undefined>;
-  user(token: string): Promise<Principal | undefined>;
-  bearer(token: string): Promise<Principal | undefined>;
+  bot(token: string, options?: ReadOptions): Promise<Principal | undefined>;
+  user(token: string, options?: ReadOptions): Promise<Principal | undefined>;
+  bearer(token: string, options?: ReadOptions): Promise<Principal | undefined>;
 }
 
 /** Which callers a route admits; a bearer token must hold every listed scope (umbrella scopes expanded). */

@@ -6,6 +6,16 @@ import type { ChangeStamps } from './change-stamp.js';
  * message's): a hit answers what the read would have answered, whichever process or node wrote since. It pays
  * where reads repeat between such commits (the credential lookup of every authenticated request).
  */
+/** How a lookup uses the cache. */
+export interface ReadOptions {
+  /**
+   * Whether a value read is kept for the lookups after it (default true). A one-off lookup, such as a gateway
+   * Identify (one per connection), takes a kept value but keeps none: kept, it would cost every idle session
+   * its credential's entry for no later hit.
+   */
+  keep?: boolean;
+}
+
 export class ReadCache<V> {
   readonly #stamps: ChangeStamps;
   readonly #max: number;
@@ -22,7 +32,11 @@ export class ReadCache<V> {
    * The value of `key`: kept, or read by `read` and kept if nothing was committed since before the read began
    * (a commit in between leaves the entry under the older stamp, which the next use then drops).
    */
-  async get(key: string, read: () => Promise<V | undefined>): Promise<V | undefined> {
+  async get(
+    key: string,
+    read: () => Promise<V | undefined>,
+    { keep = true }: ReadOptions = {},
+  ): Promise<V | undefined> {
     const before = this.#stamps();
     if (before !== undefined) {
       if (before === this.#stamp) {
@@ -34,7 +48,7 @@ export class ReadCache<V> {
       }
     }
     const value = await read();
-    if (value !== undefined && before !== undefined && before === this.#stamp) {
+    if (keep && value !== undefined && before !== undefined && before === this.#stamp) {
       if (this.#entries.size >= this.#max) this.#entries.delete(this.#entries.keys().next().value as string);
       this.#entries.set(key, value);
     }

@@ -10,7 +10,7 @@ import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
 import type { Quotas } from '../../ratelimit/quota.js';
 import { type Executor, isUniqueViolation, type Storage } from '../../storage/database.js';
-import { ReadCache } from '../../storage/read-cache.js';
+import { ReadCache, type ReadOptions } from '../../storage/read-cache.js';
 import { findBan } from './identities-store.js';
 import { type Image, parseImageData } from './images.js';
 import {
@@ -318,18 +318,25 @@ export class AccountsService {
    * The user of a live session token, and when they signed in (OIDC `auth_time`). Every authenticated
    * request asks: the answer is kept until the next commit (`ReadCache`), and its expiry checked on each use.
    */
-  async authenticateSession(token: string): Promise<{ user: User; authTime: number } | undefined> {
+  async authenticateSession(
+    token: string,
+    options?: ReadOptions,
+  ): Promise<{ user: User; authTime: number } | undefined> {
     const { clock, storage, sessionLifetimeMs } = this.#deps;
     const now = clock.now();
     const tokenHash = hashToken(token);
-    const session = await this.#sessions.get(tokenHash, async () => {
-      const row = await store.findSessionUser(storage.db, tokenHash, now, now - sessionLifetimeMs);
-      if (!row) return undefined;
-      const authTime = Number(row.session_created_at);
-      // Shared by the requests the entry answers: frozen, so that none can change what the next one sees.
-      const user = Object.freeze(toUser(row));
-      return { user, authTime, expiresAt: Number(row.session_expires_at ?? authTime + sessionLifetimeMs) };
-    });
+    const session = await this.#sessions.get(
+      tokenHash,
+      async () => {
+        const row = await store.findSessionUser(storage.db, tokenHash, now, now - sessionLifetimeMs);
+        if (!row) return undefined;
+        const authTime = Number(row.session_created_at);
+        // Shared by the requests the entry answers: frozen, so that none can change what the next one sees.
+        const user = Object.freeze(toUser(row));
+        return { user, authTime, expiresAt: Number(row.session_expires_at ?? authTime + sessionLifetimeMs) };
+      },
+      options,
+    );
     if (session === undefined) return undefined;
     if (now >= session.expiresAt) {
       this.#sessions.delete(tokenHash);

@@ -17,7 +17,7 @@ import { generateSecret, generateToken, hashToken } from '../../kernel/secrets.j
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
 import type { Executor, Storage } from '../../storage/database.js';
-import { ReadCache } from '../../storage/read-cache.js';
+import { ReadCache, type ReadOptions } from '../../storage/read-cache.js';
 import { type Image, parseImageData } from '../accounts/images.js';
 import type { AccountsService, StoredImage, User } from '../accounts/service.js';
 import { toUserObject } from '../accounts/service.js';
@@ -175,13 +175,17 @@ export class ApplicationsService {
 
   /** The application whose bot token this is, or undefined. */
   /** Every request of a bot asks: the answer is kept until the next commit (`ReadCache`). */
-  async authenticateBot(token: string): Promise<Application | undefined> {
+  async authenticateBot(token: string, options?: ReadOptions): Promise<Application | undefined> {
     const tokenHash = hashToken(token);
-    return this.#bots.get(tokenHash, async () => {
-      const row = await store.findApplicationByBotToken(this.#deps.storage.db, tokenHash);
-      // Shared by the requests the entry answers: frozen, so that none can change what the next one sees.
-      return row && Object.freeze(toApplication(row));
-    });
+    return this.#bots.get(
+      tokenHash,
+      async () => {
+        const row = await store.findApplicationByBotToken(this.#deps.storage.db, tokenHash);
+        // Shared by the requests the entry answers: frozen, so that none can change what the next one sees.
+        return row && Object.freeze(toApplication(row));
+      },
+      options,
+    );
   }
 
   /** The application if `secret` is its client secret; compared in constant time. */

@@ -39,7 +39,7 @@ import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import type { Executor, Storage } from '../../storage/database.js';
 import { GroupCommit } from '../../storage/group-commit.js';
 import { recordWebhookEvent } from '../../storage/outbox.js';
-import { ReadCache } from '../../storage/read-cache.js';
+import { ReadCache, type ReadOptions } from '../../storage/read-cache.js';
 import { type AccountsService, toUserObject } from '../accounts/service.js';
 import { type Application, type ApplicationsService, hasFlag } from '../applications/service.js';
 import type { BotInstalls } from '../guilds/bot-install.js';
@@ -879,9 +879,9 @@ export class OAuth2Service {
    * The grant behind a live access token, or undefined (unknown, expired or revoked). Every request of a
    * Bearer token asks: the answer is kept until the next commit (`ReadCache`), its expiry checked on each use.
    */
-  async authenticateAccessToken(token: string): Promise<AccessGrant | undefined> {
+  async authenticateAccessToken(token: string, options?: ReadOptions): Promise<AccessGrant | undefined> {
     const tokenHash = hashToken(token);
-    const grant = await this.#grants.get(tokenHash, () => this.#accessGrant(tokenHash));
+    const grant = await this.#grants.get(tokenHash, () => this.#accessGrant(tokenHash), options);
     if (grant === undefined || grant.expiresAt <= this.#deps.clock.now()) return undefined;
     return grant;
   }
