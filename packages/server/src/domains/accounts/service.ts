@@ -84,7 +84,7 @@ type ImageKind = 'avatar' | 'banner';
 /** Users and their session tokens. */
 export class AccountsService {
   readonly #deps: AccountsDeps;
-  /** Live sessions by token hash, with their user: until the next commit. */
+  /** Live sessions by token hash, with their user: until a commit that may change them. */
   readonly #sessions: ReadCache<{ user: User; authTime: number; expiresAt: number }>;
   /** The user a request's credential already loaded, keyed by that request's principal object. */
   readonly #loaded = new WeakMap<object, User>();
@@ -316,7 +316,7 @@ export class AccountsService {
 
   /**
    * The user of a live session token, and when they signed in (OIDC `auth_time`). Every authenticated
-   * request asks: the answer is kept until the next commit (`ReadCache`), and its expiry checked on each use.
+   * request asks: the answer is kept until a commit that may change it (`ReadCache`), and its expiry checked on each use.
    */
   async authenticateSession(
     token: string,

@@ -119,7 +119,7 @@ export interface ApplicationsDeps {
 /** Applications (games), their credentials, their bot users and their approvals. */
 export class ApplicationsService {
   readonly #deps: ApplicationsDeps;
-  /** Bot tokens' applications by token hash: until the next commit. */
+  /** Bot tokens' applications by token hash: until a commit that may change them. */
   readonly #bots: ReadCache<Application>;
 
   constructor(deps: ApplicationsDeps) {
@@ -174,7 +174,7 @@ export class ApplicationsService {
   }
 
   /** The application whose bot token this is, or undefined. */
-  /** Every request of a bot asks: the answer is kept until the next commit (`ReadCache`). */
+  /** Every request of a bot asks: the answer is kept until a commit that may change it (`ReadCache`). */
   async authenticateBot(token: string, options?: ReadOptions): Promise<Application | undefined> {
     const tokenHash = hashToken(token);
     return this.#bots.get(

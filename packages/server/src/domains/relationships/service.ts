@@ -50,7 +50,7 @@ export interface Standing {
  */
 export class RelationshipsService {
   readonly #deps: RelationshipsDeps;
-  /** Friends and game friends by user, read on every presence change: until the next commit. */
+  /** Friends and game friends by user, read on every presence change: until a commit that may change them. */
   readonly #friends: ReadCache<readonly string[]>;
   readonly #gameFriends: ReadCache<ReadonlyMap<string, readonly string[]>>;
 
