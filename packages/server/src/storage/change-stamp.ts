@@ -154,7 +154,7 @@ export class SqliteChangeStamps {
     return this.#stamp;
   };
 
-  /** Around every statement of this connection: a transaction that wrote a watched table ended, committed or not. */
+  /** Around every statement of this connection: whether a transaction that wrote a watched table ended. */
   settle(): void {
     if (this.#dirty && !this.#sqlite.inTransaction) {
       this.#dirty = false;

@@ -316,7 +316,8 @@ export class AccountsService {
 
   /**
    * The user of a live session token, and when they signed in (OIDC `auth_time`). Every authenticated
-   * request asks: the answer is kept until a commit that may change it (`ReadCache`), and its expiry checked on each use.
+   * request asks: the answer is kept until a commit that may change it (`ReadCache`), and its expiry checked
+   * on each use.
    */
   async authenticateSession(
     token: string,

@@ -146,7 +146,7 @@ const MAX_NONCE_LENGTH = 512;
 /** The authorization server (RFC 6749, RFC 7636, RFC 7009, RFC 8252, OIDC Core). */
 export class OAuth2Service {
   readonly #deps: OAuth2Deps;
-  /** Access tokens' grants by token hash: until a commit that may change them, their expiry checked on each use. */
+  /** Access tokens' grants by token hash: until a commit that may change them; expiry checked on each use. */
   readonly #grants: ReadCache<AccessGrant>;
   /**
    * Code exchanges asked for in the same turn commit together: on SQLite each commit writes every page it
@@ -877,7 +877,8 @@ export class OAuth2Service {
 
   /**
    * The grant behind a live access token, or undefined (unknown, expired or revoked). Every request of a
-   * Bearer token asks: the answer is kept until a commit that may change it (`ReadCache`), its expiry checked on each use.
+   * Bearer token asks: the answer is kept until a commit that may change it (`ReadCache`), its expiry checked
+   * on each use.
    */
   async authenticateAccessToken(token: string, options?: ReadOptions): Promise<AccessGrant | undefined> {
     const tokenHash = hashToken(token);
