@@ -197,6 +197,18 @@ describe.each([
   let sdk: SdkSide;
   let heard: Heard;
 
+  /** What a wait for frames at the peer names when it times out: where the SDK's frames got to. */
+  const heardSoFar = (what: string) => () => {
+    const decryption = dave
+      ? daveOf(peer.connection)?.session?.getDecryptionStats(player.game.botUserId, 0)
+      : null;
+    return (
+      `${what}: heard ${heard.audio.length} audio and ${heard.silence} silence frames; ` +
+      `relay ${JSON.stringify(hearth.voice.mediaStats)}; peer decryption ${JSON.stringify(decryption)}, ` +
+      `pending transitions ${daveOf(peer.connection)?.pendingTransitions.size ?? 'none'}`
+    );
+  };
+
   it('connects through Joining… Connecting, SignalingConnected and Connected', async () => {
     sdk = await startSdkCall();
     expect(sdk.statuses).toEqual([
@@ -210,7 +222,7 @@ describe.each([
   it('@discordjs/voice hears the SDK: 50 frames, and their decoded RMS matches the sine sent (±10 %)', async () => {
     await pushFrames(sdk, 50);
     expect(sdk.captured).toBe(50);
-    await until(() => heard.audio.length === 50, 'the SDK frames at @discordjs/voice');
+    await until(() => heard.audio.length === 50, heardSoFar('the SDK frames at @discordjs/voice'));
     const sent = rms(sineFrame(0, PEAK));
     expect(Math.abs(steadyRms(heard.audio) - sent) / sent).toBeLessThan(0.1);
     if (dave) {
@@ -243,9 +255,9 @@ describe.each([
   it('PTT: nothing while inactive, every frame while pressed, the release delay, then five silence frames', async () => {
     await pushFrames(sdk, 10); // VAD still: these are sent; the stream is then closed by silence
     sdk.call.SetAudioMode(AudioModeType.MODE_PTT);
-    await until(() => heard.audio.length === 60, 'the VAD frames');
+    await until(() => heard.audio.length === 60, heardSoFar('the VAD frames'));
     await pushFrames(sdk, 6); // PTT inactive: silence ×5 closes the open stream, then nothing
-    await until(() => heard.silence >= 5, 'the closing silence');
+    await until(() => heard.silence >= 5, heardSoFar('the closing silence'));
     const silenceBefore = heard.silence;
     await pushFrames(sdk, 10);
     await pause(100);
@@ -254,12 +266,12 @@ describe.each([
 
     sdk.call.SetPTTActive(true);
     await pushFrames(sdk, 10);
-    await until(() => heard.audio.length === 70, 'the PTT frames');
+    await until(() => heard.audio.length === 70, heardSoFar('the PTT frames'));
     sdk.call.SetPTTReleaseDelay(40);
     expect(sdk.call.GetPTTReleaseDelay()).toBe(40);
     sdk.call.SetPTTActive(false);
     await pushFrames(sdk, 10);
-    await until(() => heard.silence === silenceBefore + 5, 'the silence after the release delay');
+    await until(() => heard.silence === silenceBefore + 5, heardSoFar('the silence after the release delay'));
     await pause(100);
     expect(heard.audio.length).toBe(72); // 40 ms of release delay: two more frames
   });
@@ -272,7 +284,7 @@ describe.each([
     expect(heard.audio.length).toBe(72);
     sdk.call.SetSelfMute(false);
     await pushFrames(sdk, 5);
-    await until(() => heard.audio.length === 77, 'the unmuted frames');
+    await until(() => heard.audio.length === 77, heardSoFar('the unmuted frames'));
     sdk.call.SetPTTActive(false);
   });
 
@@ -301,13 +313,13 @@ describe.each([
     };
     const before = heard.audio.length;
     await pushFrames(sdk, 30);
-    await until(() => heard.audio.length === before + 30, 'the halved frames');
+    await until(() => heard.audio.length === before + 30, heardSoFar('the halved frames'));
     const sent = rms(sineFrame(0, PEAK));
     expect(Math.abs(steadyRms(heard.audio.slice(before)) - sent / 2) / (sent / 2)).toBeLessThan(0.1);
     sdk.onCaptured = () => true;
     const silenceBefore = heard.silence;
     await pushFrames(sdk, 10);
-    await until(() => heard.silence === silenceBefore + 5, 'the stream closing');
+    await until(() => heard.silence === silenceBefore + 5, heardSoFar('the stream closing'));
     expect(heard.audio.length).toBe(before + 30);
     sdk.onCaptured = undefined;
   });
@@ -348,7 +360,7 @@ describe.each([
     const again = await startSdkCall();
     const audioBefore = heard.audio.length;
     await pushFrames(again, 20);
-    await until(() => heard.audio.length === audioBefore + 20, 'the new call heard');
+    await until(() => heard.audio.length === audioBefore + 20, heardSoFar('the new call heard'));
     again.call.connection?.close();
     again.call.dispose();
   });
