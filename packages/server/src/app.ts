@@ -131,6 +131,7 @@ import { OpenApiDocuments, openApiRoutes } from './http/openapi.js';
 import { createHttpServer, type ResponseObserver } from './http/server.js';
 import { type Clock, startingAt, systemClock } from './kernel/clock.js';
 import { createLogger, type Logger } from './kernel/logger.js';
+import { after } from './kernel/maybe.js';
 import type { OutboundPolicy } from './kernel/outbound.js';
 import { SnowflakeGenerator } from './kernel/snowflake.js';
 import { Sweeper } from './kernel/sweeper.js';
@@ -483,7 +484,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const members = new MembersService({
     ...moderation,
     rolesChanging: (tx, guildId, userId) => threads.rolesChanging(tx, guildId, userId),
-    tokens: { authenticateAccessToken: (token) => oauth2!.authenticateAccessToken(token) },
+    tokens: { authenticateAccessToken: async (token) => oauth2!.authenticateAccessToken(token) },
     applications: { flagsOf: async (id) => (await applications.getApplication(id))?.flags },
   });
   const bans = new BansService({ ...moderation, members });
@@ -601,7 +602,7 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
     users: accounts,
     friends: (db, userId, otherId) => relationships.areFriends(db, userId, otherId),
     messages: channelMessages,
-    tokens: { authenticateAccessToken: (token) => oauth2!.authenticateAccessToken(token) },
+    tokens: { authenticateAccessToken: async (token) => oauth2!.authenticateAccessToken(token) },
     // Taken out of a group DM, a recipient is taken out of its call too.
     recipientRemoved: (channelId, userId): Promise<void> => dmCalls.leaveChannel(userId, channelId),
   });
@@ -686,52 +687,52 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
   const botPrincipals = new WeakMap<Application, Principal>();
   const bearerPrincipals = new WeakMap<AccessGrant, Principal>();
   const authenticators: Authenticators = {
-    async bot(token, options) {
-      const application = await applications.authenticateBot(token, options);
-      return (
-        application &&
-        keptFor(botPrincipals, application, () =>
-          Object.freeze({
-            kind: 'bot' as const,
-            userId: application.botUserId,
-            applicationId: application.id,
-          }),
-        )
-      );
-    },
-    async user(token, options) {
-      const session = await accounts.authenticateSession(token, options);
-      if (!session) return undefined;
-      const kept = sessionPrincipals.get(session.user);
-      if (kept !== undefined && kept.authTime === session.authTime) return kept;
-      const principal = Object.freeze({
-        kind: 'user' as const,
-        userId: session.user.id,
-        authTime: session.authTime,
-      });
-      sessionPrincipals.set(session.user, principal);
-      accounts.remember(principal, session.user);
-      return principal;
-    },
-    async bearer(token, options) {
-      const grant = await oauth2!.authenticateAccessToken(token, options);
-      return (
-        grant &&
-        keptFor(bearerPrincipals, grant, () =>
-          Object.freeze({
-            kind: 'bearer' as const,
-            userId: grant.userId,
-            applicationId: grant.applicationId,
-            scopes: expandScopes(grant.scopes, grant.withheld),
-            grantedScopes: grant.scopes,
-            tokenId: grant.tokenId,
-            familyId: grant.familyId,
-            expiresAt: grant.expiresAt,
-            ...(grant.applicationFlags === undefined ? {} : { applicationFlags: grant.applicationFlags }),
-          }),
-        )
-      );
-    },
+    bot: (token, options) =>
+      after(
+        applications.authenticateBot(token, options),
+        (application) =>
+          application &&
+          keptFor(botPrincipals, application, () =>
+            Object.freeze({
+              kind: 'bot' as const,
+              userId: application.botUserId,
+              applicationId: application.id,
+            }),
+          ),
+      ),
+    user: (token, options) =>
+      after(accounts.authenticateSession(token, options), (session) => {
+        if (!session) return undefined;
+        const kept = sessionPrincipals.get(session.user);
+        if (kept !== undefined && kept.authTime === session.authTime) return kept;
+        const principal = Object.freeze({
+          kind: 'user' as const,
+          userId: session.user.id,
+          authTime: session.authTime,
+        });
+        sessionPrincipals.set(session.user, principal);
+        accounts.remember(principal, session.user);
+        return principal;
+      }),
+    bearer: (token, options) =>
+      after(
+        oauth2!.authenticateAccessToken(token, options),
+        (grant) =>
+          grant &&
+          keptFor(bearerPrincipals, grant, () =>
+            Object.freeze({
+              kind: 'bearer' as const,
+              userId: grant.userId,
+              applicationId: grant.applicationId,
+              scopes: expandScopes(grant.scopes, grant.withheld),
+              grantedScopes: grant.scopes,
+              tokenId: grant.tokenId,
+              familyId: grant.familyId,
+              expiresAt: grant.expiresAt,
+              ...(grant.applicationFlags === undefined ? {} : { applicationFlags: grant.applicationFlags }),
+            }),
+          ),
+      ),
   };
 
   // One trust rule for both transports, so the HTTP rate limits and the gateway cap see the same client.

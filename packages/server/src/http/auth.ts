@@ -1,6 +1,7 @@
 import type { Scope } from '@hearth/protocol';
 import type { FastifyRequest } from 'fastify';
 import { HearthError } from '../kernel/errors.js';
+import type { MaybePromise } from '../kernel/maybe.js';
 import type { ReadOptions } from '../storage/read-cache.js';
 
 /** Who is calling, resolved once per request from the Authorization header. */
@@ -22,11 +23,14 @@ export type Principal =
       applicationFlags?: bigint;
     };
 
-/** One resolver per credential form; each answers undefined for a token it does not know. */
+/**
+ * One resolver per credential form; each answers undefined for a token it does not know, at once when its
+ * answer was kept (`ReadCache`).
+ */
 export interface Authenticators {
-  bot(token: string, options?: ReadOptions): Promise<Principal | undefined>;
-  user(token: string, options?: ReadOptions): Promise<Principal | undefined>;
-  bearer(token: string, options?: ReadOptions): Promise<Principal | undefined>;
+  bot(token: string, options?: ReadOptions): MaybePromise<Principal | undefined>;
+  user(token: string, options?: ReadOptions): MaybePromise<Principal | undefined>;
+  bearer(token: string, options?: ReadOptions): MaybePromise<Principal | undefined>;
 }
 
 /** Which callers a route admits; a bearer token must hold every listed scope (umbrella scopes expanded). */
@@ -37,10 +41,10 @@ export interface RouteAuth {
 }
 
 /** `Bot <token>`, `Bearer <token>`, or a bare user session token (PROTOCOL.md §E.1). */
-export async function resolvePrincipal(
+export function resolvePrincipal(
   header: string,
   authenticators: Authenticators,
-): Promise<Principal | undefined> {
+): MaybePromise<Principal | undefined> {
   const space = header.indexOf(' ');
   const scheme = space === -1 ? '' : header.slice(0, space).toLowerCase();
   const token = header.slice(space + 1).trim();

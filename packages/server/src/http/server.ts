@@ -20,6 +20,7 @@ import type { Clock } from '../kernel/clock.js';
 import { HearthError, type WireError } from '../kernel/errors.js';
 import { assertJsonDepth, assertNoNul } from '../kernel/input-limits.js';
 import type { Logger } from '../kernel/logger.js';
+import { after, type MaybePromise } from '../kernel/maybe.js';
 import { compileValidator, isOptionalBody, type Part, toFormError } from '../kernel/validation.js';
 import {
   REQUEST_ID_HEADER,
@@ -228,6 +229,39 @@ export function createHttpServer(
   const defaultLimit = { limit: deps.globalPerSecond * 5, windowMs: 5000 };
   const faults = deps.faults;
   const limiter = { store: deps.rateLimits, clock: deps.clock, globalPerSecond: deps.globalPerSecond };
+  // Limits first: a refused credential still spends its caller's (IP) budget, so guessing is throttled.
+  const limitAndAdmit = (request: FastifyRequest, reply: FastifyReply): MaybePromise<boolean> => {
+    const config = request.routeOptions.config;
+    const limited = config.bucket
+      ? applyRateLimits(request, reply, config.bucket, config.legacyAlias === true, limiter)
+      : false;
+    return after(limited, (replied) => {
+      if (!replied && config.auth) assertAdmitted(request, config.auth);
+      return replied;
+    });
+  };
+  const admit = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    principal: Principal | undefined,
+  ): MaybePromise<boolean> => {
+    request.principal = principal ?? null;
+    if (faults === undefined) return limitAndAdmit(request, reply);
+    return faults.onRequest(request, reply).then((replied) => replied || limitAndAdmit(request, reply));
+  };
+  /**
+   * Every API request: its SDK version, its principal, the emulator's faults, its limits, its route's callers.
+   * A callback hook that finishes at once when the credential was kept and the limits count in process, with
+   * no promise or microtask turn; answers whether it replied (a 429, a fault).
+   */
+  const gate = (request: FastifyRequest, reply: FastifyReply): MaybePromise<boolean> => {
+    answerSdkVersion(request, reply, deps.clock);
+    const header = request.headers.authorization;
+    if (!header) return admit(request, reply, undefined);
+    return after(resolvePrincipal(header, deps.authenticators), (principal) =>
+      admit(request, reply, principal),
+    );
+  };
   for (const prefix of [...API_VERSIONS.map((v) => `/api/v${v}`), '/api']) {
     void app.register(
       async (scope) => {
@@ -241,25 +275,20 @@ export function createHttpServer(
             bucket: routeBucket(methods, template, limit),
           };
         });
-        scope.addHook('onRequest', async (request, reply) => {
-          answerSdkVersion(request, reply, deps.clock);
-          const config = request.routeOptions.config;
-          const header = request.headers.authorization;
-          if (header) request.principal = (await resolvePrincipal(header, deps.authenticators)) ?? null;
-          if (faults !== undefined && (await faults.onRequest(request, reply))) return reply;
-          // Limits first: a refused credential still spends its caller's (IP) budget, so guessing is throttled.
-          if (config.bucket) {
-            const limited = applyRateLimits(
-              request,
-              reply,
-              config.bucket,
-              config.legacyAlias === true,
-              limiter,
-            );
-            if (limited === true || (limited !== false && (await limited))) return reply;
+        scope.addHook('onRequest', (request, reply, done) => {
+          let replied: MaybePromise<boolean>;
+          try {
+            replied = gate(request, reply);
+          } catch (error) {
+            done(error as Error);
+            return;
           }
-          if (config.auth) assertAdmitted(request, config.auth);
-          return undefined;
+          if (replied === false) done();
+          else if (replied !== true) {
+            replied.then((sent) => {
+              if (!sent) done();
+            }, done);
+          }
         });
         for (const plugin of api) await scope.register(plugin);
       },

@@ -1,3 +1,4 @@
+import type { MaybePromise } from '../kernel/maybe.js';
 import type { ChangeStamps } from './change-stamp.js';
 
 /**
@@ -29,14 +30,11 @@ export class ReadCache<V> {
   }
 
   /**
-   * The value of `key`: kept, or read by `read` and kept if nothing was committed since before the read began
-   * (a commit in between leaves the entry under the older stamp, which the next use then drops).
+   * The value of `key`: kept (answered at once), or read by `read` and kept if nothing was committed since
+   * before the read began (a commit in between leaves the entry under the older stamp, which the next use
+   * then drops).
    */
-  async get(
-    key: string,
-    read: () => Promise<V | undefined>,
-    { keep = true }: ReadOptions = {},
-  ): Promise<V | undefined> {
+  get(key: string, read: () => Promise<V | undefined>, options?: ReadOptions): MaybePromise<V | undefined> {
     const before = this.#stamps();
     if (before !== undefined) {
       if (before === this.#stamp) {
@@ -47,6 +45,15 @@ export class ReadCache<V> {
         this.#stamp = before;
       }
     }
+    return this.#read(key, read, before, options?.keep ?? true);
+  }
+
+  async #read(
+    key: string,
+    read: () => Promise<V | undefined>,
+    before: string | undefined,
+    keep: boolean,
+  ): Promise<V | undefined> {
     const value = await read();
     if (keep && value !== undefined && before !== undefined && before === this.#stamp) {
       if (this.#entries.size >= this.#max) this.#entries.delete(this.#entries.keys().next().value as string);

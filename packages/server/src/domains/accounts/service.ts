@@ -5,6 +5,7 @@ import type { Bus } from '../../bus/bus.js';
 
 import type { Clock } from '../../kernel/clock.js';
 import { formErrorTree, HearthError, invalidForm, RateLimitedError } from '../../kernel/errors.js';
+import { after, type MaybePromise } from '../../kernel/maybe.js';
 import { generateToken, hashPassword, hashToken, verifyPassword } from '../../kernel/secrets.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
@@ -319,14 +320,14 @@ export class AccountsService {
    * request asks: the answer is kept until a commit that may change it (`ReadCache`), and its expiry checked
    * on each use.
    */
-  async authenticateSession(
+  authenticateSession(
     token: string,
     options?: ReadOptions,
-  ): Promise<{ user: User; authTime: number } | undefined> {
+  ): MaybePromise<{ user: User; authTime: number } | undefined> {
     const { clock, storage, sessionLifetimeMs } = this.#deps;
     const now = clock.now();
     const tokenHash = hashToken(token);
-    const session = await this.#sessions.get(
+    const session = this.#sessions.get(
       tokenHash,
       async () => {
         const row = await store.findSessionUser(storage.db, tokenHash, now, now - sessionLifetimeMs);
@@ -334,16 +335,19 @@ export class AccountsService {
         const authTime = Number(row.session_created_at);
         // Shared by the requests the entry answers: frozen, so that none can change what the next one sees.
         const user = Object.freeze(toUser(row));
-        return { user, authTime, expiresAt: Number(row.session_expires_at ?? authTime + sessionLifetimeMs) };
+        const expiresAt = Number(row.session_expires_at ?? authTime + sessionLifetimeMs);
+        return Object.freeze({ user, authTime, expiresAt });
       },
       options,
     );
-    if (session === undefined) return undefined;
-    if (now >= session.expiresAt) {
-      this.#sessions.delete(tokenHash);
-      return undefined;
-    }
-    return { user: session.user, authTime: session.authTime };
+    return after(session, (live) => {
+      if (live === undefined) return undefined;
+      if (now >= live.expiresAt) {
+        this.#sessions.delete(tokenHash);
+        return undefined;
+      }
+      return live;
+    });
   }
 
   /** Logout: the session token stops working at once; an unknown one changes nothing. */
@@ -401,7 +405,7 @@ export class AccountsService {
   }
 
   /** The caller's own user: the one its credential already loaded, or a fresh read. */
-  async currentUser(principal: { userId: string }): Promise<User | undefined> {
+  currentUser(principal: { userId: string }): MaybePromise<User | undefined> {
     return this.#loaded.get(principal) ?? this.getUser(principal.userId);
   }
 

@@ -13,6 +13,7 @@ import {
 import type { Static } from 'typebox';
 import type { Clock } from '../../kernel/clock.js';
 import { HearthError, invalidForm } from '../../kernel/errors.js';
+import type { MaybePromise } from '../../kernel/maybe.js';
 import { generateSecret, generateToken, hashToken } from '../../kernel/secrets.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
@@ -175,7 +176,7 @@ export class ApplicationsService {
 
   /** The application whose bot token this is, or undefined. */
   /** Every request of a bot asks: the answer is kept until a commit that may change it (`ReadCache`). */
-  async authenticateBot(token: string, options?: ReadOptions): Promise<Application | undefined> {
+  authenticateBot(token: string, options?: ReadOptions): MaybePromise<Application | undefined> {
     const tokenHash = hashToken(token);
     return this.#bots.get(
       tokenHash,

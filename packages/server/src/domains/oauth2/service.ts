@@ -34,6 +34,7 @@ import {
 import type { Bus, BusEvent } from '../../bus/bus.js';
 import type { Clock } from '../../kernel/clock.js';
 import { HearthError, invalidForm } from '../../kernel/errors.js';
+import { after, type MaybePromise } from '../../kernel/maybe.js';
 import { generateSecret, generateToken, hashToken } from '../../kernel/secrets.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import type { Executor, Storage } from '../../storage/database.js';
@@ -880,11 +881,13 @@ export class OAuth2Service {
    * Bearer token asks: the answer is kept until a commit that may change it (`ReadCache`), its expiry checked
    * on each use.
    */
-  async authenticateAccessToken(token: string, options?: ReadOptions): Promise<AccessGrant | undefined> {
+  authenticateAccessToken(token: string, options?: ReadOptions): MaybePromise<AccessGrant | undefined> {
     const tokenHash = hashToken(token);
-    const grant = await this.#grants.get(tokenHash, () => this.#accessGrant(tokenHash), options);
-    if (grant === undefined || grant.expiresAt <= this.#deps.clock.now()) return undefined;
-    return grant;
+    const now = this.#deps.clock.now();
+    return after(
+      this.#grants.get(tokenHash, () => this.#accessGrant(tokenHash), options),
+      (grant) => (grant === undefined || grant.expiresAt <= now ? undefined : grant),
+    );
   }
 
   /** What an access token grants, read from storage; its expiry is the caller's to check. */
