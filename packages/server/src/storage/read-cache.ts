@@ -1,12 +1,6 @@
 import type { MaybePromise } from '../kernel/maybe.js';
 import type { ChangeStamps } from './change-stamp.js';
 
-/**
- * Values read from the database, kept only until the next commit that may change them (`ChangeStamps`: any
- * other process's, and this one's but those that wrote only tables no cached read reads, such as a lobby
- * message's): a hit answers what the read would have answered, whichever process or node wrote since. It pays
- * where reads repeat between such commits (the credential lookup of every authenticated request).
- */
 /** How a lookup uses the cache. */
 export interface ReadOptions {
   /**
@@ -17,6 +11,12 @@ export interface ReadOptions {
   keep?: boolean;
 }
 
+/**
+ * Values read from the database, kept only until the next commit that may change them (`ChangeStamps`: any
+ * other process's, and this one's but those that wrote only tables no cached read reads, such as a lobby
+ * message's): a hit answers what the read would have answered, whichever process or node wrote since. It pays
+ * where reads repeat between such commits (the credential lookup of every authenticated request).
+ */
 export class ReadCache<V> {
   readonly #stamps: ChangeStamps;
   readonly #max: number;

@@ -174,8 +174,10 @@ export class ApplicationsService {
     });
   }
 
-  /** The application whose bot token this is, or undefined. */
-  /** Every request of a bot asks: the answer is kept until a commit that may change it (`ReadCache`). */
+  /**
+   * The application whose bot token this is, or undefined. Every request of a bot asks: the answer is kept
+   * until a commit that may change it (`ReadCache`).
+   */
   authenticateBot(token: string, options?: ReadOptions): MaybePromise<Application | undefined> {
     const tokenHash = hashToken(token);
     return this.#bots.get(
