@@ -353,15 +353,17 @@ export interface MeasuredChatRun extends ChatRun {
 
 /**
  * Two chat servers posted to by the same senders' tokens, each with its own chat and sessions: one warm-up
- * run per side, then `rounds` per side in the order AB BA AB…; each run with its server's CPU time.
+ * run per side, then `rounds` per side in the order AB BA AB…; each run with its server's CPU time. Closed
+ * loops, or at the offered rate `pace`.
  */
 export async function alternateChats(options: {
   first: ChatSide;
   second: ChatSide;
   senders: readonly string[];
   rounds: number;
+  pace?: Pace;
 }): Promise<[MeasuredChatRun[], MeasuredChatRun[]]> {
-  const { first, second, senders } = options;
+  const { first, second, senders, pace } = options;
   const runs = new Map<ChatSide, MeasuredChatRun[]>([
     [first, []],
     [second, []],
@@ -370,14 +372,18 @@ export async function alternateChats(options: {
     side.server.assertAlive();
     collectGarbage();
     const cpuBefore = side.server.cpuSeconds();
-    const run = await side.chat.run(side.fleet, senders);
+    const run = await side.chat.run(side.fleet, senders, pace);
     const cpuAfter = side.server.cpuSeconds();
     const cpuSeconds = cpuBefore === undefined || cpuAfter === undefined ? undefined : cpuAfter - cpuBefore;
     runs.get(side)!.push({ ...run, cpuSeconds });
+    const latency = latencyFigures([run.latencies]);
     progress(
       `  ${what} ${side.label}: ${Math.round(run.messages / run.sendSeconds)} messages/s, ` +
         `${Math.round(run.deliveries / run.deliverSeconds)} deliveries/s ` +
         `(${run.messages} messages, ${run.deliveries} deliveries in ${run.deliverSeconds.toFixed(2)} s` +
+        (pace
+          ? `; p50 ${latency.latencyP50Ms.toFixed(2)} ms, p99 ${latency.latencyP99Ms.toFixed(2)} ms`
+          : '') +
         (cpuSeconds === undefined ? ')' : `, ${((cpuSeconds * 1e6) / run.messages).toFixed(0)} µs CPU each)`),
     );
   };
