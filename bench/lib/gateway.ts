@@ -155,6 +155,41 @@ export function startMinimalLobby(options: { database: string }): Promise<Server
 }
 
 /**
+ * A node of cross-node's minimal-work deployment as a child with IPC (`baseline/minimal-cross-node.ts`): its
+ * event log in the PostgreSQL schema `schema` of `database`, its wake-ups on Redis under `prefix`; its players
+ * come from `{cmd: 'setup', tokens}`.
+ */
+export function startMinimalCrossNode(options: {
+  database: string;
+  schema: string;
+  redis: string;
+  prefix: string;
+}): Promise<ServerProcess> {
+  return startServer({
+    name: 'minimal-cross-node',
+    args: [
+      '--import',
+      'tsx',
+      join(ROOT, 'bench/baseline/minimal-cross-node.ts'),
+      '--host',
+      HOST,
+      '--database',
+      options.database,
+      '--schema',
+      options.schema,
+      '--redis',
+      options.redis,
+      '--prefix',
+      options.prefix,
+    ],
+    ipc: true,
+    cwd: ROOT,
+    ready: /^minimal-cross-node listening on (http:\/\/\S+)$/,
+    timeoutMs: 30_000,
+  });
+}
+
+/**
  * Waits for servers started side by side, adding each that started to `started` (so that the caller stops
  * it); throws the first failure once all have settled.
  */
