@@ -29,6 +29,7 @@ import pg from 'pg';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { BENCH_EVENT_TYPE } from '../lib/gateway-event.js';
 import { answerRequests, type IpcRequest, sampleCpu } from '../lib/ipc.js';
+import { paceStream, streamEvent } from '../lib/pace.js';
 
 const { values } = parseArgs({
   options: {
@@ -224,47 +225,14 @@ async function stream(request: IpcRequest): Promise<unknown> {
   ) {
     throw new Error('stream needs a rate, a count, a run tag, players [from, to) of setup, and data');
   }
-  const base = data as Record<string, unknown>;
-  const metadata = (base['metadata'] ?? {}) as Record<string, unknown>;
   const receivers = to - from;
-  const published: Promise<void>[] = [];
-  const publishMs = new Float64Array(count);
-  const start = performance.now();
-  let late = 0;
-  for (let next = 0; next < count; ) {
-    const now = performance.now();
-    const due = Math.min(count, Math.floor(((now - start) * rate) / 1000) + 1);
-    for (; next < due; next++) {
-      const i = next;
-      const dueAt = start + (next * 1000) / rate;
-      late = Math.max(late, now - dueAt);
-      const text = JSON.stringify({
-        ...base,
-        metadata: {
-          ...metadata,
-          run,
-          seq: String(next).padStart(9, '0'),
-          sent_at: (performance.timeOrigin + dueAt).toFixed(3),
-        },
-      });
-      published.push(
-        publish(from + (next % receivers), text).then(() => {
-          publishMs[i] = performance.now() - dueAt;
-        }),
-      );
-    }
-    if (next < count) await new Promise((resolve) => setTimeout(resolve, 1));
-  }
-  await Promise.all(published);
-  publishMs.sort();
-  const at = (p: number) => publishMs[Math.min(count - 1, Math.ceil(p * count) - 1)]!;
-  return {
-    publishP50Ms: at(0.5),
-    publishP99Ms: at(0.99),
-    published: count,
-    sessions: identified,
-    lateMs: late,
-  };
+  const paced = await paceStream(rate, count, (i, dueAt) =>
+    publish(
+      from + (i % receivers),
+      JSON.stringify(streamEvent(data as Record<string, unknown>, run, i, dueAt)),
+    ),
+  );
+  return { ...paced, published: count, sessions: identified };
 }
 
 answerRequests(async (request) => {

@@ -26,6 +26,7 @@ import { writeHeapSnapshot } from 'node:v8';
 import { createHearth, testConfig } from '@hearth/server';
 import { BENCH_EVENT_TYPE } from '../lib/gateway-event.js';
 import { answerRequests, sampleCpu, sampleMemory } from '../lib/ipc.js';
+import { paceStream, streamEvent } from '../lib/pace.js';
 
 const REDIRECT_URI = 'http://127.0.0.1/callback';
 const SCOPE = 'openid sdk.social_layer';
@@ -267,58 +268,15 @@ async function stream(request: Record<string, unknown>): Promise<unknown> {
       'stream needs a rate, a count, a run tag, players [from, to) this process minted, and data',
     );
   }
-  const base = data as Record<string, unknown>;
-  const metadata = (base['metadata'] ?? {}) as Record<string, unknown>;
   const players = to - from;
-  const published: Promise<void>[] = [];
-  /** Per event, from when it was due until its publish returned (appended, delivered on this node), ms. */
-  const publishMs = new Float64Array(count);
-  const start = performance.now();
-  let late = 0;
-  for (let next = 0; next < count; ) {
-    const now = performance.now();
-    const due = Math.min(count, Math.floor(((now - start) * rate) / 1000) + 1);
-    for (; next < due; next++) {
-      const i = next;
-      const dueAt = start + (next * 1000) / rate;
-      late = Math.max(late, now - dueAt);
-      published.push(
-        hearth.bus
-          .publish({
-            type: BENCH_EVENT_TYPE,
-            data: {
-              ...base,
-              // Fixed widths: every event, on every side, is the same number of bytes.
-              metadata: {
-                ...metadata,
-                run,
-                seq: String(next).padStart(9, '0'),
-                sent_at: (performance.timeOrigin + dueAt).toFixed(3),
-              },
-            },
-            audience: { users: [userIds[from + (next % players)]!], applicationId: clientId },
-          })
-          .then(() => {
-            publishMs[i] = performance.now() - dueAt;
-          }),
-      );
-    }
-    if (next < count) await new Promise((resolve) => setTimeout(resolve, 1));
-  }
-  const paced = performance.now() - start;
-  await Promise.all(published);
-  publishMs.sort();
-  const at = (p: number) => publishMs[Math.min(count - 1, Math.ceil(p * count) - 1)]!;
-  return {
-    publishP50Ms: at(0.5),
-    publishP99Ms: at(0.99),
-    published: count,
-    sessions: hearth.gateway.registry.size,
-    // How far the pacing fell behind (ms), and how long after the last was due every publish had returned.
-    lateMs: late,
-    publishedAfterMs: performance.now() - start - ((count - 1) * 1000) / rate,
-    pacedMs: paced,
-  };
+  const paced = await paceStream(rate, count, (i, dueAt) =>
+    hearth.bus.publish({
+      type: BENCH_EVENT_TYPE,
+      data: streamEvent(data as Record<string, unknown>, run, i, dueAt),
+      audience: { users: [userIds[from + (i % players)]!], applicationId: clientId },
+    }),
+  );
+  return { ...paced, published: count, sessions: hearth.gateway.registry.size };
 }
 
 await hearth.listen();
