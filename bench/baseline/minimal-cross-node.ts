@@ -171,7 +171,11 @@ function wake(): void {
     }
   });
 }
-subscriber.on('message', wake);
+// A node's own wake-ups come back to it too: told apart by this tag, and ignored (its rows are sent already).
+const self = randomUUID();
+subscriber.on('message', (_channel: string, from: string) => {
+  if (from !== self) wake();
+});
 setInterval(wake, POLL_MS).unref();
 
 /** Publishes waiting for the next append, in call order. */
@@ -193,7 +197,7 @@ async function append(): Promise<void> {
       'INSERT INTO log (player, data) SELECT * FROM unnest($1::integer[], $2::text[]) RETURNING id',
       [batch.map((event) => event.player), batch.map((event) => event.data)],
     );
-    void publisher.publish(channel, '');
+    void publisher.publish(channel, self);
     const ids = rows.map((row) => Number(row.id)).sort((a, b) => a - b);
     if (ids[0] === last + 1 && ids.at(-1) === last + ids.length) {
       batch.forEach((event, i) => {
