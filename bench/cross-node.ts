@@ -131,19 +131,27 @@ const crossNode: Benchmark = {
         fleets.push(fleet);
         return fleet;
       };
-      const twoSide: Side = {
-        label: 'two nodes',
-        title: 'Hearth, two nodes (A → B)',
-        publisher: nodeA,
+      /** A deployment of two nodes: players 0 … receivers − 1 on A (which publishes), the rest on B. */
+      const twoNodes = async (
+        label: string,
+        title: string,
+        a: ServerProcess,
+        b: ServerProcess,
+        tally: Tally,
+      ) => ({
+        label,
+        title,
+        publisher: a,
         publisherSessions: sessions - receivers,
-        nodes: [nodeA, nodeB],
+        nodes: [a, b],
         fleets: [
-          await open('node A', nodeA.url, twoTokens.slice(0, receivers), twoTally, 0),
-          await open('node B', nodeB.url, twoTokens.slice(receivers), twoTally, receivers),
+          await open(`${label}: A`, a.url, twoTokens.slice(0, receivers), tally, 0),
+          await open(`${label}: B`, b.url, twoTokens.slice(receivers), tally, receivers),
         ],
-        tally: twoTally,
+        tally,
         runs: [],
-      };
+      });
+      const twoSide: Side = await twoNodes('two nodes', 'Hearth, two nodes (A → B)', nodeA, nodeB, twoTally);
       const oneSide: Side = {
         label: 'one node',
         title: 'Hearth, one node',
@@ -154,19 +162,13 @@ const crossNode: Benchmark = {
         tally: oneTally,
         runs: [],
       };
-      const minimalSide: Side = {
-        label: 'minimal work',
-        title: 'minimal work, two nodes (A → B)',
-        publisher: minimalA,
-        publisherSessions: sessions - receivers,
-        nodes: [minimalA, minimalB],
-        fleets: [
-          await open('minimal A', minimalA.url, twoTokens.slice(0, receivers), minimalTally, 0),
-          await open('minimal B', minimalB.url, twoTokens.slice(receivers), minimalTally, receivers),
-        ],
-        tally: minimalTally,
-        runs: [],
-      };
+      const minimalSide: Side = await twoNodes(
+        'minimal work',
+        'minimal work, two nodes (A → B)',
+        minimalA,
+        minimalB,
+        minimalTally,
+      );
 
       progress(`  streaming (${elapsed()})`);
       let runs = 0;

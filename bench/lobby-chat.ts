@@ -5,6 +5,7 @@ import {
   alternateRuns,
   type Chat,
   type ChatRun,
+  type ChatSide,
   chatDelivered,
   chatSent,
   cpuPerMessageUs,
@@ -147,10 +148,17 @@ const lobbyChat: Benchmark = {
         });
       const { chats, fanouts } = await againstBareWs('Hearth', chat, hearthFleet);
 
+      const hearthSide: ChatSide = { label: 'Hearth', chat, fleet: hearthFleet, server: hearth };
+      const minimalSide: ChatSide = {
+        label: 'minimal work',
+        chat: minimalChat,
+        fleet: minimalFleet,
+        server: minimal,
+      };
       // The same closed loop against the minimal-work server, alternating with Hearth again.
       const [hearthChats, minimalChats] = await alternateChats({
-        first: { label: 'Hearth', chat, fleet: hearthFleet, server: hearth },
-        second: { label: 'minimal work', chat: minimalChat, fleet: minimalFleet, server: minimal },
+        first: hearthSide,
+        second: minimalSide,
         senders,
         rounds: ROUNDS,
       });
@@ -166,8 +174,8 @@ const lobbyChat: Benchmark = {
       // at the same offered rate, alternating, shows what of the tail is the host's.
       const pace = { perSenderPerSecond: PACED_PER_SENDER };
       const [pacedRuns, minimalPacedRuns] = await alternateChats({
-        first: { label: 'Hearth', chat, fleet: hearthFleet, server: hearth },
-        second: { label: 'minimal work', chat: minimalChat, fleet: minimalFleet, server: minimal },
+        first: hearthSide,
+        second: minimalSide,
         senders,
         rounds: PACED_ROUNDS,
         pace,

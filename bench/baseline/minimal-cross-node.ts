@@ -179,7 +179,8 @@ subscriber.on('message', (_channel: string, from: string) => {
 setInterval(wake, POLL_MS).unref();
 
 /** Publishes waiting for the next append, in call order. */
-let queued: Array<{ player: number; data: string; settle: () => void; fail: (error: unknown) => void }> = [];
+const queued: Array<{ player: number; data: string; settle: () => void; fail: (error: unknown) => void }> =
+  [];
 
 function publish(player: number, data: string): Promise<void> {
   return new Promise<void>((settle, fail) => {
@@ -189,8 +190,7 @@ function publish(player: number, data: string): Promise<void> {
 }
 
 async function append(): Promise<void> {
-  const batch = queued.slice(0, BATCH);
-  queued = queued.slice(batch.length);
+  const batch = queued.splice(0, BATCH);
   if (queued.length > 0) serially(append);
   try {
     const { rows } = await pool.query<{ id: string }>(

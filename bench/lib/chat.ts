@@ -427,12 +427,7 @@ export function deliveredFigures(chats: readonly ChatRun[], fanouts: readonly Fa
     ...latencyFigures(fanouts.map((f) => f.burst.latencies)),
     rounds: bareRates,
   };
-  return { baseline, hearth: hearthDelivered(chats) };
-}
-
-/** Hearth's deliveries/s and send→delivery latencies over its runs (medians). */
-export function hearthDelivered(chats: readonly ChatRun[]): Figures {
-  return chatDelivered('Hearth', chats);
+  return { baseline, hearth: chatDelivered('Hearth', chats) };
 }
 
 /** One chat server's deliveries/s and send→delivery latencies over its runs (medians). */
