@@ -14,6 +14,7 @@ import {
   startMinimalCrossNode,
 } from './lib/gateway.js';
 import { BENCH_EVENT_DATA } from './lib/gateway-event.js';
+import { collectGarbage } from './lib/gc.js';
 import { median, percentile } from './lib/load.js';
 import { progress } from './lib/progress.js';
 
@@ -173,6 +174,7 @@ const crossNode: Benchmark = {
       progress(`  streaming (${elapsed()})`);
       let runs = 0;
       const measure = async (side: Side, seconds: number, what: string) => {
+        collectGarbage();
         const run = await stream(side, `r${String(++runs).padStart(3, '0')}`, seconds, receivers, sessions);
         progress(
           `  ${what} ${side.label}: ${Math.round(run.deliveries / run.seconds)} deliveries/s, ` +

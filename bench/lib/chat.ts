@@ -1,22 +1,13 @@
 // What the chat benchmarks share (lobby-chat, guild-chat): members post messages over HTTP while every
 // member's gateway session receives each one; beside it, bare `ws` pushes as many frames of the bytes
 // Hearth delivered. The runs alternate (one warm-up per side, then AB BA AB…), and the figures are medians.
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import type { Figures } from '../benchmark.js';
 import type { ServerProcess } from './children.js';
 import { type Burst, type Fleet, publishTo } from './gateway.js';
+import { collectGarbage } from './gc.js';
 import type { JsonClient, Reply } from './http.js';
 import { median, percentile } from './load.js';
 import { progress } from './progress.js';
-
-/**
- * A full collection of the bench process's own heap, between runs: a bare ws burst leaves some 100,000
- * parsed frames behind, whose collection (V8 marks and sweeps on the other core too) otherwise falls in
- * whichever run comes next, on a 2-core machine the chat server's.
- */
-setFlagsFromString('--expose-gc');
-const collectGarbage = runInNewContext('gc') as () => void;
 
 /** How a chat benchmark posts its messages and recognizes them when they are delivered. */
 export interface ChatPlan {
