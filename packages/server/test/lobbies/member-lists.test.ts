@@ -210,6 +210,54 @@ describe('lobby member lists kept between messages (issue 20)', () => {
   }, 30_000);
 });
 
+/**
+ * The author of a message is kept between messages (issue 20): a change to the user, by this node or another
+ * process, shows in the very next message, and a deleted author sends nothing more.
+ */
+async function authorFollowsChanges(manage: TestHearth, talk: TestHearth): Promise<void> {
+  const game = await lobbyGame(manage);
+  const [alice, bob] = await lobbyPlayers(manage, game, 2);
+  const lobby = await call<{ id: string }>(manage, 'PUT', '/lobbies', alice.bearer, { secret: 'author' });
+  await call(manage, 'PUT', '/lobbies', bob.bearer, { secret: 'author' });
+  const b = await connect(talk, bob);
+  const authorName = (message: Json) => (message['author'] as Json)['global_name'];
+  const first = await send(talk, alice, lobby.body.id, 'one');
+  expect(authorName(first)).not.toBe('Alice Renamed');
+  await nextMessage(b);
+
+  // Written as another process would (the CLI, an operator): no service of the talking node sees it.
+  await manage.storage.db
+    .updateTable('users')
+    .set({ global_name: 'Alice Renamed' })
+    .where('id', '=', alice.id)
+    .execute();
+  const renamed = await send(talk, alice, lobby.body.id, 'two');
+  expect(authorName(renamed)).toBe('Alice Renamed');
+  expect((await b.client.nextDispatch('LOBBY_MESSAGE_CREATE')).d).toEqual(renamed);
+
+  // Her user goes, and her membership with it (a cascade): her token may still be presented.
+  await manage.storage.db.deleteFrom('users').where('id', '=', alice.id).execute();
+  const refused = await call(talk, 'POST', `/lobbies/${lobby.body.id}/messages`, alice.bearer, {
+    content: 'three',
+  });
+  expect(refused.status).toBeGreaterThanOrEqual(400);
+  expect(refused.status).toBeLessThan(500);
+  await send(talk, bob, lobby.body.id, 'from bob');
+  expect(await nextMessage(b)).toBe('from bob');
+}
+
+describe('the author of a message is kept until a change (issue 20)', () => {
+  it('one node: a changed author shows in the next message, a deleted one sends nothing', async () => {
+    const [node] = await start(1, 'author-one');
+    await authorFollowsChanges(node, node);
+  }, 30_000);
+
+  it('two nodes on one database: changed through one, shown by the next message sent through the other', async () => {
+    const [a, b] = await start(2, 'author-two');
+    await authorFollowsChanges(a, b);
+  }, 30_000);
+});
+
 describe('the approval of the game is read for every message (issue 20)', () => {
   it('one node: revoking CommunicationFeaturesApproved brings the pre-approval limit back at once', async () => {
     const [node] = await start(1, 'approval-one');

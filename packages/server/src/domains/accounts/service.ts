@@ -89,10 +89,13 @@ export class AccountsService {
   readonly #sessions: ReadCache<{ user: User; authTime: number; expiresAt: number }>;
   /** The user a request's credential already loaded, keyed by that request's principal object. */
   readonly #loaded = new WeakMap<object, User>();
+  /** Users by id, for the authors of lobby messages: until a commit that may change them. */
+  readonly #users: ReadCache<User>;
 
   constructor(deps: AccountsDeps) {
     this.#deps = deps;
     this.#sessions = new ReadCache(deps.storage.changeStamps);
+    this.#users = new ReadCache(deps.storage.changeStamps);
   }
 
   /** Registers a person; answers the user and a first session token. */
@@ -417,6 +420,18 @@ export class AccountsService {
   async getUsers(ids: readonly string[]): Promise<Map<string, User>> {
     const rows = await store.findUsersByIds(this.#deps.storage.db, [...new Set(ids)]);
     return new Map(rows.map((row) => [row.id, toUser(row)]));
+  }
+
+  /**
+   * getUser answered from memory while nothing that may change the user was committed (`ReadCache`): for
+   * reads that repeat between such commits, as a chat's authors do. Not for a transaction that wrote users.
+   */
+  keptUser(id: string): MaybePromise<User | undefined> {
+    // Frozen: one object answers every later hit.
+    return this.#users.get(id, async () => {
+      const row = await store.findUserById(this.#deps.storage.db, id);
+      return row && Object.freeze(toUser(row));
+    });
   }
 
   /** getUser inside a caller's transaction. */

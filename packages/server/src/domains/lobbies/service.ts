@@ -413,12 +413,15 @@ export class LobbiesService {
   async sendMessage(caller: Caller, lobbyId: string, input: SendLobbyMessage): Promise<Json> {
     if (input.content.trim() === '') throw new HearthError('CannotSendEmptyMessage');
     await this.#spend(caller.applicationId, 'message', caller.applicationFlags);
+    // Kept between the commits that may change it (a chat's commits do not): a user deleted since leaves no
+    // membership behind, which the transaction reads.
+    const author = await this.#deps.accounts.keptUser(caller.userId);
+    if (!author) throw new HearthError('UnknownUser');
     const now = this.#deps.clock.now();
     // Messages of requests read in the same turn commit together (group commit); refusals come before writes.
-    const { author, message, changes, members, linkedTo } = await this.#messages.run(async (tx) => {
-      // Read in the transaction, as the lobby is: a statement alone would open a read transaction of its own,
-      // which on a busy database costs more than the read (SQLite, one per message).
-      const author = await this.#author(tx, caller.userId);
+    const { message, changes, members, linkedTo } = await this.#messages.run(async (tx) => {
+      // Read in the transaction: a statement alone would open a read transaction of its own, which on a busy
+      // database costs more than the read (SQLite, one per message).
       const lobby = await this.#lobbyOf(tx, caller.applicationId, lobbyId);
       const members = await this.#membersAt(tx, lobby);
       const member = members.byUser.get(caller.userId);
@@ -445,7 +448,7 @@ export class LobbiesService {
       // The link is read here, not after commit: the messages of one group then publish without another
       // wait between them, and their events reach each member's socket in one write.
       const linkedTo = await this.#deps.links?.linkedChannelOf(tx, lobby.id);
-      return { author, message, changes: new Changes(lobby), members, linkedTo };
+      return { message, changes: new Changes(lobby), members, linkedTo };
     });
     // A linked lobby's message lives in the channel too; a refusal there leaves it the lobby's (§A.3 row 11).
     const channelId =
