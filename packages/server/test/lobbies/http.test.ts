@@ -1,5 +1,6 @@
 import { Limits, LobbyEvents, LobbyLimits, SocialMessageFlags } from '@hearth/protocol';
 import { ManualClock } from '@hearth/server';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHearth, type TestHearth } from '../../../../test-support/hearth.js';
 import {
@@ -951,6 +952,16 @@ describe('dated rules (ManualClock)', () => {
     expect(await contents()).toEqual(['newer']);
     await dated.services.lobbies.sweep();
     expect(await contents()).toEqual(['newer']);
+    // The sweep deleted it, finding it by age in an index rather than reading every message (issue 20).
+    const kept = await dated.storage.db
+      .selectFrom('lobby_messages')
+      .select('content')
+      .where('lobby_id', '=', lobby.body.id)
+      .execute();
+    expect(kept).toEqual([{ content: 'newer' }]);
+    const plan = await sql<{ detail: string }>`EXPLAIN QUERY PLAN
+      DELETE FROM lobby_messages WHERE created_at < ${T0}`.execute(dated.storage.db);
+    expect(plan.rows.map((row) => row.detail).join('\n')).toContain('lobby_messages_created');
   });
 
   it('a secret admits new members for 30 days; then a new lobby takes it and the old one stays', async () => {

@@ -127,7 +127,8 @@ for (const engine of engines) {
         await tokenRow(storage, '10', '10', 'spent');
         await tokenRow(storage, '11', '10', null); // a refresh of it: same family, no code
 
-        expect(await storage.migrate()).toEqual(['0042_token_indexes']);
+        // 0042 first, then whatever follows it.
+        expect((await storage.migrate())[0]).toBe('0042_token_indexes');
 
         const codes = await storage.db
           .selectFrom('oauth_codes')

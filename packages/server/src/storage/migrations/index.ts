@@ -32,6 +32,7 @@ import { lobbyMembersVersion } from './0038_lobby_members_version.js';
 import { managedGroupDms } from './0039_managed_group_dms.js';
 import { eventLogAppend } from './0040_event_log_append.js';
 import { tokenIndexes } from './0042_token_indexes.js';
+import { lobbyMessageAge } from './0043_lobby_message_age.js';
 
 /** Every migration, in order. Names sort; a shipped migration is never edited, only followed. */
 const migrations: Record<string, Migration> = {
@@ -68,6 +69,7 @@ const migrations: Record<string, Migration> = {
   '0039_managed_group_dms': managedGroupDms,
   '0040_event_log_append': eventLogAppend,
   '0042_token_indexes': tokenIndexes,
+  '0043_lobby_message_age': lobbyMessageAge,
 };
 
 export const migrationProvider: MigrationProvider = {
