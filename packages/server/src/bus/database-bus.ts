@@ -307,8 +307,12 @@ export class DatabaseBus implements Bus {
     if (this.#closed || now - this.#lastTrim < this.#trimEveryMs) return;
     this.#lastTrim = now;
     const { rows } = await this.#serially(() =>
+      // Each bound its own subquery: SQLite reads min() and max() together by scanning the whole table
+      // (37 ms at 50,000 lobby events), but either alone from one end of the primary key.
       sql<{ low: number | string | null; high: number | string | null }>`
-        SELECT min(id) AS low, max(id) AS high FROM event_log`.execute(this.#storage.db),
+        SELECT (SELECT min(id) FROM event_log) AS low, (SELECT max(id) FROM event_log) AS high`.execute(
+        this.#storage.db,
+      ),
     );
     const low = Number(rows[0]?.low ?? 0);
     const cutoff = Number(rows[0]?.high ?? 0) - this.#retain;
