@@ -413,10 +413,8 @@ export class LobbiesService {
   async sendMessage(caller: Caller, lobbyId: string, input: SendLobbyMessage): Promise<Json> {
     if (input.content.trim() === '') throw new HearthError('CannotSendEmptyMessage');
     await this.#spend(caller.applicationId, 'message', caller.applicationFlags);
-    // Kept between the commits that may change it (a chat's commits do not): a user deleted since leaves no
-    // membership behind, which the transaction reads.
-    const author = await this.#deps.accounts.keptUser(caller.userId);
-    if (!author) throw new HearthError('UnknownUser');
+    // Before the transaction: a user deleted since leaves no membership behind, which the transaction reads.
+    const author = await this.#author(caller.userId);
     const now = this.#deps.clock.now();
     // Messages of requests read in the same turn commit together (group commit); refusals come before writes.
     const { message, changes, members, linkedTo } = await this.#messages.run(async (tx) => {
@@ -480,7 +478,7 @@ export class LobbiesService {
   /** The author edits the content; an edit clears the moderation metadata (§B.4) and re-fires the webhook. */
   async editMessage(caller: Caller, lobbyId: string, messageId: string, content: string): Promise<Json> {
     if (content.trim() === '') throw new HearthError('CannotSendEmptyMessage');
-    const author = await this.#author(this.#deps.storage.db, caller.userId);
+    const author = await this.#author(caller.userId);
     const now = this.#deps.clock.now();
     const { message, changes, members } = await this.#transaction(async (tx) => {
       const lobby = await this.#lobbyOf(tx, caller.applicationId, lobbyId);
@@ -632,8 +630,9 @@ export class LobbiesService {
     return message;
   }
 
-  async #author(db: Executor, userId: string): Promise<User> {
-    const author = await this.#deps.accounts.getUserIn(db, userId);
+  /** The author of a message, kept between the commits that may change users (a chat's commits do not). */
+  async #author(userId: string): Promise<User> {
+    const author = await this.#deps.accounts.keptUser(userId);
     if (!author) throw new HearthError('UnknownUser');
     return author;
   }
