@@ -597,10 +597,20 @@ for (const [engine, available] of [
         expectIncreasingIds(recorder.events);
       });
 
-    it('event text with quotes, backslashes, braces, commas, NULL and non-ASCII arrives intact', async () => {
+    it('event text with quotes, backslashes, braces, commas, NULL, line breaks and non-ASCII arrives intact', async () => {
       const [a, b] = await Promise.all([deployment.node(), deployment.node()]);
       const onB = new Recorder(b);
-      const awkward = ['"quoted"', 'back\\slash', '{a,b}', 'NULL', 'é 😀 \u0001', '', ' spaced '];
+      const awkward = [
+        '"quoted"',
+        'back\\slash',
+        '{a,b}',
+        'NULL',
+        'é 😀 \u0001',
+        '',
+        ' spaced ',
+        'two\nlines\r\n',
+        '\u0000 \ud800',
+      ];
       await Promise.all(awkward.map((text) => a.publish({ type: 'AWKWARD', data: { text } })));
       await fence(a, [onB]);
       expect(onB.of('AWKWARD').map((event) => event.data['text'])).toEqual(awkward);

@@ -25,7 +25,12 @@ function session(): StoredSession {
   };
 }
 
-const sent = (seq: number): Sent => ({ seq, t: 'TEST', d: { seq, text: `"quoted" \\ {a,b} NULL é` } });
+// Quotes, backslashes, array syntax, line breaks, NUL and a lone surrogate: each must come back as it went.
+const sent = (seq: number): Sent => ({
+  seq,
+  t: 'TEST',
+  d: { seq, text: `"quoted" \\ {a,b} NULL é\nline\r\u0000 \ud800 😀` },
+});
 
 for (const engine of ['SQLite file', 'PostgreSQL'] as const) {
   describe.skipIf(engine === 'PostgreSQL' && !postgresUp)(`DatabaseSessionStore (${engine})`, () => {
