@@ -10,7 +10,7 @@ import { type RawData, WebSocket } from 'ws';
 import { type Clock, msAfter } from '../kernel/clock.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ZlibStream } from './compression.js';
-import type { Sent, Session, SessionSink } from './sessions.js';
+import { dataJson, type Sent, type Session, type SessionSink } from './sessions.js';
 
 /**
  * Closes ws itself sends when a client frame cannot be read: 1009 (larger than `maxPayload`) and 1007
@@ -155,7 +155,7 @@ function dispatchFrame(sent: Sent): string | Buffer {
     parts = {
       eventId,
       t: sent.t,
-      head: Buffer.from(`{"op":${GatewayOpcodes.Dispatch},"d":${JSON.stringify(d)},"s":`),
+      head: Buffer.from(`{"op":${GatewayOpcodes.Dispatch},"d":${dataJson(sent)},"s":`),
       tail: Buffer.from(`,"t":${JSON.stringify(sent.t)}}`),
     };
     frameParts.set(d, parts);

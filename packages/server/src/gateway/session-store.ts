@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Storage } from '../storage/database.js';
-import { RESUME_BUFFER_SIZE, type Sent } from './sessions.js';
+import { RESUME_BUFFER_SIZE, type Sent, sentJson } from './sessions.js';
 
 /** What other nodes need to take a session over: everything but the live connection. */
 export interface StoredSession {
@@ -293,7 +293,7 @@ export class DatabaseSessionStore implements SessionStore {
       }
       const rows = batch
         .filter((append) => owned.has(ownership(append)))
-        .map(({ sessionId, sent }) => ({ session_id: sessionId, seq: sent.seq, sent: JSON.stringify(sent) }));
+        .map(({ sessionId, sent }) => ({ session_id: sessionId, seq: sent.seq, sent: sentJson(sent) }));
       if (rows.length === 0) return owned;
       await tx
         .insertInto('gateway_session_dispatches')
@@ -321,8 +321,8 @@ const ownership = (append: { sessionId: string; owner: string }) => `${append.se
 
 /** The batch's dispatches as JSON, one a line: JSON.stringify escapes every control character it writes. */
 function dispatchLines(batch: readonly PendingAppend[]): string {
-  let text = JSON.stringify(batch[0]!.sent);
-  for (let i = 1; i < batch.length; i++) text += `\n${JSON.stringify(batch[i]!.sent)}`;
+  let text = sentJson(batch[0]!.sent);
+  for (let i = 1; i < batch.length; i++) text += `\n${sentJson(batch[i]!.sent)}`;
   return text;
 }
 

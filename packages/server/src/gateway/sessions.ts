@@ -9,6 +9,31 @@ export interface Sent {
   eventId?: string;
 }
 
+/**
+ * The JSON of a bus event's data, made once: one event's data reaches every session it is for. Held for
+ * that event only: a service may publish the same object again, changed, as a later event (an edit).
+ */
+const dataTexts = new WeakMap<object, { eventId: string; text: string }>();
+
+/** `JSON.stringify(sent.d)`, made once per bus event (dataTexts); other dispatches' data is a one-off. */
+export function dataJson(sent: Sent): string {
+  const { d, eventId } = sent;
+  if (eventId === undefined || typeof d !== 'object' || d === null) return JSON.stringify(d);
+  let known = dataTexts.get(d);
+  if (known?.eventId !== eventId) {
+    known = { eventId, text: JSON.stringify(d) };
+    dataTexts.set(d, known);
+  }
+  return known.text;
+}
+
+/** `JSON.stringify(sent)`, the data's part made once (dataJson): how a dispatch is copied to the store. */
+export function sentJson(sent: Sent): string {
+  const { seq, t, eventId } = sent;
+  if (eventId === undefined) return JSON.stringify(sent);
+  return `{"seq":${seq},"t":${JSON.stringify(t)},"d":${dataJson(sent)},"eventId":${JSON.stringify(eventId)}}`;
+}
+
 /** Who a session stands for (from its Identify token). */
 export interface SessionIdentity {
   kind: 'bot' | 'user' | 'bearer';

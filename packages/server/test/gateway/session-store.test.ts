@@ -101,6 +101,28 @@ for (const engine of ['SQLite file', 'PostgreSQL'] as const) {
       expect((await b.claim(theirs.id, 'C', 1))?.buffer).toEqual([sent(1)]);
     });
 
+    it("a bus event's data is stored as that event had it, when a later event publishes the same object changed", async () => {
+      const stored = session();
+      await a.create(stored, 'A', 0);
+      const d = { id: '7', content: 'first "take"' };
+      // Two sessions receive each event, as a fan-out does: the second copy reuses the first's text.
+      const other = session();
+      await a.create(other, 'A', 0);
+      const first = (s: number): Sent => ({ seq: s, t: 'MESSAGE_UPDATE', d, eventId: '100-1' });
+      expect(
+        await Promise.all([a.append(stored.id, 'A', first(1)), a.append(other.id, 'A', first(1))]),
+      ).toEqual([true, true]);
+      d.content = 'second';
+      expect(await a.append(stored.id, 'A', { seq: 2, t: 'MESSAGE_UPDATE', d, eventId: '100-2' })).toBe(true);
+      expect((await b.claim(stored.id, 'B', 1))?.buffer).toEqual([
+        { seq: 1, t: 'MESSAGE_UPDATE', d: { id: '7', content: 'first "take"' }, eventId: '100-1' },
+        { seq: 2, t: 'MESSAGE_UPDATE', d: { id: '7', content: 'second' }, eventId: '100-2' },
+      ]);
+      expect((await b.claim(other.id, 'B', 1))?.buffer).toEqual([
+        { seq: 1, t: 'MESSAGE_UPDATE', d: { id: '7', content: 'first "take"' }, eventId: '100-1' },
+      ]);
+    });
+
     it(`keeps the newest ${RESUME_BUFFER_SIZE} dispatches of a session, and at most ${RESUME_BUFFER_SIZE} + 100`, async () => {
       const stored = session();
       await a.create(stored, 'A', 0);
