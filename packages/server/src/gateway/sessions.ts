@@ -29,8 +29,8 @@ export function dataJson(sent: Sent): string {
 
 /** `JSON.stringify(sent)`, the data's part made once (dataJson): how a dispatch is copied to the store. */
 export function sentJson(sent: Sent): string {
-  const { seq, t, eventId } = sent;
-  if (eventId === undefined) return JSON.stringify(sent);
+  const { seq, t, d, eventId } = sent;
+  if (eventId === undefined || typeof d !== 'object' || d === null) return JSON.stringify(sent);
   return `{"seq":${seq},"t":${JSON.stringify(t)},"d":${dataJson(sent)},"eventId":${JSON.stringify(eventId)}}`;
 }
 

@@ -114,9 +114,14 @@ for (const engine of ['SQLite file', 'PostgreSQL'] as const) {
       ).toEqual([true, true]);
       d.content = 'second';
       expect(await a.append(stored.id, 'A', { seq: 2, t: 'MESSAGE_UPDATE', d, eventId: '100-2' })).toBe(true);
+      // Data that is not an object (none at all here) is copied as JSON.stringify has it.
+      expect(await a.append(stored.id, 'A', { seq: 3, t: 'EMPTY', d: undefined, eventId: '100-3' })).toBe(
+        true,
+      );
       expect((await b.claim(stored.id, 'B', 1))?.buffer).toEqual([
         { seq: 1, t: 'MESSAGE_UPDATE', d: { id: '7', content: 'first "take"' }, eventId: '100-1' },
         { seq: 2, t: 'MESSAGE_UPDATE', d: { id: '7', content: 'second' }, eventId: '100-2' },
+        { seq: 3, t: 'EMPTY', eventId: '100-3' },
       ]);
       expect((await b.claim(other.id, 'B', 1))?.buffer).toEqual([
         { seq: 1, t: 'MESSAGE_UPDATE', d: { id: '7', content: 'first "take"' }, eventId: '100-1' },
