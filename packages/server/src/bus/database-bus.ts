@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Storage } from '../storage/database.js';
+import { jsonTextArray } from '../storage/json-text-array.js';
 import {
   BUS_HISTORY_SIZE,
   type Bus,
@@ -208,14 +209,12 @@ export class DatabaseBus implements Bus {
   async #append(texts: readonly string[]): Promise<Array<{ id: number; ms: number }>> {
     const now = Date.now();
     const { db, engine } = this.#storage;
-    // PostgreSQL: one autocommit call, one round trip, the texts as one text of lines, made an array there
-    // (one statement text whatever the batch's size; as a text array, the driver escaped every quote of every
-    // event, and an event's JSON holds no line break). SQLite: one statement, ordinals as literals
-    // (parameters in VALUES carry no type).
+    // PostgreSQL: one autocommit call, one round trip, the texts as one array (one statement text whatever
+    // the batch's size). SQLite: one statement, ordinals as literals (parameters in VALUES carry no type).
     const { rows } =
       engine === 'postgres'
         ? await sql<Omit<Row, 'event'>>`SELECT id, ms
-            FROM event_log_append(string_to_array(${texts.join('\n')}::text, chr(10)), ${now})`.execute(db)
+            FROM event_log_append(${jsonTextArray(texts)}, ${now})`.execute(db)
         : await sql<Omit<Row, 'event'>>`INSERT INTO event_log (ms, event)
             SELECT max(${now}, coalesce((SELECT ms FROM event_log ORDER BY id DESC LIMIT 1), 0)), v.column2
             FROM (VALUES ${sql.join(texts.map((text, i) => sql`(${sql.lit(i)}, ${text})`))}) AS v

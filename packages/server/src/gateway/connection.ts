@@ -155,7 +155,7 @@ function dispatchFrame(sent: Sent): string | Buffer {
     parts = {
       eventId,
       t: sent.t,
-      head: Buffer.from(`{"op":${GatewayOpcodes.Dispatch},"d":${dataJson(sent)},"s":`),
+      head: Buffer.from(`{"op":${GatewayOpcodes.Dispatch},"d":${dataJson(d, eventId)},"s":`),
       tail: Buffer.from(`,"t":${JSON.stringify(sent.t)}}`),
     };
     frameParts.set(d, parts);

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Storage } from '../storage/database.js';
+import { jsonTextArray } from '../storage/json-text-array.js';
 import { RESUME_BUFFER_SIZE, type Sent, sentJson } from './sessions.js';
 
 /** What other nodes need to take a session over: everything but the live connection. */
@@ -235,9 +236,7 @@ export class DatabaseSessionStore implements SessionStore {
   /**
    * One autocommit statement, one round trip: the ownership rows read FOR SHARE (a claim's update waits for
    * it to commit, or commits first and this one reads the new owner), the owned dispatches inserted and the
-   * old ones trimmed. Arrays as parameters: one statement text whatever the batch holds. The dispatches go
-   * as one text, a line each: as a text array, the driver escaped every quote of every dispatch (half of
-   * what a delivered event allocated on a node copying for its sessions) and PostgreSQL read them back.
+   * old ones trimmed. Arrays as parameters: one statement text whatever the batch holds.
    */
   async #writePostgres(batch: PendingAppend[]): Promise<Set<string>> {
     // Per session and appender, as on SQLite, where each owned session's rows are trimmed after the insert.
@@ -251,7 +250,7 @@ export class DatabaseSessionStore implements SessionStore {
     const { rows } = await sql<{ id: string; owner: string }>`WITH given AS (
         SELECT * FROM unnest(${batch.map((append) => append.sessionId)}::text[],
           ${batch.map((append) => append.owner)}::text[], ${batch.map((append) => append.sent.seq)}::integer[],
-          string_to_array(${dispatchLines(batch)}::text, chr(10))) AS given(session_id, owner, seq, sent)
+          ${jsonTextArray(batch.map((append) => sentJson(append.sent)))}) AS given(session_id, owner, seq, sent)
       ), owned AS (
         SELECT id, owner FROM gateway_sessions
         WHERE (id, owner) IN (SELECT session_id, owner FROM given)
@@ -318,13 +317,6 @@ const trimDue = ({ first, last }: { first: number; last: number }) =>
   last > RESUME_BUFFER_SIZE && Math.floor(last / TRIM_EVERY) !== Math.floor((first - 1) / TRIM_EVERY);
 
 const ownership = (append: { sessionId: string; owner: string }) => `${append.sessionId} ${append.owner}`;
-
-/** The batch's dispatches as JSON, one a line: JSON.stringify escapes every control character it writes. */
-function dispatchLines(batch: readonly PendingAppend[]): string {
-  let text = sentJson(batch[0]!.sent);
-  for (let i = 1; i < batch.length; i++) text += `\n${sentJson(batch[i]!.sent)}`;
-  return text;
-}
 
 function seqRanges(
   rows: { session_id: string; seq: number }[],

@@ -15,10 +15,8 @@ export interface Sent {
  */
 const dataTexts = new WeakMap<object, { eventId: string; text: string }>();
 
-/** `JSON.stringify(sent.d)`, made once per bus event (dataTexts); other dispatches' data is a one-off. */
-export function dataJson(sent: Sent): string {
-  const { d, eventId } = sent;
-  if (eventId === undefined || typeof d !== 'object' || d === null) return JSON.stringify(d);
+/** `JSON.stringify(d)` of a bus event's dispatch, made once per event (dataTexts). */
+export function dataJson(d: object, eventId: string): string {
   let known = dataTexts.get(d);
   if (known?.eventId !== eventId) {
     known = { eventId, text: JSON.stringify(d) };
@@ -27,11 +25,12 @@ export function dataJson(sent: Sent): string {
   return known.text;
 }
 
-/** `JSON.stringify(sent)`, the data's part made once (dataJson): how a dispatch is copied to the store. */
+/** `JSON.stringify(sent)`, a bus event's data made once (dataJson): how a dispatch is copied to the store. */
 export function sentJson(sent: Sent): string {
   const { seq, t, d, eventId } = sent;
+  // Only bus events' data is shared by many sessions; other dispatches are one-offs.
   if (eventId === undefined || typeof d !== 'object' || d === null) return JSON.stringify(sent);
-  return `{"seq":${seq},"t":${JSON.stringify(t)},"d":${dataJson(sent)},"eventId":${JSON.stringify(eventId)}}`;
+  return `{"seq":${seq},"t":${JSON.stringify(t)},"d":${dataJson(d, eventId)},"eventId":${JSON.stringify(eventId)}}`;
 }
 
 /** Who a session stands for (from its Identify token). */
