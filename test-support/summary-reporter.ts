@@ -14,7 +14,7 @@ export default class SummaryReporter implements Reporter {
 
   onTestRunEnd(modules: readonly TestModule[]): void {
     const counts = { passed: 0, failed: 0, skipped: 0 };
-    const unfinished: string[] = [];
+    const unreported: string[] = [];
     for (const module of modules) {
       for (const test of module.children.allTests()) {
         const state = test.result().state;
@@ -22,18 +22,18 @@ export default class SummaryReporter implements Reporter {
         else if (state === 'skipped') counts.skipped++;
         else {
           counts.failed++;
-          if (state === 'pending') unfinished.push(`${module.relativeModuleId} > ${test.fullName}`);
+          if (state === 'pending') unreported.push(`${module.relativeModuleId} > ${test.fullName}`);
         }
       }
       if (module.state() === 'failed' && module.children.size === 0) counts.failed++;
       else if ((module.state() === 'pending' || module.state() === 'queued') && module.children.size === 0) {
         counts.failed++;
-        unfinished.push(module.relativeModuleId);
+        unreported.push(module.relativeModuleId);
       }
     }
     const lines = [
       ...summarizeTallies(),
-      ...unfinished.map((name) => `unreported (its worker exited first): ${name}`),
+      ...unreported.map((name) => `unreported (its worker exited first): ${name}`),
       `tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`,
     ];
     process.stdout.write(`\n${lines.map((l) => `${l}\n`).join('')}`);

@@ -11,7 +11,7 @@ const dir = mkdtempSync(join(tmpdir(), 'hearth-reporter-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('the suite summary reporter', () => {
-  it('counts a test whose worker died as failed and names its file, where vitest names none', async () => {
+  it('counts a test its dead worker never reported as failed, and names it (vitest names no file)', async () => {
     writeFileSync(
       join(dir, 'dies.test.ts'),
       `import { it } from 'vitest';\nit('loses its worker', () => { process.kill(process.pid, 'SIGKILL'); });\n`,
