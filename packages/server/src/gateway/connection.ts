@@ -10,7 +10,7 @@ import { type RawData, WebSocket } from 'ws';
 import { type Clock, msAfter } from '../kernel/clock.js';
 import type { Logger } from '../kernel/logger.js';
 import type { ZlibStream } from './compression.js';
-import { dataJson, type Sent, type Session, type SessionSink } from './sessions.js';
+import { dataJson, isShared, type Sent, type Session, type SessionSink } from './sessions.js';
 
 /**
  * Closes ws itself sends when a client frame cannot be read: 1009 (larger than `maxPayload`) and 1007
@@ -145,11 +145,9 @@ const frameParts = new WeakMap<object, { eventId: string; t: string; head: Buffe
  * encode: one event reaches a whole lobby or guild).
  */
 function dispatchFrame(sent: Sent): string | Buffer {
+  if (!isShared(sent))
+    return JSON.stringify({ op: GatewayOpcodes.Dispatch, d: sent.d, s: sent.seq, t: sent.t });
   const { d, eventId } = sent;
-  // Only bus events' bodies are shared by many sessions; other dispatches are one-offs.
-  if (eventId === undefined || typeof d !== 'object' || d === null) {
-    return JSON.stringify({ op: GatewayOpcodes.Dispatch, d, s: sent.seq, t: sent.t });
-  }
   let parts = frameParts.get(d);
   if (parts?.eventId !== eventId || parts.t !== sent.t) {
     parts = {

@@ -25,11 +25,15 @@ export function dataJson(d: object, eventId: string): string {
   return known.text;
 }
 
+/** A bus event's dispatch, whose data object every session the event reaches shares; others are one-offs. */
+export function isShared(sent: Sent): sent is Sent & { d: object; eventId: string } {
+  return sent.eventId !== undefined && typeof sent.d === 'object' && sent.d !== null;
+}
+
 /** `JSON.stringify(sent)`, a bus event's data made once (dataJson): how a dispatch is copied to the store. */
 export function sentJson(sent: Sent): string {
+  if (!isShared(sent)) return JSON.stringify(sent);
   const { seq, t, d, eventId } = sent;
-  // Only bus events' data is shared by many sessions; other dispatches are one-offs.
-  if (eventId === undefined || typeof d !== 'object' || d === null) return JSON.stringify(sent);
   return `{"seq":${seq},"t":${JSON.stringify(t)},"d":${dataJson(d, eventId)},"eventId":${JSON.stringify(eventId)}}`;
 }
 
