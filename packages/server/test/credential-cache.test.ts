@@ -1,5 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -206,6 +208,58 @@ describe('in memory, changed through this server', () => {
     expect(patched.status).toBe(200);
     expect(await me(hearth, token)).toMatchObject({ status: 200, body: { global_name: 'Kept' } });
     expect(before.body).toMatchObject({ global_name: null });
+  });
+
+  it('one keep-alive connection presenting different tokens in turn is answered for each, and refused for one ended meanwhile', async () => {
+    const alice = await register(hearth);
+    const bob = await register(hearth);
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const { port } = hearth.http.server.address() as AddressInfo;
+    const onConnection = (authorization: string) =>
+      new Promise<{ status: number; body: { id?: string }; reused: boolean }>((resolve, reject) => {
+        const sent = request(
+          { agent, host: '127.0.0.1', port, path: '/api/v10/users/@me', headers: { authorization } },
+          (response) => {
+            let text = '';
+            response.setEncoding('utf8');
+            response.on('data', (chunk: string) => {
+              text += chunk;
+            });
+            response.on('end', () =>
+              resolve({
+                status: response.statusCode ?? 0,
+                body: JSON.parse(text),
+                reused: sent.reusedSocket,
+              }),
+            );
+          },
+        );
+        sent.on('error', reject);
+        sent.end();
+      });
+    try {
+      expect(await onConnection(alice.token)).toMatchObject({ status: 200, body: { id: alice.userId } });
+      const answers = [];
+      for (const token of [bob.token, alice.token, bob.token, `Bot ${alice.token}`]) {
+        answers.push(await onConnection(token));
+      }
+      expect(answers).toMatchObject([
+        { status: 200, body: { id: bob.userId }, reused: true },
+        { status: 200, body: { id: alice.userId }, reused: true },
+        { status: 200, body: { id: bob.userId }, reused: true },
+        { status: 401, body: UNAUTHORIZED, reused: true },
+      ]);
+      // Alice's session ends through another connection; hers still presents it.
+      expect((await hearth.api('/auth/logout', { method: 'POST', auth: alice.token })).status).toBe(204);
+      expect(await onConnection(alice.token)).toEqual({ status: 401, body: UNAUTHORIZED, reused: true });
+      expect(await onConnection(bob.token)).toMatchObject({
+        status: 200,
+        body: { id: bob.userId },
+        reused: true,
+      });
+    } finally {
+      agent.destroy();
+    }
   });
 });
 

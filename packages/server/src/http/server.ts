@@ -13,6 +13,7 @@ import Fastify, {
   type FastifySerializerCompiler,
   type FastifyServerOptions,
   LogController,
+  type RouteOptions,
 } from 'fastify';
 import type { Bindings, ChildLoggerOptions, Level } from 'pino';
 import type { TSchema } from 'typebox';
@@ -41,6 +42,7 @@ import { renderClientError, toWireError } from './error-renderer.js';
 import { type FileUploads, readMultipart, type UploadedFile } from './multipart.js';
 import { applyRateLimits, type RouteBucket, type RouteRateLimit, routeBucket } from './rate-limit.js';
 import { answerSdkVersion } from './sdk-version.js';
+import { forSerialization } from './serializer-schema.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -174,34 +176,28 @@ export function createHttpServer(
       done();
     });
   }
-  // Files a request's owner kept were moved away; whatever is left of them goes, whatever the outcome, and
-  // before the answer leaves: a client told "refused" finds nothing of its upload on disk. The hooks every
-  // request passes are callbacks, and one per stage: each async hook cost a promise and a microtask turn.
-  const removeUploads = (request: FastifyRequest, done: (error?: Error) => void) => {
-    const uploads = request.uploads;
-    if (!uploads) return done();
-    request.uploads = null;
-    Promise.all(uploads.map((file) => rm(file.path, { force: true }))).then(() => done(), done);
-  };
-  app.addHook('onSend', (request, reply, payload, done) => {
+  app.addHook('onSend', (_request, reply, payload, done) => {
     // Fastify appends `; charset=utf-8`; the platform does not, and discord.py compares the whole header.
     const type = reply.getHeader('content-type');
     if (typeof type === 'string' && JSON_WITH_CHARSET.test(type))
       reply.header('content-type', JSON_CONTENT_TYPE);
     if (reply.statusCode === 429 && !reply.hasHeader('via')) reply.header('via', RATE_LIMITED_VIA);
-    removeUploads(request, (error) => (error ? done(error) : done(null, payload)));
+    done(null, payload);
   });
-  const requestLines = deps.logger.isLevelEnabled('info');
-  app.addHook('onResponse', (request, reply, done) => {
-    if (requestLines) {
+  // Each hook stage a request passes costs it a turn of Fastify's runner: the stages below are added only
+  // where they have work (a request line to write, uploads to remove).
+  if (deps.logger.isLevelEnabled('info')) {
+    app.addHook('onResponse', (request, reply, done) => {
       request.log.info(
         { method: request.method, url: request.url.split('?')[0], status: reply.statusCode },
         'request',
       );
-    }
-    removeUploads(request, done);
+      done();
+    });
+  }
+  app.addHook('onRoute', (route) => {
+    if (route.config?.files) removeUploadsAfter(route);
   });
-  app.addHook('onRequestAbort', (request, done) => removeUploads(request, done));
   if (deps.observeResponse) observeResponses(app, deps.observeResponse);
   app.setValidatorCompiler(({ schema, httpPart }) => {
     const validate = compileValidator(schema as TSchema, (httpPart ?? 'body') as Part);
@@ -258,7 +254,7 @@ export function createHttpServer(
     answerSdkVersion(request, reply, deps.clock);
     const header = request.headers.authorization;
     if (!header) return admit(request, reply, undefined);
-    return after(resolvePrincipal(header, deps.authenticators), (principal) =>
+    return after(resolvePrincipal(header, deps.authenticators, request.raw.socket ?? null), (principal) =>
       admit(request, reply, principal),
     );
   };
@@ -307,13 +303,18 @@ const serializers = new WeakMap<object, (data: unknown) => string>();
 
 /**
  * Each response schema is compiled once per process, not once per route prefix and server: the schemas are
- * module constants, and compiling them was most of what starting a server cost (about 1.5 s of CPU).
+ * module constants, and compiling them was most of what starting a server cost (about 1.5 s of CPU). It is
+ * compiled in the form that writes without validating (serializer-schema.ts).
  */
 const compileSerializer: FastifySerializerCompiler<unknown> = (route) => {
   const schema = route.schema as object;
   let serialize = serializers.get(schema);
   if (!serialize) {
-    serialize = buildSerializer({ ...route, httpStatus: route.httpStatus ?? '' });
+    serialize = buildSerializer({
+      ...route,
+      schema: forSerialization(schema),
+      httpStatus: route.httpStatus ?? '',
+    });
     serializers.set(schema, serialize);
   }
   return serialize;
@@ -335,6 +336,36 @@ export function decodePathSegments(url: string): string {
     String.fromCharCode(Number.parseInt(encoded.slice(1), 16)),
   );
   return end === -1 ? decoded : decoded + url.slice(end);
+}
+
+/**
+ * Files a request's owner kept were moved away; whatever is left of them goes, whatever the outcome, and
+ * before the answer leaves: a client told "refused" finds nothing of its upload on disk. Only a route that
+ * takes files (`config.files`) is given uploads by the multipart parser.
+ */
+function removeUploadsAfter(route: RouteOptions): void {
+  route.onSend = [
+    ...hookList(route.onSend),
+    (request, _reply, payload, done) =>
+      removeUploads(request, (error) => (error ? done(error) : done(null, payload))),
+  ];
+  route.onResponse = [...hookList(route.onResponse), (request, _reply, done) => removeUploads(request, done)];
+  route.onRequestAbort = [...hookList(route.onRequestAbort), (request, done) => removeUploads(request, done)];
+}
+
+function removeUploads(request: FastifyRequest, done: (error?: Error) => void): void {
+  const uploads = request.uploads;
+  if (!uploads) {
+    done();
+    return;
+  }
+  request.uploads = null;
+  Promise.all(uploads.map((file) => rm(file.path, { force: true }))).then(() => done(), done);
+}
+
+function hookList<H>(hooks: H | H[] | undefined): H[] {
+  if (hooks === undefined) return [];
+  return Array.isArray(hooks) ? hooks : [hooks];
 }
 
 /** A root hook, so every route, the not-found handler, error replies and early 429s pass through it. */

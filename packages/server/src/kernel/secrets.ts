@@ -51,6 +51,11 @@ export function hashToken(token: string): string {
   return hash('sha256', token, 'base64url');
 }
 
+/** A presented token's hash, when the caller made it already (a connection presenting the same one again). */
+export interface TokenLookup {
+  tokenHash?: string;
+}
+
 export function secretsEqual(a: string, b: string): boolean {
   const left = Buffer.from(hashToken(a));
   const right = Buffer.from(hashToken(b));

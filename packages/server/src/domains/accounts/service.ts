@@ -6,7 +6,13 @@ import type { Bus } from '../../bus/bus.js';
 import type { Clock } from '../../kernel/clock.js';
 import { formErrorTree, HearthError, invalidForm, RateLimitedError } from '../../kernel/errors.js';
 import { after, type MaybePromise } from '../../kernel/maybe.js';
-import { generateToken, hashPassword, hashToken, verifyPassword } from '../../kernel/secrets.js';
+import {
+  generateToken,
+  hashPassword,
+  hashToken,
+  type TokenLookup,
+  verifyPassword,
+} from '../../kernel/secrets.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
 import type { Quotas } from '../../ratelimit/quota.js';
@@ -325,11 +331,11 @@ export class AccountsService {
    */
   authenticateSession(
     token: string,
-    options?: ReadOptions,
+    options?: ReadOptions & TokenLookup,
   ): MaybePromise<{ user: User; authTime: number } | undefined> {
     const { clock, storage, sessionLifetimeMs } = this.#deps;
     const now = clock.now();
-    const tokenHash = hashToken(token);
+    const tokenHash = options?.tokenHash ?? hashToken(token);
     const session = this.#sessions.get(
       tokenHash,
       async () => {

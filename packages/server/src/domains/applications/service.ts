@@ -14,7 +14,7 @@ import type { Static } from 'typebox';
 import type { Clock } from '../../kernel/clock.js';
 import { HearthError, invalidForm } from '../../kernel/errors.js';
 import type { MaybePromise } from '../../kernel/maybe.js';
-import { generateSecret, generateToken, hashToken } from '../../kernel/secrets.js';
+import { generateSecret, generateToken, hashToken, type TokenLookup } from '../../kernel/secrets.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import { parse } from '../../kernel/validation.js';
 import type { Executor, Storage } from '../../storage/database.js';
@@ -178,8 +178,8 @@ export class ApplicationsService {
    * The application whose bot token this is, or undefined. Every request of a bot asks: the answer is kept
    * until a commit that may change it (`ReadCache`).
    */
-  authenticateBot(token: string, options?: ReadOptions): MaybePromise<Application | undefined> {
-    const tokenHash = hashToken(token);
+  authenticateBot(token: string, options?: ReadOptions & TokenLookup): MaybePromise<Application | undefined> {
+    const tokenHash = options?.tokenHash ?? hashToken(token);
     return this.#bots.get(
       tokenHash,
       async () => {

@@ -35,7 +35,7 @@ import type { Bus, BusEvent } from '../../bus/bus.js';
 import type { Clock } from '../../kernel/clock.js';
 import { HearthError, invalidForm } from '../../kernel/errors.js';
 import { after, type MaybePromise } from '../../kernel/maybe.js';
-import { generateSecret, generateToken, hashToken } from '../../kernel/secrets.js';
+import { generateSecret, generateToken, hashToken, type TokenLookup } from '../../kernel/secrets.js';
 import type { SnowflakeGenerator } from '../../kernel/snowflake.js';
 import type { Executor, Storage } from '../../storage/database.js';
 import { GroupCommit } from '../../storage/group-commit.js';
@@ -881,8 +881,11 @@ export class OAuth2Service {
    * Bearer token asks: the answer is kept until a commit that may change it (`ReadCache`), its expiry checked
    * on each use.
    */
-  authenticateAccessToken(token: string, options?: ReadOptions): MaybePromise<AccessGrant | undefined> {
-    const tokenHash = hashToken(token);
+  authenticateAccessToken(
+    token: string,
+    options?: ReadOptions & TokenLookup,
+  ): MaybePromise<AccessGrant | undefined> {
+    const tokenHash = options?.tokenHash ?? hashToken(token);
     const now = this.#deps.clock.now();
     return after(
       this.#grants.get(tokenHash, () => this.#accessGrant(tokenHash), options),
