@@ -5,6 +5,7 @@ import { type Config, ManualClock } from '@hearth/server';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { startHearth, type TestHearth } from '../../../test-support/hearth.js';
 import { REDIS_URL, redisAvailable, redisPrefix } from '../../../test-support/services.js';
+import { secondsText } from '../src/http/rate-limit.js';
 import { connectRedis } from '../src/redis.js';
 
 /**
@@ -398,5 +399,17 @@ describe('counters across nodes', () => {
       clock.advance(1000);
       expect((await b.api('/users/@me', { auth: token })).status).toBe(200);
     });
+  });
+});
+
+describe('X-RateLimit-Reset and -Reset-After texts', () => {
+  it('are the seconds `toFixed(3)` writes, for every whole number of milliseconds', () => {
+    const samples = [
+      0, 1, 9, 10, 99, 100, 999, 1000, 1001, 4999, 5000, 60_000, 1_795_955_365_000, 1_795_955_365_007,
+    ];
+    for (let ms = 0; ms < 20_000; ms += 7) samples.push(ms);
+    for (const ms of samples) expect(secondsText(ms)).toBe((ms / 1000).toFixed(3));
+    // Anything else (a clock with fractions, a negative span) is written by toFixed itself.
+    for (const ms of [2.5, -1, Number.NaN]) expect(secondsText(ms)).toBe((ms / 1000).toFixed(3));
   });
 });

@@ -5,6 +5,7 @@ import { SerializerSelector } from '@fastify/fast-json-stringify-compiler';
 import { API_VERSIONS, JSON_CONTENT_TYPE, MAX_JSON_BODY_BYTES, RATE_LIMITED_VIA } from '@hearth/protocol';
 import Fastify, {
   type FastifyBaseLogger,
+  type FastifyContextConfig,
   type FastifyError,
   type FastifyInstance,
   type FastifyPluginAsync,
@@ -13,6 +14,7 @@ import Fastify, {
   type FastifySerializerCompiler,
   type FastifyServerOptions,
   LogController,
+  type onRequestHookHandler,
   type RouteOptions,
 } from 'fastify';
 import type { Bindings, ChildLoggerOptions, Level } from 'pino';
@@ -226,8 +228,11 @@ export function createHttpServer(
   const faults = deps.faults;
   const limiter = { store: deps.rateLimits, clock: deps.clock, globalPerSecond: deps.globalPerSecond };
   // Limits first: a refused credential still spends its caller's (IP) budget, so guessing is throttled.
-  const limitAndAdmit = (request: FastifyRequest, reply: FastifyReply): MaybePromise<boolean> => {
-    const config = request.routeOptions.config;
+  const limitAndAdmit = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    config: FastifyContextConfig,
+  ): MaybePromise<boolean> => {
     const limited = config.bucket
       ? applyRateLimits(request, reply, config.bucket, config.legacyAlias === true, limiter)
       : false;
@@ -239,25 +244,51 @@ export function createHttpServer(
   const admit = (
     request: FastifyRequest,
     reply: FastifyReply,
+    config: FastifyContextConfig,
     principal: Principal | undefined,
   ): MaybePromise<boolean> => {
     request.principal = principal ?? null;
-    if (faults === undefined) return limitAndAdmit(request, reply);
-    return faults.onRequest(request, reply).then((replied) => replied || limitAndAdmit(request, reply));
+    if (faults === undefined) return limitAndAdmit(request, reply, config);
+    return faults
+      .onRequest(request, reply)
+      .then((replied) => replied || limitAndAdmit(request, reply, config));
   };
   /**
    * Every API request: its SDK version, its principal, the emulator's faults, its limits, its route's callers.
    * A callback hook that finishes at once when the credential was kept and the limits count in process, with
    * no promise or microtask turn; answers whether it replied (a 429, a fault).
    */
-  const gate = (request: FastifyRequest, reply: FastifyReply): MaybePromise<boolean> => {
+  const gate = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    config: FastifyContextConfig,
+  ): MaybePromise<boolean> => {
     answerSdkVersion(request, reply, deps.clock);
     const header = request.headers.authorization;
-    if (!header) return admit(request, reply, undefined);
+    if (!header) return admit(request, reply, config, undefined);
     return after(resolvePrincipal(header, deps.authenticators, request.raw.socket ?? null), (principal) =>
-      admit(request, reply, principal),
+      admit(request, reply, config, principal),
     );
   };
+  // Each route's own first hook, holding its config: `request.routeOptions` makes a new object of eleven
+  // fields, and asks the router about version constraints, on every read.
+  const gateOf =
+    (config: FastifyContextConfig): onRequestHookHandler =>
+    (request, reply, done) => {
+      let replied: MaybePromise<boolean>;
+      try {
+        replied = gate(request, reply, config);
+      } catch (error) {
+        done(error as Error);
+        return;
+      }
+      if (replied === false) done();
+      else if (replied !== true) {
+        replied.then((sent) => {
+          if (!sent) done();
+        }, done);
+      }
+    };
   for (const prefix of [...API_VERSIONS.map((v) => `/api/v${v}`), '/api']) {
     void app.register(
       async (scope) => {
@@ -265,26 +296,14 @@ export function createHttpServer(
           const template = route.url.replace(API_PREFIX, '');
           const limit = route.config?.rateLimit ?? defaultLimit;
           const methods = Array.isArray(route.method) ? route.method.join(',') : route.method;
-          route.config = {
+          const config = {
             ...route.config,
             legacyAlias: prefix === '/api',
             bucket: routeBucket(methods, template, limit),
           };
-        });
-        scope.addHook('onRequest', (request, reply, done) => {
-          let replied: MaybePromise<boolean>;
-          try {
-            replied = gate(request, reply);
-          } catch (error) {
-            done(error as Error);
-            return;
-          }
-          if (replied === false) done();
-          else if (replied !== true) {
-            replied.then((sent) => {
-              if (!sent) done();
-            }, done);
-          }
+          route.config = config;
+          // Before the route's own hooks, as every hook of this scope would run.
+          route.onRequest = [gateOf(config), ...hookList(route.onRequest)];
         });
         for (const plugin of api) await scope.register(plugin);
       },
