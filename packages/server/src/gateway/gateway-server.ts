@@ -555,8 +555,10 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
         ? principal
         : undefined;
     }
+    // Tried as a bot token, then as a session token: one hash for both lookups.
     const bare = token.replace(/^Bot\s+/i, '');
-    return (await authenticators.bot(bare, once)) ?? (await authenticators.user(bare, once));
+    const hashed = { ...once, tokenHash: hashToken(bare) };
+    return (await authenticators.bot(bare, hashed)) ?? (await authenticators.user(bare, hashed));
   }
 
   async #mayUseIntents(applicationId: string, intents: number): Promise<boolean> {

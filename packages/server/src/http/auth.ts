@@ -54,7 +54,7 @@ export function resolvePrincipal(
 ): MaybePromise<Principal | undefined> {
   const space = header.indexOf(' ');
   const scheme = space === -1 ? '' : header.slice(0, space).toLowerCase();
-  const token = space === -1 ? header.trim() : header.slice(space + 1).trim();
+  const token = header.slice(space + 1).trim();
   if (token.length === 0 || token.length > 512) return undefined;
   if (space !== -1 && scheme !== 'bot' && scheme !== 'bearer') return undefined;
   const options = { tokenHash: presentedHash(connection, token) };

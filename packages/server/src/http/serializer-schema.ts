@@ -42,7 +42,7 @@ const PRIMITIVE_TYPES = new Set(['string', 'number', 'integer', 'boolean', 'null
 function simplified(node: SchemaObject, branches: unknown[]): SchemaObject | undefined {
   const { anyOf: _branches, ...siblings } = node;
   if (!Object.keys(siblings).every((key) => ANNOTATIONS.has(key))) return undefined;
-  if (!branches.every(isSchemaObject)) return undefined;
+  if (branches.length === 0 || !branches.every(isSchemaObject)) return undefined;
   const nonNull = branches.filter((branch) => !isNullSchema(branch));
   const nullable = nonNull.length < branches.length;
   const [only] = nonNull;
