@@ -1,4 +1,4 @@
-import { ChannelTypes, type VoiceEncryptionMode, VoiceEncryptionModes } from '@hearth/protocol';
+import { ChannelTypes, Rtp, type VoiceEncryptionMode, VoiceEncryptionModes } from '@hearth/protocol';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   addTestBot,
@@ -56,10 +56,22 @@ describe.each([
     }
     const atB = receive(b, a, 1);
     const atA = receive(a, b, 2);
+    const preambles = new Set<string>();
+    const rtpAtB = (packet: Buffer) => {
+      if (packet.length > 16 && packet[1] === Rtp.OpusPayloadType) {
+        preambles.add(`${packet[0]!.toString(16)} ${packet.toString('hex', 12, 16)}`);
+      }
+    };
+    const udpOfB = (b.connection.state as unknown as { networking: { state: { udp: UdpOf } } }).networking
+      .state.udp.socket;
+    udpOfB.on('message', rtpAtB);
     await Promise.all([speak(a, b, 1, 0, FRAMES), speak(b, a, 2, 0, FRAMES)]);
     await until(() => atA.size === FRAMES && atB.size === FRAMES);
+    udpOfB.off('message', rtpAtB);
     expect(atB.size).toBe(FRAMES);
     expect(atA.size).toBe(FRAMES);
+    // @discordjs/voice sends 0x80 without an extension; every packet forwarded carries X and an empty preamble.
+    expect([...preambles]).toStrictEqual(['90 bede0000']);
   });
 
   it('resumes (op 7 → op 9) after its socket drops with 4015, and audio goes on with 0 % loss', async () => {
@@ -86,6 +98,13 @@ describe.each([
     expect([atB.size, atA.size]).toStrictEqual([FRAMES, FRAMES]);
   });
 });
+
+interface UdpOf {
+  socket: {
+    on(event: 'message', listener: (packet: Buffer) => void): void;
+    off(event: 'message', listener: (packet: Buffer) => void): void;
+  };
+}
 
 /** @discordjs/voice's Networking states (NetworkingStatusCode): Ready 4, Resuming 5. */
 const NETWORKING_READY = 4;

@@ -2,7 +2,14 @@ import { createSocket, type RemoteInfo, type Socket } from 'node:dgram';
 import type { VoiceEncryptionMode } from '@hearth/protocol';
 import type { PortRange } from '../../config.js';
 import { mediaPayloadKind } from './dave/frames.js';
-import { classify, discoveryResponse, discoverySsrc, rtpsizeHeaderBytes, ssrcOf } from './rtp.js';
+import {
+  classify,
+  discoveryResponse,
+  discoverySsrc,
+  forwardedHeader,
+  rtpsizeHeaderBytes,
+  ssrcOf,
+} from './rtp.js';
 import { type TransportCipher, transportCipher } from './transport-crypto.js';
 
 /** What the media path may do for a member: send (SPEAK, not muted or suppressed) and receive (not deafened). */
@@ -248,7 +255,7 @@ export class UdpForwarder implements VoiceMedia {
     const kind = mediaPayloadKind(plaintext);
     if (kind === 'dave') this.stats.daveFrames += 1;
     else if (kind === 'plain') this.stats.plainFrames += 1;
-    const header = packet.subarray(0, headerBytes);
+    const header = forwardedHeader(packet.subarray(0, headerBytes));
     for (const receiver of this.#calls.get(sender.callId) ?? []) {
       if (receiver === sender || !receiver.cipher || !receiver.address || !receiver.rights.receive) continue;
       receiver.counter = (receiver.counter + 1) >>> 0;

@@ -26,6 +26,25 @@ export function rtpsizeHeaderBytes(packet: Buffer): number | undefined {
   return packet.length >= bytes + Rtp.TagBytes + Rtp.NonceBytes ? bytes : undefined;
 }
 
+const EXTENSION_BIT = 0x10;
+
+/**
+ * The header a packet is forwarded with: the sender's when it carries an extension preamble, else the same
+ * header with the X bit set and an empty one (`0xBEDE`, length 0; RFC 3550 §5.3.1 allows zero). The
+ * platform's forwarded packets always carry a preamble (first byte 0x90), and @discordjs/voice 0.19.2 reads
+ * bytes 12–13 as one whether or not X is set: a packet without one, whose ciphertext began 0xBEDE (1 in
+ * 65,536), lost its frame to that reader. The extension body is empty, so the plaintext is unchanged.
+ */
+export function forwardedHeader(header: Buffer): Buffer {
+  if (header[0]! & EXTENSION_BIT) return header;
+  const extended = Buffer.allocUnsafe(header.length + 4);
+  header.copy(extended, 0);
+  extended[0] = header[0]! | EXTENSION_BIT;
+  extended.writeUInt16BE(Rtp.ExtensionProfile, header.length);
+  extended.writeUInt16BE(0, header.length + 2);
+  return extended;
+}
+
 export function ssrcOf(packet: Buffer): number {
   return packet.readUInt32BE(8);
 }
