@@ -1,6 +1,5 @@
 // A read-only view of the start of a file, mapped shared: the bytes another process writes through its own
 // mapping (SQLite's WAL index in the -shm file) are read here without a system call.
-#include <fcntl.h>
 #include <node_api.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -17,28 +16,22 @@ static void unmap(napi_env env, void* data, void* hint) {
   munmap(data, (size_t)(uintptr_t)hint);
 }
 
-// mapStart(path, bytes): an ArrayBuffer over the first `bytes` of the file, which must be at least that long.
+// mapStart(fd, bytes): an ArrayBuffer over the first `bytes` of the open file `fd`, which must be at least that
+// long. The descriptor stays the caller's and open: closing any descriptor of a file drops every POSIX lock
+// the process holds on it, and SQLite holds its own on the -shm file (the caller closes it after SQLite).
 static napi_value mapStart(napi_env env, napi_callback_info info) {
   size_t argc = 2;
   napi_value argv[2];
-  THROW_IF(napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2, "mapStart(path, bytes)");
-  char path[4096];
-  size_t length = 0;
-  THROW_IF(napi_get_value_string_utf8(env, argv[0], path, sizeof path, &length) != napi_ok, "path must be a string");
-  THROW_IF(length >= sizeof path - 1, "path too long");
+  THROW_IF(napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 2, "mapStart(fd, bytes)");
+  int32_t fd = -1;
+  THROW_IF(napi_get_value_int32(env, argv[0], &fd) != napi_ok || fd < 0, "fd must be a file descriptor");
   uint32_t bytes = 0;
   THROW_IF(napi_get_value_uint32(env, argv[1], &bytes) != napi_ok || bytes == 0, "bytes must be a positive integer");
 
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  THROW_IF(fd < 0, "cannot open the file");
   struct stat status;
   // A shorter file would fault on the first read past its end.
-  if (fstat(fd, &status) != 0 || status.st_size < (off_t)bytes) {
-    close(fd);
-    THROW_IF(1, "the file is shorter than the view");
-  }
+  THROW_IF(fstat(fd, &status) != 0 || status.st_size < (off_t)bytes, "the file is shorter than the view");
   void* start = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
-  close(fd);
   THROW_IF(start == MAP_FAILED, "cannot map the file");
 
   napi_value buffer;

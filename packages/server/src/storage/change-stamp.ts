@@ -27,16 +27,27 @@ export function walIndexStamps(path: string, { map = true } = {}): ChangeStamps 
   const last = new Uint32Array(HEADER_WORDS);
   let lastStamp: string | undefined;
   let view: Uint32Array | undefined;
+  // One descriptor of the `-shm` file, open until close(), which runs after SQLite's connections closed:
+  // closing any descriptor of a file drops every POSIX lock this process holds on it, SQLite's among them.
+  // Without its lock on the `-shm` file, the next process to open the database thinks itself alone and
+  // truncates the file, and a read of the mapping (SQLite's own too) is then a SIGBUS.
   let fd: number | undefined;
+  // Closed, nothing is opened or mapped again.
+  let closed = false;
   const read = (): boolean => {
-    if (map) view ??= mapped(`${path}-shm`);
+    if (closed) return false;
+    try {
+      fd ??= openSync(`${path}-shm`, 'r');
+    } catch {
+      return false;
+    }
+    if (map) view ??= mapped(fd);
     if (view !== undefined) {
       // The first copy before the second, in order (SQLite writes them the other way round).
       for (let i = 0; i < header.length; i++) header[i] = Atomics.load(view, i);
       return true;
     }
     try {
-      fd ??= openSync(`${path}-shm`, 'r');
       return readSync(fd, bytes, 0, bytes.length, 0) === bytes.length;
     } catch {
       return false;
@@ -56,6 +67,7 @@ export function walIndexStamps(path: string, { map = true } = {}): ChangeStamps 
   };
   return Object.assign(stamp, {
     close() {
+      closed = true;
       if (fd !== undefined) closeSync(fd);
       fd = undefined;
       view = undefined;
@@ -63,9 +75,9 @@ export function walIndexStamps(path: string, { map = true } = {}): ChangeStamps 
   });
 }
 
-/** The `-shm` file's header words through a shared mapping, once the file exists and holds them. */
-function mapped(path: string): Uint32Array | undefined {
-  const buffer = mapFileStart(path, 2 * HEADER_BYTES);
+/** The `-shm` file's header words through a shared mapping, once the file holds them. */
+function mapped(fd: number): Uint32Array | undefined {
+  const buffer = mapFileStart(fd, 2 * HEADER_BYTES);
   return buffer === undefined ? undefined : new Uint32Array(buffer);
 }
 

@@ -86,8 +86,9 @@ function openSqlite(path: string): Storage {
     },
     async close() {
       await checkpointer?.terminate();
-      walIndex?.close();
       await storage.close();
+      // Last: its descriptor of the -shm file holds SQLite's locks there until SQLite let them go.
+      walIndex?.close();
     },
   };
 }
@@ -117,7 +118,7 @@ function startCheckpointer(path: string): Worker {
 }
 
 const CHECKPOINTER_SOURCE = `
-const { closeSync, openSync, readSync } = require('node:fs');
+const { openSync, readSync } = require('node:fs');
 const { endianness } = require('node:os');
 const { workerData } = require('node:worker_threads');
 const SQLite = require(workerData.driver);
@@ -132,8 +133,7 @@ setInterval(() => {
     shm ??= openSync(workerData.path + '-shm', 'r');
     if (readSync(shm, header, 0, 100, 0) < 100) return;
   } catch {
-    if (shm !== undefined) closeSync(shm);
-    shm = undefined;
+    // The descriptor stays open: closing one drops every POSIX lock of the process on the file, SQLite's too.
     return;
   }
   if (word(16) - word(96) < workerData.thresholdFrames) return;

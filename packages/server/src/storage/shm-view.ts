@@ -2,20 +2,21 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 
 /**
- * The start of a file mapped read-only and shared (native/shm-view.c): what another process writes to it
+ * The start of an open file mapped read-only and shared (native/shm-view.c): what another process writes to it
  * through its own mapping is read here without a system call. Undefined where the addon was not built
- * (native/build.mjs) or the file cannot be mapped; the caller then reads the bytes with `pread`.
+ * (native/build.mjs) or the file cannot be mapped; the caller then reads the bytes with `pread`. `fd` stays
+ * open and the caller's: closing a descriptor of a file drops every POSIX lock this process holds on it.
  */
-export function mapFileStart(path: string, bytes: number): ArrayBuffer | undefined {
+export function mapFileStart(fd: number, bytes: number): ArrayBuffer | undefined {
   try {
-    return addon()?.mapStart(path, bytes);
+    return addon()?.mapStart(fd, bytes);
   } catch {
     return undefined;
   }
 }
 
 interface ShmViewAddon {
-  mapStart(path: string, bytes: number): ArrayBuffer;
+  mapStart(fd: number, bytes: number): ArrayBuffer;
 }
 
 let loaded: ShmViewAddon | null | undefined;
