@@ -134,6 +134,8 @@ export const Rtp = {
   HeaderBytes: 12,
   Version: 2,
   OpusPayloadType: 0x78,
+  /** The X bit of the first byte (RFC 3550 §5.1): an extension preamble follows the CSRCs. */
+  ExtensionBit: 0x10,
   /** Profile of the one-byte header extension (RFC 8285) the preamble starts with. */
   ExtensionProfile: 0xbede,
   /** rtpsize framing: 16-byte AEAD tag, then the 4-byte big-endian nonce counter. */

@@ -36,7 +36,7 @@ export function parseRtpHeader(packet: Uint8Array): RtpHeader | undefined {
   if (first >> 6 !== Rtp.Version) return undefined;
   const view = new DataView(packet.buffer, packet.byteOffset, packet.byteLength);
   const csrcCount = first & 0x0f;
-  const hasExtension = (first & 0x10) !== 0;
+  const hasExtension = (first & Rtp.ExtensionBit) !== 0;
   let aadLength = RTP_HEADER_SIZE + 4 * csrcCount;
   let extensionWords = 0;
   if (hasExtension) {

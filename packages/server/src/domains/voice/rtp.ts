@@ -22,11 +22,9 @@ export function classify(packet: Buffer): DatagramKind {
  */
 export function rtpsizeHeaderBytes(packet: Buffer): number | undefined {
   const first = packet[0]!;
-  const bytes = Rtp.HeaderBytes + 4 * (first & 0x0f) + (first & 0x10 ? 4 : 0);
+  const bytes = Rtp.HeaderBytes + 4 * (first & 0x0f) + (first & Rtp.ExtensionBit ? 4 : 0);
   return packet.length >= bytes + Rtp.TagBytes + Rtp.NonceBytes ? bytes : undefined;
 }
-
-const EXTENSION_BIT = 0x10;
 
 /**
  * The header a packet is forwarded with: the sender's when it carries an extension preamble, else the same
@@ -36,10 +34,10 @@ const EXTENSION_BIT = 0x10;
  * 65,536), lost its frame to that reader. The extension body is empty, so the plaintext is unchanged.
  */
 export function forwardedHeader(header: Buffer): Buffer {
-  if (header[0]! & EXTENSION_BIT) return header;
+  if (header[0]! & Rtp.ExtensionBit) return header;
   const extended = Buffer.allocUnsafe(header.length + 4);
   header.copy(extended, 0);
-  extended[0] = header[0]! | EXTENSION_BIT;
+  extended[0] = header[0]! | Rtp.ExtensionBit;
   extended.writeUInt16BE(Rtp.ExtensionProfile, header.length);
   extended.writeUInt16BE(0, header.length + 2);
   return extended;
