@@ -113,9 +113,6 @@ export interface DispatchFaults {
 export const HEARTBEAT_TICKS_PER_INTERVAL = 4;
 const SILENT_TICKS_ALLOWED = 6;
 
-/** Bytes handed to ws go out as a text frame, as the string they encode would (ws takes a Buffer as binary). */
-const TEXT_FRAME = { binary: false } as const;
-
 /** Where every connection's queues start: one settled promise shared, not two per idle connection. */
 const SETTLED: Promise<void> = Promise.resolve();
 
@@ -140,13 +137,19 @@ const identifyDeadlines = new Map<Connection, NodeJS.Timeout>();
 const frameParts = new WeakMap<object, { eventId: string; t: string; head: Buffer; tail: Buffer }>();
 
 /**
- * The frame of a dispatch, byte for byte what `JSON.stringify({op, d, s, t})` gives; for a bus event's body,
- * as UTF-8 bytes copied from its shared parts (a copy per session instead of a string to join, measure and
- * encode: one event reaches a whole lobby or guild).
+ * The first byte of every frame the gateway writes itself (RFC 6455 §5.2): FIN, opcode 1 (text). Server
+ * frames are never masked, so the second byte is the payload length, or 126 / 127 before a 16 / 64-bit one.
  */
-function dispatchFrame(sent: Sent): string | Buffer {
-  if (!isShared(sent))
-    return JSON.stringify({ op: GatewayOpcodes.Dispatch, d: sent.d, s: sent.seq, t: sent.t });
+const FIN_TEXT = 0x81;
+const LENGTH_16 = 126;
+const LENGTH_64 = 127;
+
+/**
+ * A bus event's dispatch as a whole WebSocket text frame, its payload byte for byte what
+ * `JSON.stringify({op, d, s, t})` gives: header and payload in one buffer, the payload copied from the event's
+ * shared parts (one event reaches a whole lobby or guild, and is serialized and encoded once).
+ */
+function eventFrame(sent: Sent & { d: object; eventId: string }): Buffer {
   const { d, eventId } = sent;
   let parts = frameParts.get(d);
   if (parts?.eventId !== eventId || parts.t !== sent.t) {
@@ -160,12 +163,30 @@ function dispatchFrame(sent: Sent): string | Buffer {
   }
   const { head, tail } = parts;
   const seq = String(sent.seq);
-  const frame = Buffer.allocUnsafe(head.length + seq.length + tail.length);
-  head.copy(frame, 0);
+  const length = head.length + seq.length + tail.length;
+  const at = length < LENGTH_16 ? 2 : length < 0x10000 ? 4 : 10;
+  const frame = Buffer.allocUnsafe(at + length);
+  frame[0] = FIN_TEXT;
+  if (at === 2) frame[1] = length;
+  else if (at === 4) {
+    frame[1] = LENGTH_16;
+    frame.writeUInt16BE(length, 2);
+  } else {
+    frame[1] = LENGTH_64;
+    frame.writeUInt16BE(0, 2);
+    frame.writeUIntBE(length, 4, 6);
+  }
+  head.copy(frame, at);
   // A sequence number is ASCII digits: one byte each.
-  frame.write(seq, head.length, 'latin1');
-  tail.copy(frame, head.length + seq.length);
+  frame.write(seq, at + head.length, 'latin1');
+  tail.copy(frame, at + head.length + seq.length);
   return frame;
+}
+
+/** The payload of a frame made by `eventFrame`: what a compressed connection deflates instead. */
+function payloadOf(frame: Buffer): Buffer {
+  const length = frame[1]!;
+  return frame.subarray(length === LENGTH_64 ? 10 : length === LENGTH_16 ? 4 : 2);
 }
 
 /**
@@ -275,7 +296,8 @@ export class Connection implements SessionSink {
   /** Sends a dispatch as it is, past the fault hook. */
   sendDispatch(sent: Sent): void {
     this.#context.dispatchesSent++;
-    this.#sendText(dispatchFrame(sent));
+    if (isShared(sent)) this.#sendFrame(eventFrame(sent));
+    else this.#send({ op: GatewayOpcodes.Dispatch, d: sent.d, s: sent.seq, t: sent.t });
   }
 
   /** Sends a non-dispatch payload (`s` and `t` are null unless op is 0). */
@@ -364,33 +386,56 @@ export class Connection implements SessionSink {
     this.#sendText(JSON.stringify(payload));
   }
 
-  /** Sends one text frame: a string, or its UTF-8 bytes. */
-  #sendText(text: string | Buffer): void {
+  /** Sends one text frame through ws. */
+  #sendText(text: string): void {
     // After close() nothing more goes out: a dispatch stays in the session buffer for the Resume.
     if (this.#closeCode !== undefined || this.#socket.readyState !== this.#socket.OPEN) return;
-    const compression = this.#compression;
-    // Plain frames are handed to ws at once and in order; only compression is asynchronous and needs the queue.
-    if (!compression) {
-      // During a run of bus deliveries a socket gets one write system call for all of the run's frames
-      // instead of one each; ws's own cork around each frame nests inside this one.
-      // The first frame of a run is written at once: a socket that gets one frame (a presence change to
-      // 1,000 friends) would gain nothing by waiting, and its client can read while the rest are built.
-      const transport = this.#transport;
-      if (this.#context.holdingWrites) {
-        if (this.#writeRun !== this.#context.writeRun && !this.#context.holdingFirstWrites)
-          this.#writeRun = this.#context.writeRun;
-        else if (transport.writableCorked === 0) {
-          transport.cork();
-          this.#context.hold(transport);
-        }
-      }
-      this.#socket.send(text, TEXT_FRAME);
-      return;
+    if (this.#compression) this.#sendCompressed(text);
+    else {
+      this.#holdWrite();
+      this.#socket.send(text);
     }
+  }
+
+  /**
+   * Sends a whole frame made by `eventFrame`, written to the TCP socket at once: one write of one buffer
+   * instead of ws's header buffer, options objects and two writes (a lobby message is 100 frames). ws never
+   * queues a frame of its own on this server (no permessage-deflate, no Blobs), so the socket's writes keep
+   * the order in which the two were asked for, and ws's close frame comes after every frame sent before it.
+   */
+  #sendFrame(frame: Buffer): void {
+    if (this.#closeCode !== undefined || this.#socket.readyState !== this.#socket.OPEN) return;
+    if (this.#compression) this.#sendCompressed(payloadOf(frame));
+    else {
+      this.#holdWrite();
+      this.#transport.write(frame);
+    }
+  }
+
+  /**
+   * During a run of bus deliveries a socket gets one write system call for all of the run's frames instead
+   * of one each; ws's own cork around each frame nests inside this one. The first frame of a run is written
+   * at once: a socket that gets one frame (a presence change to 1,000 friends) would gain nothing by
+   * waiting, and its client can read while the rest are built.
+   */
+  #holdWrite(): void {
+    const transport = this.#transport;
+    if (!this.#context.holdingWrites) return;
+    if (this.#writeRun !== this.#context.writeRun && !this.#context.holdingFirstWrites)
+      this.#writeRun = this.#context.writeRun;
+    else if (transport.writableCorked === 0) {
+      transport.cork();
+      this.#context.hold(transport);
+    }
+  }
+
+  /** Compressed frames go one after another, in order: compression is asynchronous. */
+  #sendCompressed(message: string | Buffer): void {
+    const compression = this.#compression!;
     const { zlib } = compression;
     compression.sending = compression.sending.then(async () => {
       if (this.#socket.readyState !== this.#socket.OPEN) return;
-      this.#socket.send(await zlib.compress(text));
+      this.#socket.send(await zlib.compress(message));
     });
   }
 

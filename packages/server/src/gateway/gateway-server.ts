@@ -167,6 +167,7 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
   readonly #wss = new WebSocketServer({
     noServer: true,
     maxPayload: MAX_CLIENT_PAYLOAD_BYTES,
+    // Also what lets Connection write bus events' frames to the socket itself: ws then never queues a frame.
     perMessageDeflate: false,
     WebSocket: GatewaySocket,
     // `#connections` tracks the sockets; ws's own set would cost every idle session a closure and an entry.

@@ -790,6 +790,52 @@ describe('Request Guild Members, op 8 (PROTOCOL.md §D.6)', () => {
   });
 });
 
+describe("A bus event's frames, written by the gateway itself (RFC 6455 §5.2 lengths)", () => {
+  let hearth: TestHearth;
+  beforeAll(async () => {
+    hearth = await start();
+  });
+
+  /** Payload lengths at each edge of the three length forms: 7 bits, 16 bits, 64 bits. */
+  const LENGTHS = [80, 125, 126, 127, 65_535, 65_536, 70_000];
+
+  /** LOBBY_UPDATE events, the i-th padded so that its frame to a session at s = first + i is LENGTHS[i] bytes. */
+  function sized(first: number): Array<{ d: { id: string; pad: string }; text: string }> {
+    return LENGTHS.map((length, i) => {
+      const frame = (pad: string) =>
+        JSON.stringify({ op: 0, d: { id: 'lobby', pad }, s: first + i, t: 'LOBBY_UPDATE' });
+      const pad = 'x'.repeat(length - frame('').length);
+      return { d: { id: 'lobby', pad }, text: frame(pad) };
+    });
+  }
+
+  it('delivers a payload of every length as one text frame, byte for byte', async () => {
+    const game = await createGame(hearth);
+    const { client } = await ready(hearth, game.botToken);
+    const events = sized(2);
+    for (const { d } of events)
+      await hearth.bus.publish({ type: 'LOBBY_UPDATE', data: d, audience: { applicationId: game.id } });
+    for (const { text } of events) expect(await client.next()).toEqual(JSON.parse(text));
+    const received = client.messages.slice(-LENGTHS.length);
+    expect(received.map((message) => message.binary)).toEqual(LENGTHS.map(() => false));
+    expect(received.map((message) => message.bytes.toString('utf8'))).toEqual(events.map((e) => e.text));
+    expect(received.map((message) => message.bytes.length)).toEqual(LENGTHS);
+    // Still in step with ws's own frames on the same socket: the ACK of a later heartbeat comes after them.
+    client.send({ op: 1, d: 8 });
+    expect(await client.next()).toEqual(ACK);
+  });
+
+  it('deflates the same payloads on a zlib-stream connection', async () => {
+    const game = await createGame(hearth);
+    const { client } = await ready(hearth, game.botToken, {}, { compress: 'zlib-stream' });
+    const events = sized(2);
+    for (const { d } of events)
+      await hearth.bus.publish({ type: 'LOBBY_UPDATE', data: d, audience: { applicationId: game.id } });
+    for (const { text } of events) expect(await client.next()).toEqual(JSON.parse(text));
+    expect(client.messages.slice(-LENGTHS.length).every((message) => message.binary)).toBe(true);
+  });
+});
+
 describe('Transport compression zlib-stream (PROTOCOL.md §D.1)', () => {
   let hearth: TestHearth;
   beforeAll(async () => {
