@@ -315,7 +315,8 @@ export async function createHearth(options: HearthOptions): Promise<Hearth> {
       })
     : (options.shared?.bus ??
       (isInMemory(config.databaseUrl)
-        ? new MemoryBus({ onError: onBusError })
+        ? // History is read only by a node taking over a session of another node sharing its sessions.
+          new MemoryBus({ onError: onBusError, history: options.shared?.sessions !== undefined })
         : await DatabaseBus.open(storage, { onError: onBusError, pollMs: config.eventPollMs })));
   // A lone node keeps its sessions to itself; nodes that share them (the deployments with Redis) keep them
   // in the database, so that neither a Redis restart nor a node's death ends them.

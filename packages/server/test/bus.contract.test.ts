@@ -397,6 +397,18 @@ describe('compareEventIds', () => {
     expect(recorder.events.every((event) => /^\d+-\d+$/.test(event.id))).toBe(true);
     expectIncreasingIds(recorder.events);
   });
+
+  it('a MemoryBus without history keeps no event, and still names the last one', async () => {
+    const kept = new MemoryBus();
+    const lone = new MemoryBus({ history: false });
+    for (const bus of [kept, lone]) {
+      const recorder = new Recorder(bus);
+      for (let i = 0; i < 3; i++) await bus.publish({ type: 'EVENT', data: { i } });
+      expect(bus.lastId()).toBe(recorder.events.at(-1)?.id);
+    }
+    expect((await kept.history('0-0')).map((event) => event.data)).toEqual([{ i: 0 }, { i: 1 }, { i: 2 }]);
+    await expect(lone.history('0-0')).rejects.toThrow(/keeps no history/);
+  });
 });
 
 for (const underTest of [memory, redis, ...databaseBuses]) busContract(underTest);

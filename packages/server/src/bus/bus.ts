@@ -212,17 +212,30 @@ export class Subscribers {
   }
 }
 
+export interface MemoryBusOptions extends BusOptions {
+  /**
+   * Whether the last BUS_HISTORY_SIZE events are kept for `history`: what a node taking a session over from
+   * another node on the same bus reads (nodes sharing one process's bus, in tests). A lone node takes none
+   * over, and keeps none: the events' data would otherwise stay, every identify's presence among them, for
+   * nothing. Default true.
+   */
+  history?: boolean;
+}
+
 /** One node. Ids are made as Redis makes stream ids: the clock's ms, never going back, and a sequence. */
 export class MemoryBus implements Bus {
   readonly #subscribers: Subscribers;
-  readonly #history: DeliveredEvent[] = [];
+  /** Undefined when the bus keeps no history. */
+  readonly #history: DeliveredEvent[] | undefined;
+  #lastId = '0-0';
   #lastMs = 0;
   #sequence = 0;
   /** Published, not yet delivered: the publishes of one turn, delivered together. */
   #pending: Array<{ event: DeliveredEvent; settle: () => void }> = [];
 
-  constructor(options: BusOptions = {}) {
+  constructor(options: MemoryBusOptions = {}) {
     this.#subscribers = new Subscribers(options.onError);
+    this.#history = options.history === false ? undefined : [];
   }
 
   /**
@@ -242,9 +255,13 @@ export class MemoryBus implements Bus {
     const pending = this.#pending;
     this.#pending = [];
     this.#subscribers.run(() => {
+      const history = this.#history;
       for (const { event } of pending) {
-        this.#history.push(event);
-        if (this.#history.length > BUS_HISTORY_SIZE) this.#history.shift();
+        this.#lastId = event.id;
+        if (history) {
+          history.push(event);
+          if (history.length > BUS_HISTORY_SIZE) history.shift();
+        }
         this.#subscribers.deliver(event);
       }
     }, pending.length);
@@ -252,11 +269,12 @@ export class MemoryBus implements Bus {
   }
 
   async history(afterId: string): Promise<DeliveredEvent[]> {
+    if (!this.#history) throw new Error('this bus keeps no history (MemoryBus with history: false)');
     return this.#history.filter((event) => compareEventIds(event.id, afterId) > 0);
   }
 
   lastId(): string {
-    return this.#history.at(-1)?.id ?? '0-0';
+    return this.#lastId;
   }
 
   subscribe(listener: BusListener, options?: SubscribeOptions): () => void {
