@@ -143,6 +143,8 @@ const frameParts = new WeakMap<object, { eventId: string; t: string; head: Buffe
 const FIN_TEXT = 0x81;
 const LENGTH_16 = 126;
 const LENGTH_64 = 127;
+/** Payloads from this many bytes on take the 64-bit length. */
+const LONG_PAYLOAD = 0x10000;
 
 /**
  * A bus event's dispatch as a whole WebSocket text frame, its payload byte for byte what
@@ -164,7 +166,7 @@ function eventFrame(sent: Sent & { d: object; eventId: string }): Buffer {
   const { head, tail } = parts;
   const seq = String(sent.seq);
   const length = head.length + seq.length + tail.length;
-  const at = length < LENGTH_16 ? 2 : length < 0x10000 ? 4 : 10;
+  const at = length < LENGTH_16 ? 2 : length < LONG_PAYLOAD ? 4 : 10;
   const frame = Buffer.allocUnsafe(at + length);
   frame[0] = FIN_TEXT;
   if (at === 2) frame[1] = length;
@@ -390,7 +392,8 @@ export class Connection implements SessionSink {
   #sendText(text: string): void {
     // After close() nothing more goes out: a dispatch stays in the session buffer for the Resume.
     if (this.#closeCode !== undefined || this.#socket.readyState !== this.#socket.OPEN) return;
-    if (this.#compression) this.#sendCompressed(text);
+    const compression = this.#compression;
+    if (compression) this.#sendCompressed(compression, text);
     else {
       this.#holdWrite();
       this.#socket.send(text);
@@ -405,7 +408,8 @@ export class Connection implements SessionSink {
    */
   #sendFrame(frame: Buffer): void {
     if (this.#closeCode !== undefined || this.#socket.readyState !== this.#socket.OPEN) return;
-    if (this.#compression) this.#sendCompressed(payloadOf(frame));
+    const compression = this.#compression;
+    if (compression) this.#sendCompressed(compression, payloadOf(frame));
     else {
       this.#holdWrite();
       this.#transport.write(frame);
@@ -430,8 +434,7 @@ export class Connection implements SessionSink {
   }
 
   /** Compressed frames go one after another, in order: compression is asynchronous. */
-  #sendCompressed(message: string | Buffer): void {
-    const compression = this.#compression!;
+  #sendCompressed(compression: Compression, message: string | Buffer): void {
     const { zlib } = compression;
     compression.sending = compression.sending.then(async () => {
       if (this.#socket.readyState !== this.#socket.OPEN) return;
