@@ -129,12 +129,11 @@ interface Compression {
 const identifyDeadlines = new Map<Connection, NodeJS.Timeout>();
 
 /**
- * The JSON of each bus event's dispatch frame up to its `s`, and after it: one event goes to every session of
- * its audience and is serialized and encoded once; each frame splices its own `s` between the two. Keyed by
- * the body object but held for one event only: a service may publish the same object again, changed, as a
- * later event (an edited message).
+ * The last bus event's dispatch frame up to its `s`, and after it: one event goes to every session of its
+ * audience one after another and is serialized and encoded once; each frame splices its own `s` between the
+ * two. One slot, as `dataJson`'s: nothing of an event is kept once the next one is sent.
  */
-const frameParts = new WeakMap<object, { eventId: string; t: string; head: Buffer; tail: Buffer }>();
+let lastParts: { d: object; eventId: string; t: string; head: Buffer; tail: Buffer } | undefined;
 
 /**
  * The first byte of every frame the gateway writes itself (RFC 6455 §5.2): FIN, opcode 1 (text). Server
@@ -153,15 +152,16 @@ const LONG_PAYLOAD = 0x10000;
  */
 function eventFrame(sent: Sent & { d: object; eventId: string }): Buffer {
   const { d, eventId } = sent;
-  let parts = frameParts.get(d);
-  if (parts?.eventId !== eventId || parts.t !== sent.t) {
+  let parts = lastParts;
+  if (parts?.d !== d || parts.eventId !== eventId || parts.t !== sent.t) {
     parts = {
+      d,
       eventId,
       t: sent.t,
       head: Buffer.from(`{"op":${GatewayOpcodes.Dispatch},"d":${dataJson(d, eventId)},"s":`),
       tail: Buffer.from(`,"t":${JSON.stringify(sent.t)}}`),
     };
-    frameParts.set(d, parts);
+    lastParts = parts;
   }
   const { head, tail } = parts;
   const seq = String(sent.seq);

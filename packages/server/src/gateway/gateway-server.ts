@@ -194,8 +194,6 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
   #draining = false;
   /** The id of the last bus event this node saw: where a new session's history starts. */
   #lastEventId: string | undefined;
-  /** Appends to the store, one chain per session so that its dispatches stay in order. */
-  readonly #persisting = new WeakMap<Session, Promise<void>>();
   /** Sessions being taken over from another node: their live events, kept until the merge. */
   readonly #capturing = new Map<string, { target: Matchable; events: DeliveredEvent[] }>();
   /** The permission data of the guilds this node's sessions are in. */
@@ -747,21 +745,20 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
 
   // ---- Sessions across nodes ----
 
-  /** Copies a dispatch to the shared store; losing ownership means another node has taken the session. */
+  /**
+   * Copies a dispatch to the shared store, which writes a session's copies in the order they are made (no
+   * chain per session to wait on); losing ownership means another node has taken the session.
+   */
   #persist(session: Session, store: SessionStore, sent: Sent): void {
-    const previous = this.#persisting.get(session) ?? Promise.resolve();
-    const next = previous.then(async () => {
-      const owned = await store.append(session.id, this.#deps.nodeId, sent);
-      if (!owned && this.registry.get(session.id) === session) {
-        this.registry.remove(session);
-        session.attached?.close(GatewayCloseCodes.UnknownError, 'Session resumed on another node');
-      }
-    });
-    this.#persisting.set(
-      session,
-      next.catch((error: unknown) =>
+    store.append(session.id, this.#deps.nodeId, sent).then(
+      (owned) => {
+        if (!owned && this.registry.get(session.id) === session) {
+          this.registry.remove(session);
+          session.attached?.close(GatewayCloseCodes.UnknownError, 'Session resumed on another node');
+        }
+      },
+      (error: unknown) =>
         this.logger.error({ err: error, session: session.id }, 'gateway store append failed'),
-      ),
     );
   }
 

@@ -27,7 +27,7 @@ export interface StoredSession {
  */
 export interface SessionStore {
   create(session: StoredSession, owner: string, now: number): Promise<void>;
-  /** Appends a dispatch; false when `owner` no longer owns the session. */
+  /** Appends a dispatch; false when `owner` no longer owns the session. Appends land in call order. */
   append(sessionId: string, owner: string, sent: Sent): Promise<boolean>;
   /** The session without taking it (to start capturing its live events before the claim). */
   peek(sessionId: string): Promise<StoredSession | undefined>;

@@ -10,19 +10,18 @@ export interface Sent {
 }
 
 /**
- * The JSON of a bus event's data, made once: one event's data reaches every session it is for. Held for
- * that event only: a service may publish the same object again, changed, as a later event (an edit).
+ * The JSON of the last bus event's data: one event reaches every session it is for one after another (and
+ * their copies to the store are queued in that order), so one slot serves them all. A slot, not a map keyed
+ * by the data: a map's entries lived as long as the resume buffers holding the data, each event's text
+ * beside its objects, and every young-generation collection walked them. The event id tells a service's
+ * later publish of the same object, changed (an edit), from this one.
  */
-const dataTexts = new WeakMap<object, { eventId: string; text: string }>();
+let lastData: { d: object; eventId: string; text: string } | undefined;
 
-/** `JSON.stringify(d)` of a bus event's dispatch, made once per event (dataTexts). */
+/** `JSON.stringify(d)` of a bus event's dispatch, made once per event (lastData). */
 export function dataJson(d: object, eventId: string): string {
-  let known = dataTexts.get(d);
-  if (known?.eventId !== eventId) {
-    known = { eventId, text: JSON.stringify(d) };
-    dataTexts.set(d, known);
-  }
-  return known.text;
+  if (lastData?.d !== d || lastData.eventId !== eventId) lastData = { d, eventId, text: JSON.stringify(d) };
+  return lastData.text;
 }
 
 /** A bus event's dispatch, whose data object every session the event reaches shares; others are one-offs. */

@@ -834,6 +834,28 @@ describe("A bus event's frames, written by the gateway itself (RFC 6455 §5.2 le
     for (const { text } of events) expect(await client.next()).toEqual(JSON.parse(text));
     expect(client.messages.slice(-LENGTHS.length).every((message) => message.binary)).toBe(true);
   });
+
+  it('serializes an object a service publishes again, changed, as the later event has it', async () => {
+    const game = await createGame(hearth);
+    const { client } = await ready(hearth, game.botToken);
+    const data = { id: 'lobby', name: 'before' };
+    const audience = { applicationId: game.id };
+    await hearth.bus.publish({ type: 'LOBBY_UPDATE', data, audience });
+    data.name = 'after';
+    await hearth.bus.publish({ type: 'LOBBY_UPDATE', data, audience });
+    expect(await client.next()).toEqual({
+      op: 0,
+      s: 2,
+      t: 'LOBBY_UPDATE',
+      d: { id: 'lobby', name: 'before' },
+    });
+    expect(await client.next()).toEqual({
+      op: 0,
+      s: 3,
+      t: 'LOBBY_UPDATE',
+      d: { id: 'lobby', name: 'after' },
+    });
+  });
 });
 
 describe('Transport compression zlib-stream (PROTOCOL.md §D.1)', () => {
