@@ -44,6 +44,13 @@ export interface Standing {
 }
 
 /**
+ * A user without friends, or without game friends, is cached as these shared values: a player connected to
+ * a game, identified once, kept an empty map of its own here (about 470 bytes, as much as its session).
+ */
+const NO_FRIENDS: readonly string[] = Object.freeze([]);
+const NO_GAME_FRIENDS: ReadonlyMap<string, readonly string[]> = new Map();
+
+/**
  * Relationships (PROTOCOL.md §B.6): platform friends (at most 1,000), game friends per application,
  * requests both ways, and blocks. A block ends every relationship of the pair in every application and
  * applies everywhere; unblocking restores nothing.
@@ -95,22 +102,25 @@ export class RelationshipsService {
 
   /** The user's platform friends (an empty list for none: a list is always kept). */
   async friendIds(userId: string): Promise<readonly string[]> {
-    const ids = await this.#friends.get(userId, async () =>
-      Object.freeze(await store.targetsOfType(this.#deps.storage.db, userId, RelationshipTypes.Friend)),
-    );
-    return ids ?? [];
+    const ids = await this.#friends.get(userId, async () => {
+      const found = await store.targetsOfType(this.#deps.storage.db, userId, RelationshipTypes.Friend);
+      return found.length === 0 ? NO_FRIENDS : Object.freeze(found);
+    });
+    return ids ?? NO_FRIENDS;
   }
 
   /** The user's game friends, by application. */
   async gameFriendsByApplication(userId: string): Promise<ReadonlyMap<string, readonly string[]>> {
     const byApplication = await this.#gameFriends.get(userId, async () => {
+      const rows = await store.allGameFriends(this.#deps.storage.db, userId);
+      if (rows.length === 0) return NO_GAME_FRIENDS;
       const out = new Map<string, readonly string[]>();
-      for (const row of await store.allGameFriends(this.#deps.storage.db, userId)) {
+      for (const row of rows) {
         out.set(row.application_id, Object.freeze([...(out.get(row.application_id) ?? []), row.target_id]));
       }
       return out;
     });
-    return byApplication ?? new Map();
+    return byApplication ?? NO_GAME_FRIENDS;
   }
 
   // ---- Platform relationships ----
