@@ -388,10 +388,14 @@ export class Connection implements SessionSink {
     this.#sendText(JSON.stringify(payload));
   }
 
+  /** After close() nothing more goes out: a dispatch stays in the session buffer for the Resume. */
+  get #sendable(): boolean {
+    return this.#closeCode === undefined && this.#socket.readyState === this.#socket.OPEN;
+  }
+
   /** Sends one text frame through ws. */
   #sendText(text: string): void {
-    // After close() nothing more goes out: a dispatch stays in the session buffer for the Resume.
-    if (this.#closeCode !== undefined || this.#socket.readyState !== this.#socket.OPEN) return;
+    if (!this.#sendable) return;
     const compression = this.#compression;
     if (compression) this.#sendCompressed(compression, text);
     else {
@@ -407,7 +411,7 @@ export class Connection implements SessionSink {
    * the order in which the two were asked for, and ws's close frame comes after every frame sent before it.
    */
   #sendFrame(frame: Buffer): void {
-    if (this.#closeCode !== undefined || this.#socket.readyState !== this.#socket.OPEN) return;
+    if (!this.#sendable) return;
     const compression = this.#compression;
     if (compression) this.#sendCompressed(compression, payloadOf(frame));
     else {

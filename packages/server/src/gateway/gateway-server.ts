@@ -750,16 +750,18 @@ export class GatewayServer implements ConnectionContext, GatewayPort {
    * chain per session to wait on); losing ownership means another node has taken the session.
    */
   #persist(session: Session, store: SessionStore, sent: Sent): void {
-    store.append(session.id, this.#deps.nodeId, sent).then(
-      (owned) => {
+    store
+      .append(session.id, this.#deps.nodeId, sent)
+      .then((owned) => {
         if (!owned && this.registry.get(session.id) === session) {
           this.registry.remove(session);
           session.attached?.close(GatewayCloseCodes.UnknownError, 'Session resumed on another node');
         }
-      },
-      (error: unknown) =>
+      })
+      // Also what the hand-over above throws: a rejection left unhandled would end the process.
+      .catch((error: unknown) =>
         this.logger.error({ err: error, session: session.id }, 'gateway store append failed'),
-    );
+      );
   }
 
   /**

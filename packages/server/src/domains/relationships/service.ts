@@ -44,8 +44,8 @@ export interface Standing {
 }
 
 /**
- * A user without friends, or without game friends, is cached as these shared values: a player connected to
- * a game, identified once, kept an empty map of its own here (about 470 bytes, as much as its session).
+ * A user without friends, or without game friends, is cached as these shared values: each player connected
+ * to a game kept an empty map of its own here (about 470 bytes of heap per idle session).
  */
 const NO_FRIENDS: readonly string[] = Object.freeze([]);
 const NO_GAME_FRIENDS: ReadonlyMap<string, readonly string[]> = new Map();
